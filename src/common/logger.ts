@@ -1,0 +1,38 @@
+/**
+ * Structured logs with pino: one JSON object a line on stderr, so stdout stays free for a
+ * command's own output. Components take a child logger named for themselves.
+ */
+import { pino, type Logger, type DestinationStream } from 'pino';
+import type { LogLevel } from './config.js';
+import { TributaryError } from './errors.js';
+
+export type { Logger } from 'pino';
+
+export interface LoggerOptions {
+  readonly name: string;
+  readonly level?: LogLevel;
+  /** Where lines go; stderr (fd 2) unless a test or a file sink says otherwise. */
+  readonly destination?: DestinationStream;
+}
+
+export function createLogger(options: LoggerOptions): Logger {
+  return pino(
+    {
+      name: options.name,
+      level: options.level ?? 'info',
+      base: { pid: process.pid },
+      timestamp: pino.stdTimeFunctions.isoTime,
+      serializers: { err: serializeError },
+    },
+    options.destination ?? pino.destination({ fd: 2, sync: false }),
+  );
+}
+
+/** pino's error serializer, plus our code, retriable flag and details. */
+function serializeError(error: unknown): unknown {
+  const base = pino.stdSerializers.err(error as Error);
+  if (error instanceof TributaryError) {
+    return { ...base, code: error.code, retriable: error.retriable, details: error.details };
+  }
+  return base;
+}

@@ -1,0 +1,64 @@
+/**
+ * Jars of the Java services that Debian does not package (HDFS), gathered from Maven Central by
+ * `maven/pom.xml` into a per-user cache, once: `~/.cache/tributary/jars/<name>` (or
+ * `$TRIBUTARY_CACHE_DIR/jars/<name>`). A `.complete` marker is written last, so an interrupted
+ * download is redone instead of trusted.
+ */
+import { execFile } from 'node:child_process';
+import { existsSync, mkdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { javaEnvironment } from './java.js';
+
+const run = promisify(execFile);
+
+export const HADOOP_VERSION = '3.5.0';
+
+export interface JarSet {
+  /** Folder name under the cache, e.g. `hadoop-3.5.0`. */
+  readonly name: string;
+  /** Profile of maven/pom.xml that lists the set's dependencies. */
+  readonly profile: string;
+}
+
+export const HADOOP_JARS: JarSet = { name: `hadoop-${HADOOP_VERSION}`, profile: 'hdfs' };
+
+export function cacheDir(): string {
+  return process.env['TRIBUTARY_CACHE_DIR'] ?? join(homedir(), '.cache', 'tributary');
+}
+
+export function jarDir(set: JarSet): string {
+  return join(cacheDir(), 'jars', set.name);
+}
+
+/** Returns the folder holding the set's jars, downloading them first if they are not cached. */
+export async function ensureJars(set: JarSet, log: (line: string) => void = () => {}): Promise<string> {
+  const target = jarDir(set);
+  if (existsSync(join(target, '.complete'))) return target;
+  const pom = join(dirname(fileURLToPath(import.meta.url)), 'maven', 'pom.xml');
+  const staging = `${target}.partial-${process.pid}`;
+  rmSync(staging, { recursive: true, force: true });
+  mkdirSync(dirname(target), { recursive: true });
+  log(`fetching ${set.name} jars from Maven Central into ${target} (once; later runs use the cache)`);
+  try {
+    await run(
+      'mvn',
+      ['-q', '-B', '-f', pom, '-P', set.profile, 'dependency:copy-dependencies', `-DoutputDirectory=${staging}`],
+      { env: javaEnvironment(), maxBuffer: 16 * 1024 * 1024 },
+    );
+  } catch (error) {
+    rmSync(staging, { recursive: true, force: true });
+    const output = error as { stdout?: string; stderr?: string; message: string };
+    throw new Error(
+      `could not fetch the ${set.name} jars with Maven (needs Maven and access to Maven Central): ` +
+        `${output.message}\n${output.stdout ?? ''}${output.stderr ?? ''}`,
+      { cause: error },
+    );
+  }
+  writeFileSync(join(staging, '.complete'), `${new Date().toISOString()}\n`);
+  rmSync(target, { recursive: true, force: true });
+  renameSync(staging, target);
+  return target;
+}

@@ -1,0 +1,40 @@
+/** The `tributary` command as a user runs it: the bin script, through tsx, in a child process. */
+import { spawnSync } from 'node:child_process';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import packageJson from '../../../package.json' with { type: 'json' };
+
+const bin = join(import.meta.dirname, '..', '..', '..', 'bin', 'tributary.js');
+
+function tributary(...args: string[]): { status: number | null; stdout: string; stderr: string } {
+  const result = spawnSync(process.execPath, [bin, ...args], { encoding: 'utf8', timeout: 30_000 });
+  return { status: result.status, stdout: result.stdout, stderr: result.stderr };
+}
+
+describe('tributary command', () => {
+  it('lists every subcommand in --help', () => {
+    const { status, stdout } = tributary('--help');
+    expect(status).toBe(0);
+    for (const command of ['broker', 'topics', 'registry', 'mirror', 'audit', 'etl', 'worker', 'scheduler', 'demo']) {
+      expect(stdout).toMatch(new RegExp(`^\\s+${command}\\b`, 'm'));
+    }
+  });
+
+  it('prints the package version', () => {
+    expect(tributary('--version').stdout.trim()).toBe(packageJson.version);
+  });
+
+  it('answers a command that has not landed yet with "not implemented yet" and status 2', () => {
+    const { status, stdout, stderr } = tributary('etl', 'plan', '--load', 'jobs/page-views.yaml');
+    expect(status).toBe(2);
+    expect(stdout).toBe('');
+    expect(stderr).toContain('tributary etl plan: not implemented yet (tracked in issue #9)');
+  });
+
+  it('rejects an unknown command with status 1 and the usage', () => {
+    const { status, stderr } = tributary('frobnicate');
+    expect(status).toBe(1);
+    expect(stderr).toContain("unknown command 'frobnicate'");
+    expect(stderr).toContain('Usage: tributary');
+  });
+});
