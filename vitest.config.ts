@@ -4,6 +4,7 @@ export default defineConfig({
   test: {
     // No test may be skipped silently: a run that executes nothing fails.
     passWithNoTests: false,
+    reporters: ['default', './test/reporters/summary-line.ts'],
     projects: [
       {
         test: {
