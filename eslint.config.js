@@ -30,7 +30,7 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         paths: ioModules.map((name) => ({ name, message: 'the protocol layer is pure: no I/O' })),
-        patterns: [{ group: ['../*', '!../common/*'], message: 'protocol depends only on common' }],
+        patterns: [{ regex: '^\\.\\./(?!common/)', message: 'protocol depends only on common' }],
       }],
     },
   },
@@ -39,14 +39,14 @@ export default tseslint.config(
     rules: {
       'no-restricted-imports': ['error', {
         paths: ['net', 'node:net', 'http', 'node:http', 'tls', 'node:tls'].map((name) => ({ name, message: 'storage knows no network' })),
-        patterns: [{ group: ['../*', '!../common/*', '!../protocol/*'], message: 'storage depends on protocol and common only' }],
+        patterns: [{ regex: '^\\.\\./(?!common/|protocol/)', message: 'storage depends on protocol and common only' }],
       }],
     },
   },
   {
     files: ['src/common/**/*.ts'],
     rules: {
-      'no-restricted-imports': ['error', { patterns: [{ group: ['../*'], message: 'common depends on nothing else in src' }] }],
+      'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./', message: 'common depends on nothing else in src' }] }],
     },
   },
   {

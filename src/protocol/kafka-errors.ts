@@ -1,0 +1,56 @@
+/**
+ * Kafka's protocol error codes (from the Java client's `Errors`), the subset Tributary answers
+ * with, and the error type that carries one. A `KafkaProtocolError` travels from storage or a
+ * handler to the response encoder, which writes `kafkaCode` into the response.
+ */
+import { TributaryError } from '../common/errors.js';
+
+export const KafkaErrorCode = {
+  UNKNOWN_SERVER_ERROR: -1,
+  NONE: 0,
+  OFFSET_OUT_OF_RANGE: 1,
+  CORRUPT_MESSAGE: 2,
+  UNKNOWN_TOPIC_OR_PARTITION: 3,
+  LEADER_NOT_AVAILABLE: 5,
+  NOT_LEADER_OR_FOLLOWER: 6,
+  REQUEST_TIMED_OUT: 7,
+  MESSAGE_TOO_LARGE: 10,
+  INVALID_TOPIC_EXCEPTION: 17,
+  RECORD_LIST_TOO_LARGE: 18,
+  INVALID_REQUIRED_ACKS: 21,
+  INVALID_TIMESTAMP: 32,
+  UNSUPPORTED_VERSION: 35,
+  TOPIC_ALREADY_EXISTS: 36,
+  INVALID_PARTITIONS: 37,
+  INVALID_REPLICATION_FACTOR: 38,
+  INVALID_REQUEST: 42,
+  UNSUPPORTED_FOR_MESSAGE_FORMAT: 43,
+  KAFKA_STORAGE_ERROR: 56,
+  UNSUPPORTED_COMPRESSION_TYPE: 76,
+  OFFSET_NOT_AVAILABLE: 78,
+  INVALID_RECORD: 87,
+} as const;
+
+export type KafkaErrorName = keyof typeof KafkaErrorCode;
+
+/** Errors a client may retry unchanged (the Java client's RetriableException family). */
+const RETRIABLE: ReadonlySet<KafkaErrorName> = new Set<KafkaErrorName>([
+  'CORRUPT_MESSAGE',
+  'UNKNOWN_TOPIC_OR_PARTITION',
+  'LEADER_NOT_AVAILABLE',
+  'NOT_LEADER_OR_FOLLOWER',
+  'REQUEST_TIMED_OUT',
+  'KAFKA_STORAGE_ERROR',
+  'OFFSET_NOT_AVAILABLE',
+]);
+
+export class KafkaProtocolError extends TributaryError {
+  /** The numeric code written into responses. */
+  readonly kafkaCode: number;
+
+  constructor(name: KafkaErrorName, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
+    super({ code: name, message, retriable: RETRIABLE.has(name), ...options });
+    this.name = 'KafkaProtocolError';
+    this.kafkaCode = KafkaErrorCode[name];
+  }
+}

@@ -1,0 +1,159 @@
+/**
+ * Walks the batches of a segment file without loading it: reads headers in small windows (for
+ * lookups) or whole batches in large chunks (for recovery, which must check every CRC).
+ */
+import { read } from 'node:fs';
+import { promisify } from 'node:util';
+import {
+  BATCH_LENGTH_OFFSET,
+  CONTROL_FLAG,
+  CURRENT_MAGIC,
+  LAST_OFFSET_DELTA_OFFSET,
+  LOG_OVERHEAD,
+  MAGIC_OFFSET,
+  MAX_TIMESTAMP_OFFSET,
+  RECORD_BATCH_OVERHEAD,
+  RECORDS_COUNT_OFFSET,
+  computeBatchCrc,
+  readBatchHeader,
+} from '../protocol/record-batch.js';
+
+const readAsync = promisify(read);
+
+/** The facts about a stored batch that lookups need. */
+export interface BatchInfo {
+  readonly position: number;
+  readonly size: number;
+  readonly baseOffset: number;
+  readonly lastOffset: number;
+  readonly maxTimestamp: number;
+}
+
+const HEADER_WINDOW = 16 * 1024;
+
+/** Reads exactly up to `length` bytes at `position` (fewer only at end of file). */
+export async function readFully(fd: number, buffer: Buffer, length: number, position: number): Promise<number> {
+  let done = 0;
+  while (done < length) {
+    const { bytesRead } = await readAsync(fd, buffer, done, length - done, position + done);
+    if (bytesRead === 0) break;
+    done += bytesRead;
+  }
+  return done;
+}
+
+/**
+ * Yields the batches that start in [start, end), reading only their headers. Stops at the first
+ * header that does not fit before `end` (the caller bounds `end` by validated data).
+ */
+export async function* scanBatches(fd: number, start: number, end: number): AsyncGenerator<BatchInfo> {
+  const window = Buffer.allocUnsafe(HEADER_WINDOW);
+  let windowStart = 0;
+  let windowLength = 0;
+  let position = start;
+  while (position + RECORD_BATCH_OVERHEAD <= end) {
+    if (position < windowStart || position + RECORD_BATCH_OVERHEAD > windowStart + windowLength) {
+      windowStart = position;
+      windowLength = await readFully(fd, window, Math.min(HEADER_WINDOW, end - position), position);
+      if (windowLength < RECORD_BATCH_OVERHEAD) return;
+    }
+    const at = position - windowStart;
+    const size = window.readInt32BE(at + BATCH_LENGTH_OFFSET) + LOG_OVERHEAD;
+    if (size < RECORD_BATCH_OVERHEAD || position + size > end) return;
+    const baseOffset = Number(window.readBigInt64BE(at));
+    yield {
+      position,
+      size,
+      baseOffset,
+      lastOffset: baseOffset + window.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET),
+      maxTimestamp: Number(window.readBigInt64BE(at + MAX_TIMESTAMP_OFFSET)),
+    };
+    position += size;
+  }
+}
+
+/** Why recovery stopped trusting the bytes at some position. */
+export interface Damage {
+  readonly position: number;
+  readonly reason: string;
+}
+
+export interface VerifiedScan {
+  /** End of the last valid batch: everything before is intact and in sequence. */
+  readonly validEnd: number;
+  readonly batches: number;
+  /** The first problem found, or undefined when the whole range was valid. */
+  readonly damage: Damage | undefined;
+}
+
+const RECOVERY_CHUNK = 4 * 1024 * 1024;
+
+/**
+ * Checks every batch in [start, fileSize): size, magic, CRC-32C, count, and that offsets follow
+ * on from `expectedBaseOffset` without gap or overlap. Calls `onBatch` for each valid batch, in
+ * order, and stops at the first invalid byte.
+ */
+export async function verifyBatches(
+  fd: number,
+  start: number,
+  fileSize: number,
+  expectedBaseOffset: number,
+  maxBatchBytes: number,
+  onBatch: (batch: BatchInfo) => void,
+): Promise<VerifiedScan> {
+  let chunk = Buffer.allocUnsafe(RECOVERY_CHUNK);
+  let chunkStart = start;
+  let chunkLength = 0;
+  let position = start;
+  let expected = expectedBaseOffset;
+  let batches = 0;
+  const fail = (reason: string): VerifiedScan => ({ validEnd: position, batches, damage: { position, reason } });
+
+  let refilledAt = -1;
+  while (position < fileSize) {
+    const available = chunkStart + chunkLength - position;
+    const declared = available >= LOG_OVERHEAD ? sizeAt(chunk, position - chunkStart) : 0;
+    const saneSize = declared >= RECORD_BATCH_OVERHEAD && declared <= maxBatchBytes;
+    if (refilledAt !== position && (available < LOG_OVERHEAD || (saneSize && declared > available))) {
+      // Refill from `position`, large enough for the whole batch when its size is known and sane.
+      const wanted = Math.min(fileSize - position, Math.max(RECOVERY_CHUNK, saneSize ? declared : 0));
+      if (wanted > chunk.length) chunk = Buffer.allocUnsafe(wanted);
+      chunkStart = position;
+      chunkLength = await readFully(fd, chunk, wanted, position);
+      refilledAt = position;
+      continue;
+    }
+    const at = position - chunkStart;
+    const remaining = chunkLength - at;
+    if (remaining < LOG_OVERHEAD) return fail(`${remaining} stray bytes at the end of the segment (a torn write)`);
+    const size = sizeAt(chunk, at);
+    if (size < RECORD_BATCH_OVERHEAD) return fail(`batch length ${size} is shorter than a batch header`);
+    if (size > maxBatchBytes) return fail(`batch length ${size} exceeds the largest batch accepted (${maxBatchBytes})`);
+    if (size > remaining) return fail(`batch of ${size} bytes is cut short: only ${remaining} bytes remain (a torn write)`);
+    if (chunk.readInt8(at + MAGIC_OFFSET) !== CURRENT_MAGIC) return fail(`magic byte ${chunk.readInt8(at + MAGIC_OFFSET)}, not 2`);
+    const header = readBatchHeader(chunk, at);
+    if (computeBatchCrc(chunk, at, size) !== header.crc) return fail('CRC-32C mismatch');
+    if (header.lastOffsetDelta < 0 || header.lastOffsetDelta + 1 !== chunk.readInt32BE(at + RECORDS_COUNT_OFFSET)) {
+      return fail(`records count ${header.recordsCount} does not match last offset delta ${header.lastOffsetDelta}`);
+    }
+    if ((header.attributes & CONTROL_FLAG) !== 0) return fail('control batch in a log that never stores them');
+    const baseOffset = Number(header.baseOffset);
+    if (baseOffset !== expected) return fail(`batch base offset ${baseOffset} where ${expected} was expected`);
+    const info: BatchInfo = {
+      position,
+      size,
+      baseOffset,
+      lastOffset: baseOffset + header.lastOffsetDelta,
+      maxTimestamp: Number(header.maxTimestamp),
+    };
+    onBatch(info);
+    batches += 1;
+    expected = info.lastOffset + 1;
+    position += size;
+  }
+  return { validEnd: position, batches, damage: undefined };
+}
+
+function sizeAt(bytes: Buffer, at: number): number {
+  return bytes.readInt32BE(at + BATCH_LENGTH_OFFSET) + LOG_OVERHEAD;
+}

@@ -1,0 +1,263 @@
+/**
+ * All partition logs of one broker under one data dir: opens (and after an unclean stop,
+ * recovers) them at start, runs the flush and retention schedules, keeps the checkpoints, and
+ * stops cleanly.
+ *
+ * Data-dir files besides the `<topic>-<partition>/` folders:
+ *   recovery-point-offset-checkpoint   flushed end per partition (checkpoint.ts)
+ *   log-start-offset-checkpoint        first retained offset per partition
+ *   .clean-shutdown                    present only between a clean stop and the next start
+ *
+ * The marker is deleted first thing at start, so a crash during recovery is still unclean, and
+ * written last at a clean stop, only if every log flushed and closed without error.
+ */
+import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { systemClock, type Clock } from '../common/clock.js';
+import { TributaryError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
+import { checkpointKey, readCheckpoint, writeCheckpoint, type OffsetCheckpoint } from './checkpoint.js';
+import { fsyncDirectory } from './durable-files.js';
+import { DEFAULT_LOG_CONFIG, type LogConfig } from './log-config.js';
+import { PartitionLog } from './partition-log.js';
+
+export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
+export const LOG_START_CHECKPOINT = 'log-start-offset-checkpoint';
+export const CLEAN_SHUTDOWN_MARKER = '.clean-shutdown';
+
+export interface LogManagerOptions {
+  readonly dataDir: string;
+  readonly logger: Logger;
+  readonly clock?: Clock;
+  /** Settings for a topic's logs: the defaults merged with its overrides. */
+  readonly configFor?: (topic: string) => LogConfig;
+  /** How often flush deadlines are checked (ms). */
+  readonly flushCheckIntervalMs?: number;
+  /** How often retention runs (Kafka's log.retention.check.interval.ms). */
+  readonly retentionCheckIntervalMs?: number;
+  /** How often the recovery-point checkpoint is written. */
+  readonly checkpointIntervalMs?: number;
+}
+
+const PARTITION_FOLDER = /^(.+)-(\d+)$/;
+const LOAD_CONCURRENCY = 4;
+
+export class LogManager {
+  private readonly logs = new Map<string, PartitionLog>();
+  private readonly timers: NodeJS.Timeout[] = [];
+  private readonly clock: Clock;
+  private readonly configFor: (topic: string) => LogConfig;
+  private closed = false;
+  /** Whether the previous stop was clean (for reporting). */
+  recoveredFromUncleanShutdown = false;
+
+  private constructor(private readonly options: LogManagerOptions) {
+    this.clock = options.clock ?? systemClock;
+    this.configFor = options.configFor ?? (() => DEFAULT_LOG_CONFIG);
+  }
+
+  static async open(options: LogManagerOptions): Promise<LogManager> {
+    const manager = new LogManager(options);
+    await manager.loadAll();
+    return manager;
+  }
+
+  get dataDir(): string {
+    return this.options.dataDir;
+  }
+
+  /** Starts the flush, retention and checkpoint schedules. */
+  startSchedules(): void {
+    const every = (ms: number, task: () => unknown): void => {
+      const timer = setInterval(() => {
+        Promise.resolve()
+          .then(task)
+          .catch((error: unknown) => this.options.logger.error({ err: error }, 'scheduled log task failed'));
+      }, ms);
+      timer.unref();
+      this.timers.push(timer);
+    };
+    every(this.options.flushCheckIntervalMs ?? 20, () => this.flushDue());
+    every(this.options.retentionCheckIntervalMs ?? 300_000, () => this.applyRetention());
+    every(this.options.checkpointIntervalMs ?? 60_000, () => this.writeRecoveryCheckpoint());
+  }
+
+  getLog(topic: string, partition: number): PartitionLog | undefined {
+    return this.logs.get(checkpointKey(topic, partition));
+  }
+
+  allLogs(): PartitionLog[] {
+    return [...this.logs.values()];
+  }
+
+  /** The log of a partition, created empty if this broker has none yet. */
+  async getOrCreateLog(topic: string, partition: number): Promise<PartitionLog> {
+    const existing = this.getLog(topic, partition);
+    if (existing !== undefined) return existing;
+    if (this.closed) throw new TributaryError({ code: 'LOG_MANAGER_CLOSED', message: 'the log manager is closed' });
+    validateTopicName(topic);
+    const directory = join(this.dataDir, `${topic}-${partition}`);
+    const log = await this.loadLog(topic, partition, directory, new Map(), new Map(), true);
+    fsyncDirectory(this.dataDir);
+    return log;
+  }
+
+  /** Applies new settings to a topic's open logs (a config change in ZooKeeper). */
+  updateConfig(topic: string): void {
+    for (const log of this.logs.values()) if (log.topic === topic) log.config = this.configFor(topic);
+  }
+
+  /** Closes a partition's log and deletes its files (topic deletion). */
+  async deleteLog(topic: string, partition: number): Promise<void> {
+    const key = checkpointKey(topic, partition);
+    const log = this.logs.get(key);
+    if (log === undefined) return;
+    this.logs.delete(key);
+    // Rename first: a crash halfway through deleting leaves a folder the next start removes.
+    const doomed = `${log.directory}.${Date.now()}.deleted`;
+    renameSync(log.directory, doomed);
+    fsyncDirectory(this.dataDir);
+    await log.deleteFiles();
+    rmSync(doomed, { recursive: true, force: true });
+    this.writeLogStartCheckpoint();
+    this.writeRecoveryCheckpoint();
+  }
+
+  /** Flushes the logs whose flush policy is due. */
+  async flushDue(): Promise<void> {
+    const now = this.clock.now();
+    await Promise.all([...this.logs.values()].map((log) => log.maybeFlush(now)));
+  }
+
+  /** Runs retention over every log; returns the number of segments deleted. */
+  applyRetention(): number {
+    const now = this.clock.now();
+    let deleted = 0;
+    for (const log of this.logs.values()) deleted += log.applyRetention(now);
+    return deleted;
+  }
+
+  writeRecoveryCheckpoint(): void {
+    const entries: OffsetCheckpoint = new Map();
+    for (const log of this.logs.values()) entries.set(checkpointKey(log.topic, log.partition), log.recoveryPoint);
+    writeCheckpoint(join(this.dataDir, RECOVERY_POINT_CHECKPOINT), entries);
+  }
+
+  writeLogStartCheckpoint(): void {
+    const entries: OffsetCheckpoint = new Map();
+    for (const log of this.logs.values()) entries.set(checkpointKey(log.topic, log.partition), log.logStartOffset);
+    writeCheckpoint(join(this.dataDir, LOG_START_CHECKPOINT), entries);
+  }
+
+  /**
+   * Clean stop: stops the schedules, flushes and closes every log, writes the checkpoints, and
+   * only then the clean-shutdown marker. Any failure leaves no marker (the next start recovers).
+   */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    for (const timer of this.timers) clearInterval(timer);
+    const results = await Promise.allSettled([...this.logs.values()].map((log) => log.close()));
+    const failures = results.filter((result) => result.status === 'rejected');
+    this.writeRecoveryCheckpoint();
+    this.writeLogStartCheckpoint();
+    if (failures.length > 0) {
+      this.options.logger.error({ failures: failures.length }, 'logs failed to close; no clean-shutdown marker, the next start recovers');
+      throw new TributaryError({
+        code: 'UNCLEAN_SHUTDOWN',
+        message: `${failures.length} logs failed to flush or close; the next start will recover them`,
+        cause: failures[0]?.reason,
+      });
+    }
+    writeFileSync(join(this.dataDir, CLEAN_SHUTDOWN_MARKER), '');
+    fsyncDirectory(this.dataDir);
+  }
+
+  private async loadAll(): Promise<void> {
+    const { dataDir, logger } = this.options;
+    mkdirSync(dataDir, { recursive: true });
+    const marker = join(dataDir, CLEAN_SHUTDOWN_MARKER);
+    const clean = existsSync(marker);
+    if (clean) {
+      rmSync(marker);
+      fsyncDirectory(dataDir);
+    }
+    this.recoveredFromUncleanShutdown = !clean;
+    const recoveryPoints = this.readCheckpointOrEmpty(RECOVERY_POINT_CHECKPOINT);
+    const logStarts = this.readCheckpointOrEmpty(LOG_START_CHECKPOINT);
+    const trustIndexes = clean && recoveryPoints.ok;
+
+    const folders: { topic: string; partition: number; directory: string }[] = [];
+    for (const entry of readdirSync(dataDir, { withFileTypes: true })) {
+      if (!entry.isDirectory()) continue;
+      const directory = join(dataDir, entry.name);
+      if (entry.name.endsWith('.deleted')) {
+        rmSync(directory, { recursive: true, force: true });
+        continue;
+      }
+      const match = PARTITION_FOLDER.exec(entry.name);
+      if (match?.[1] === undefined || match[2] === undefined) {
+        logger.warn({ folder: entry.name }, 'ignoring a folder that is not <topic>-<partition>');
+        continue;
+      }
+      folders.push({ topic: match[1], partition: Number(match[2]), directory });
+    }
+    const started = this.clock.now();
+    for (let i = 0; i < folders.length; i += LOAD_CONCURRENCY) {
+      await Promise.all(
+        folders.slice(i, i + LOAD_CONCURRENCY).map(({ topic, partition, directory }) =>
+          this.loadLog(topic, partition, directory, recoveryPoints.entries, logStarts.entries, trustIndexes),
+        ),
+      );
+    }
+    logger.info({ logs: folders.length, clean, milliseconds: this.clock.now() - started }, clean ? 'logs loaded' : 'logs recovered after an unclean stop');
+    // Recovery made everything that survived durable: record that before taking writes.
+    this.writeRecoveryCheckpoint();
+    this.writeLogStartCheckpoint();
+  }
+
+  private readCheckpointOrEmpty(name: string): { entries: OffsetCheckpoint; ok: boolean } {
+    try {
+      return { entries: readCheckpoint(join(this.dataDir, name)), ok: true };
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'checkpoint unreadable; recovering every log in full');
+      return { entries: new Map(), ok: false };
+    }
+  }
+
+  private async loadLog(
+    topic: string,
+    partition: number,
+    directory: string,
+    recoveryPoints: OffsetCheckpoint,
+    logStarts: OffsetCheckpoint,
+    cleanShutdown: boolean,
+  ): Promise<PartitionLog> {
+    const key = checkpointKey(topic, partition);
+    const log = await PartitionLog.load({
+      directory,
+      topic,
+      partition,
+      config: this.configFor(topic),
+      clock: this.clock,
+      logger: this.options.logger,
+      events: { logStartOffsetChanged: () => this.writeLogStartCheckpoint() },
+      recoveryPoint: recoveryPoints.get(key) ?? 0,
+      logStartOffset: logStarts.get(key) ?? 0,
+      cleanShutdown,
+    });
+    this.logs.set(key, log);
+    return log;
+  }
+}
+
+/** Kafka's topic-name rule: 1–249 characters of [a-zA-Z0-9._-], not "." or "..". */
+export function validateTopicName(topic: string): void {
+  if (topic.length === 0 || topic.length > 249 || !/^[a-zA-Z0-9._-]+$/.test(topic) || topic === '.' || topic === '..') {
+    throw new TributaryError({
+      code: 'INVALID_TOPIC',
+      message: `topic name "${topic}" is invalid: use 1 to 249 characters from a-z, A-Z, 0-9, '.', '_' and '-'`,
+      details: { topic },
+    });
+  }
+}

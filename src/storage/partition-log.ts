@@ -1,0 +1,516 @@
+/**
+ * A partition's log (paper §3.1): a folder `<topic>-<partition>/` of segments, found by binary
+ * search over their base offsets. Producers' batches are validated, numbered and appended to the
+ * last (active) segment; a flush fsyncs them and moves the high watermark, the end of what
+ * consumers may read. Reads return file ranges of whole batches for the network layer to stream.
+ */
+import { mkdirSync, readdirSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import type { Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import { TributaryError } from '../common/errors.js';
+import { KafkaProtocolError } from '../protocol/kafka-errors.js';
+import { COMPRESSION_MASK, readBatchHeader, setBaseOffset, validateBatchForAppend } from '../protocol/record-batch.js';
+import { decodeRecords } from '../protocol/records.js';
+import { readFully, verifyBatches } from './batch-scan.js';
+import type { LogConfig } from './log-config.js';
+import { LogSegment } from './segment.js';
+
+export interface AppendResult {
+  readonly baseOffset: number;
+  readonly lastOffset: number;
+  readonly logStartOffset: number;
+}
+
+/** Whole batches from one segment: `size` bytes of the segment file from `position`. */
+export interface LogSlice {
+  readonly fd: number;
+  readonly path: string;
+  readonly position: number;
+  readonly size: number;
+  /** Offset of the first batch in the slice (≤ the offset asked for). */
+  readonly firstBatchOffset: number;
+  /** Copies the slice into memory (tests and small tools; the broker streams `fd` instead). */
+  readBytes(): Promise<Buffer>;
+  /** Must be called once the bytes have been sent; keeps a deleted segment's file open until then. */
+  release(): void;
+}
+
+export interface ReadResult {
+  readonly slice: LogSlice | undefined;
+  readonly highWatermark: number;
+  readonly logStartOffset: number;
+  readonly logEndOffset: number;
+}
+
+export interface TimestampLookup {
+  readonly offset: number;
+  readonly timestamp: number;
+}
+
+/** What the log tells its manager so checkpoints stay current. */
+export interface LogEvents {
+  logStartOffsetChanged(log: PartitionLog): void;
+}
+
+interface Mark {
+  readonly offset: number;
+  readonly segment: LogSegment;
+  readonly position: number;
+}
+
+export interface LoadOptions {
+  readonly directory: string;
+  readonly topic: string;
+  readonly partition: number;
+  readonly config: LogConfig;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  readonly events: LogEvents;
+  /** From `recovery-point-offset-checkpoint`; everything before it was fsynced. */
+  readonly recoveryPoint: number;
+  /** From `log-start-offset-checkpoint`. */
+  readonly logStartOffset: number;
+  /** True when the last stop was clean and nothing needs checking. */
+  readonly cleanShutdown: boolean;
+}
+
+const SEGMENT_FILE = /^(\d{20})\.log$/;
+
+export class PartitionLog {
+  private segments: LogSegment[] = [];
+  private baseOffsets: number[] = [];
+  private highWatermarkMark!: Mark;
+  private flushedMark!: Mark;
+  private unflushedSegments = new Set<LogSegment>();
+  private unflushedRecords = 0;
+  private firstUnflushedAt = 0;
+  private flushing: Promise<void> | undefined;
+  private failure: Error | undefined;
+  private closed = false;
+  logStartOffset = 0;
+  config: LogConfig;
+
+  private constructor(
+    readonly topic: string,
+    readonly partition: number,
+    readonly directory: string,
+    config: LogConfig,
+    private readonly clock: Clock,
+    private readonly logger: Logger,
+    private readonly events: LogEvents,
+  ) {
+    this.config = config;
+  }
+
+  /** Opens (or creates) the log in `directory`, recovering it first after an unclean stop. */
+  static async load(options: LoadOptions): Promise<PartitionLog> {
+    const log = new PartitionLog(
+      options.topic, options.partition, options.directory, options.config, options.clock,
+      options.logger.child({ topic: options.topic, partition: options.partition }), options.events,
+    );
+    await log.loadSegments(options);
+    return log;
+  }
+
+  get name(): string {
+    return `${this.topic}-${this.partition}`;
+  }
+
+  get logEndOffset(): number {
+    return this.activeSegment.nextOffset;
+  }
+
+  get highWatermark(): number {
+    return this.highWatermarkMark.offset;
+  }
+
+  /** Everything before this offset is fsynced. */
+  get recoveryPoint(): number {
+    return this.flushedMark.offset;
+  }
+
+  get sizeInBytes(): number {
+    return this.segments.reduce((sum, segment) => sum + segment.size, 0);
+  }
+
+  get segmentBaseOffsets(): readonly number[] {
+    return this.baseOffsets;
+  }
+
+  private get activeSegment(): LogSegment {
+    const active = this.segments[this.segments.length - 1];
+    if (active === undefined) throw new Error(`log ${this.name} has no segment`);
+    return active;
+  }
+
+  /**
+   * Validates and appends one producer batch (rewriting its base offset in `batch`). With
+   * `waitForFlush` (acks=−1) it resolves only once the batch is fsynced. An invalid batch is
+   * rejected whole with a KafkaProtocolError and the log is unchanged.
+   */
+  async append(batch: Buffer, { waitForFlush = false }: { waitForFlush?: boolean } = {}): Promise<AppendResult> {
+    this.checkWritable();
+    const validated = validateBatchForAppend(batch, this.config.maxMessageBytes);
+    const now = this.clock.now();
+    this.maybeRoll(batch.length, now);
+    const baseOffset = this.logEndOffset;
+    const lastOffset = baseOffset + validated.recordCount - 1;
+    if (lastOffset >= Number.MAX_SAFE_INTEGER) {
+      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `log ${this.name} reached the largest offset this broker can number`);
+    }
+    setBaseOffset(batch, BigInt(baseOffset));
+    const segment = this.activeSegment;
+    try {
+      segment.append(batch, { baseOffset, lastOffset, maxTimestamp: validated.maxTimestamp }, this.config.indexIntervalBytes, now);
+    } catch (error) {
+      // A failed write may have left part of the batch in the file: cut it off, or stop writing.
+      this.handleWriteFailure(segment, segment.size, error);
+    }
+    if (this.unflushedRecords === 0) this.firstUnflushedAt = now;
+    this.unflushedRecords += validated.recordCount;
+    this.unflushedSegments.add(segment);
+    if (this.config.visibleOnAppend) this.highWatermarkMark = this.endMark();
+    const result = { baseOffset, lastOffset, logStartOffset: this.logStartOffset };
+    if (this.unflushedRecords >= this.config.flushMessages) void this.flush().catch(() => {});
+    if (waitForFlush) await this.flushUpTo(lastOffset + 1);
+    return result;
+  }
+
+  /** Flushes when the policy says so: enough records waiting, or the oldest waiting long enough. */
+  async maybeFlush(now: number): Promise<void> {
+    if (this.unflushedRecords === 0) return;
+    if (this.unflushedRecords >= this.config.flushMessages || now - this.firstUnflushedAt >= this.config.flushMs) {
+      await this.flush();
+    }
+  }
+
+  /** fsyncs everything appended so far, then exposes it. Concurrent calls share the work. */
+  flush(): Promise<void> {
+    if (this.flushing !== undefined) {
+      // One flush at a time; a caller arriving during one gets another that covers its data.
+      return this.flushing.then(() => (this.flushedMark.offset < this.logEndOffset ? this.flush() : undefined));
+    }
+    if (this.flushedMark.offset >= this.logEndOffset) return Promise.resolve();
+    const target = this.endMark();
+    const segments = [...this.unflushedSegments];
+    this.unflushedSegments.clear();
+    this.unflushedRecords = 0;
+    const run = (async () => {
+      try {
+        for (const segment of segments) await segment.flush();
+      } catch (error) {
+        // Never expose or acknowledge data whose fsync failed, and never retry the fsync blindly.
+        this.failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `fsync of log ${this.name} failed; the log is offline until restart and recovery`, { cause: error });
+        this.logger.error({ err: error }, 'fsync failed; taking the log offline');
+        throw this.failure;
+      }
+      this.flushedMark = target;
+      if (target.offset > this.highWatermarkMark.offset) this.highWatermarkMark = target;
+    })();
+    this.flushing = run.finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  private async flushUpTo(offset: number): Promise<void> {
+    while (this.flushedMark.offset < offset) {
+      this.checkWritable();
+      await this.flush();
+    }
+  }
+
+  /**
+   * Whole batches from the one holding `offset`, up to the high watermark and `maxBytes`; the
+   * first batch comes whole even when larger. Offsets before the log start or after its end are
+   * OFFSET_OUT_OF_RANGE; offsets at or after the high watermark read nothing.
+   */
+  async read(offset: number, maxBytes: number): Promise<ReadResult> {
+    const bounds = { highWatermark: this.highWatermark, logStartOffset: this.logStartOffset, logEndOffset: this.logEndOffset };
+    if (offset < this.logStartOffset || offset > this.logEndOffset) {
+      throw new KafkaProtocolError(
+        'OFFSET_OUT_OF_RANGE',
+        `offset ${offset} is outside log ${this.name}, which holds offsets ${this.logStartOffset} to ${this.logEndOffset - 1}`,
+        { details: { offset, ...bounds } },
+      );
+    }
+    const hw = this.highWatermarkMark;
+    if (offset >= hw.offset) return { slice: undefined, ...bounds };
+    for (let index = this.segmentIndexFor(offset); index < this.segments.length; index += 1) {
+      const segment = this.segments[index];
+      if (segment === undefined || segment.baseOffset >= hw.offset) break;
+      const end = segment === hw.segment ? hw.position : segment.size;
+      const first = await segment.findBatch(offset, end);
+      if (first === undefined) continue;
+      let sliceEnd = end;
+      if (end - first.position > maxBytes) {
+        sliceEnd = await segment.lastBoundaryWithin(first.position, first.position + Math.max(maxBytes, 0), end);
+        if (sliceEnd <= first.position) sliceEnd = first.position + first.size;
+      }
+      return { slice: this.slice(segment, first.position, sliceEnd - first.position, first.baseOffset), ...bounds };
+    }
+    return { slice: undefined, ...bounds };
+  }
+
+  /** The first record with timestamp ≥ `timestamp` below the high watermark, if any (ListOffsets). */
+  async offsetForTimestamp(timestamp: number): Promise<TimestampLookup | undefined> {
+    const hw = this.highWatermarkMark;
+    for (const segment of this.segments) {
+      if (segment.baseOffset >= hw.offset) break;
+      if (segment.maxTimestamp < timestamp) continue;
+      const end = segment === hw.segment ? hw.position : segment.size;
+      const batch = await segment.findBatchByTime(timestamp, end);
+      if (batch === undefined) continue;
+      const bytes = Buffer.allocUnsafe(batch.size);
+      await readFully(segment.fd, bytes, batch.size, batch.position);
+      if ((readBatchHeader(bytes).attributes & COMPRESSION_MASK) !== 0) {
+        // Compressed records are not decoded here: answer with the batch, which holds the record.
+        return { offset: Math.max(batch.baseOffset, this.logStartOffset), timestamp: batch.maxTimestamp };
+      }
+      const record = decodeRecords(bytes).find((candidate) => candidate.timestamp >= timestamp);
+      if (record !== undefined) return { offset: Number(record.offset), timestamp: record.timestamp };
+    }
+    return undefined;
+  }
+
+  /**
+   * Deletes whole closed segments that retention no longer keeps: older than `retention.ms` (by
+   * their newest record) or beyond `retention.bytes`. Never the active segment, never a segment
+   * with records above the high watermark. Returns how many were deleted.
+   */
+  applyRetention(now: number): number {
+    const { retentionMs, retentionBytes } = this.config;
+    let remainingBytes = this.sizeInBytes;
+    let deletable = 0;
+    for (let index = 0; index < this.segments.length - 1; index += 1) {
+      const segment = this.segments[index];
+      if (segment === undefined || segment.nextOffset > this.highWatermark) break;
+      const newest = segment.maxTimestamp >= 0 ? segment.maxTimestamp : segment.lastWrittenAt;
+      const expired = retentionMs >= 0 && now - newest > retentionMs;
+      const oversized = retentionBytes >= 0 && remainingBytes - segment.size >= retentionBytes;
+      if (!expired && !oversized) break;
+      remainingBytes -= segment.size;
+      deletable += 1;
+    }
+    if (deletable === 0) return 0;
+    const removed = this.segments.splice(0, deletable);
+    this.baseOffsets.splice(0, deletable);
+    this.logStartOffset = this.activeOrFirst().baseOffset;
+    // The new start is made durable before any file goes, so a crash cannot resurrect them.
+    this.events.logStartOffsetChanged(this);
+    for (const segment of removed) {
+      this.unflushedSegments.delete(segment);
+      segment.delete();
+    }
+    this.logger.info({ segments: removed.map((s) => s.baseOffset), logStartOffset: this.logStartOffset }, 'retention deleted segments');
+    return deletable;
+  }
+
+  /** Flushes and closes the files. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    if (this.failure === undefined) await this.flush();
+    this.closed = true;
+    for (const segment of this.segments) segment.close();
+  }
+
+  /** Closes the log and deletes its folder. */
+  async deleteFiles(): Promise<void> {
+    this.closed = true;
+    await this.flushing?.catch(() => {});
+    for (const segment of this.segments) segment.delete();
+    rmSync(this.directory, { recursive: true, force: true });
+  }
+
+  private checkWritable(): void {
+    if (this.failure !== undefined) throw this.failure;
+    if (this.closed) throw new KafkaProtocolError('NOT_LEADER_OR_FOLLOWER', `log ${this.name} is closed`);
+  }
+
+  private handleWriteFailure(segment: LogSegment, validSize: number, error: unknown): never {
+    const code = (error as NodeJS.ErrnoException).code;
+    try {
+      segment.truncateTo(validSize);
+    } catch (truncateError) {
+      this.failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `write to log ${this.name} failed and could not be undone`, { cause: truncateError });
+      throw this.failure;
+    }
+    if (code === 'ENOSPC') {
+      // Disk full: refuse this batch, stay up, accept writes again once there is room.
+      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `no space left to append to log ${this.name}; the batch was not written — free disk space and retry`, { cause: error });
+    }
+    this.failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `write to log ${this.name} failed (${code ?? 'unknown'}); the log is offline until restart`, { cause: error });
+    throw this.failure;
+  }
+
+  private maybeRoll(incomingBytes: number, now: number): void {
+    const active = this.activeSegment;
+    if (active.size === 0) return;
+    const full = active.size + incomingBytes > this.config.segmentBytes;
+    const old = now - active.createdAt >= this.config.segmentMs;
+    if (!full && !old) return;
+    active.index.persist();
+    this.addSegment(LogSegment.create(this.directory, this.logEndOffset, now));
+  }
+
+  private addSegment(segment: LogSegment): void {
+    this.segments.push(segment);
+    this.baseOffsets.push(segment.baseOffset);
+  }
+
+  private activeOrFirst(): LogSegment {
+    const first = this.segments[0];
+    if (first === undefined) throw new Error(`log ${this.name} has no segment`);
+    return first;
+  }
+
+  private endMark(): Mark {
+    const segment = this.activeSegment;
+    return { offset: segment.nextOffset, segment, position: segment.size };
+  }
+
+  /** Index of the last segment whose base offset is ≤ `offset` (binary search). */
+  private segmentIndexFor(offset: number): number {
+    let low = 0;
+    let high = this.baseOffsets.length - 1;
+    let found = 0;
+    while (low <= high) {
+      const middle = (low + high) >>> 1;
+      if ((this.baseOffsets[middle] ?? 0) <= offset) {
+        found = middle;
+        low = middle + 1;
+      } else {
+        high = middle - 1;
+      }
+    }
+    return found;
+  }
+
+  private slice(segment: LogSegment, position: number, size: number, firstBatchOffset: number): LogSlice {
+    segment.retain();
+    let released = false;
+    return {
+      fd: segment.fd,
+      path: segment.logPath,
+      position,
+      size,
+      firstBatchOffset,
+      readBytes: async () => {
+        const bytes = Buffer.allocUnsafe(size);
+        const read = await readFully(segment.fd, bytes, size, position);
+        return bytes.subarray(0, read);
+      },
+      release: () => {
+        if (released) return;
+        released = true;
+        segment.release();
+      },
+    };
+  }
+
+  // ---- loading and recovery -------------------------------------------------------------
+
+  private async loadSegments(options: LoadOptions): Promise<void> {
+    mkdirSync(this.directory, { recursive: true });
+    const bases: number[] = [];
+    for (const file of readdirSync(this.directory)) {
+      const match = SEGMENT_FILE.exec(file);
+      if (match?.[1] !== undefined) bases.push(Number(match[1]));
+      else if (file.endsWith('.tmp') || file.endsWith('.deleted')) rmSync(join(this.directory, file), { force: true });
+    }
+    bases.sort((a, b) => a - b);
+    // Index files whose segment is gone are leftovers of an interrupted deletion.
+    for (const file of readdirSync(this.directory)) {
+      const base = /^(\d{20})\.(index|timeindex)$/.exec(file)?.[1];
+      if (base !== undefined && !bases.includes(Number(base))) rmSync(join(this.directory, file), { force: true });
+    }
+
+    // Segments wholly before the persisted log start were deleted by retention before a crash.
+    this.logStartOffset = options.logStartOffset;
+    for (const base of bases) this.addSegment(LogSegment.open(this.directory, base));
+    while (this.segments.length > 1 && (this.segments[1]?.baseOffset ?? Infinity) <= this.logStartOffset) {
+      this.segments.shift()?.delete();
+      this.baseOffsets.shift();
+    }
+    if (this.segments.length === 0) {
+      this.addSegment(LogSegment.create(this.directory, this.logStartOffset, this.clock.now()));
+    }
+    if (this.logStartOffset < this.activeOrFirst().baseOffset) this.logStartOffset = this.activeOrFirst().baseOffset;
+
+    const recoverFrom = options.cleanShutdown ? this.segments.length : this.segmentIndexFor(options.recoveryPoint);
+    for (let index = 0; index < this.segments.length; index += 1) {
+      const segment = this.segments[index];
+      if (segment === undefined) break;
+      if (index < recoverFrom) {
+        if (!segment.index.load(segment.size)) {
+          this.logger.warn({ segment: segment.baseOffset }, 'index missing or corrupt; rebuilding it from the segment');
+          await this.rebuild(segment);
+        } else {
+          await segment.loadTail(this.config.indexIntervalBytes);
+        }
+        continue;
+      }
+      const previous = this.segments[index - 1];
+      if (previous !== undefined && segment.baseOffset !== previous.nextOffset) {
+        // A gap or overlap between segments: the log is valid only up to the previous one.
+        this.logger.warn({ segment: segment.baseOffset, expected: previous.nextOffset }, 'segment does not follow on; deleting it and later ones');
+        this.dropSegmentsFrom(index);
+        break;
+      }
+      if (await this.recoverSegment(segment)) {
+        // Everything after the first invalid byte is gone: later segments cannot follow on.
+        this.dropSegmentsFrom(index + 1);
+        break;
+      }
+    }
+    if (!options.cleanShutdown) {
+      // What survived the crash is valid; make it durable before exposing it.
+      for (const segment of this.segments.slice(Math.min(recoverFrom, this.segments.length - 1))) await segment.flush();
+    }
+    this.flushedMark = this.endMark();
+    this.highWatermarkMark = this.flushedMark;
+  }
+
+  /** Rebuilds a trusted segment's index by scanning its batches (no CRC checks). */
+  private async rebuild(segment: LogSegment): Promise<void> {
+    segment.resetForRebuild();
+    await segment.loadTail(this.config.indexIntervalBytes);
+    segment.index.rewriteFiles();
+  }
+
+  private dropSegmentsFrom(index: number): void {
+    for (const later of this.segments.splice(index)) {
+      this.logger.warn({ segment: later.baseOffset }, 'deleting segment after the truncation point');
+      later.delete();
+    }
+    this.baseOffsets.splice(index);
+    if (this.segments.length === 0) throw new Error(`log ${this.name} lost its first segment`);
+  }
+
+  /** Checks every batch of a segment, truncating at the first invalid one. Returns true if it truncated. */
+  private async recoverSegment(segment: LogSegment): Promise<boolean> {
+    segment.resetForRebuild();
+    // Batches up to the largest size any topic setting allows were valid when written.
+    const largestBatch = Math.max(this.config.maxMessageBytes, 1_048_588);
+    const scan = await verifyBatches(segment.fd, 0, segment.size, segment.baseOffset, largestBatch, (batch) =>
+      segment.track(batch, this.config.indexIntervalBytes),
+    );
+    segment.index.rewriteFiles();
+    if (scan.damage === undefined) return false;
+    this.logger.warn(
+      { segment: segment.baseOffset, position: scan.damage.position, reason: scan.damage.reason, bytesDropped: segment.size - scan.validEnd },
+      'recovery truncated the segment at the first invalid byte',
+    );
+    segment.truncateTo(scan.validEnd);
+    return true;
+  }
+}
+
+export function invalidLogDirectory(name: string): TributaryError {
+  return new TributaryError({
+    code: 'STORAGE_LAYOUT_INVALID',
+    message: `folder ${name} in the data dir is not <topic>-<partition>; move it out of the data dir`,
+    details: { name },
+  });
+}
