@@ -44,6 +44,7 @@ const LOAD_CONCURRENCY = 4;
 
 export class LogManager {
   private readonly logs = new Map<string, PartitionLog>();
+  private readonly creating = new Map<string, Promise<PartitionLog>>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly clock: Clock;
   private readonly configFor: (topic: string) => LogConfig;
@@ -96,10 +97,20 @@ export class LogManager {
     if (existing !== undefined) return existing;
     if (this.closed) throw new TributaryError({ code: 'LOG_MANAGER_CLOSED', message: 'the log manager is closed' });
     validateTopicName(topic);
-    const directory = join(this.dataDir, `${topic}-${partition}`);
-    const log = await this.loadLog(topic, partition, directory, new Map(), new Map(), true);
-    fsyncDirectory(this.dataDir);
-    return log;
+    const key = checkpointKey(topic, partition);
+    // Two requests creating the same partition at once must get the same log.
+    let creating = this.creating.get(key);
+    if (creating === undefined) {
+      const directory = join(this.dataDir, `${topic}-${partition}`);
+      creating = this.loadLog(topic, partition, directory, new Map(), new Map(), true)
+        .then((log) => {
+          fsyncDirectory(this.dataDir);
+          return log;
+        })
+        .finally(() => this.creating.delete(key));
+      this.creating.set(key, creating);
+    }
+    return creating;
   }
 
   /** Applies new settings to a topic's open logs (a config change in ZooKeeper). */
