@@ -86,6 +86,7 @@ export class PartitionLog {
   private unflushedRecords = 0;
   private firstUnflushedAt = 0;
   private flushing: Promise<void> | undefined;
+  private writeGroup: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined;
   private failure: Error | undefined;
   private closed = false;
   logStartOffset = 0;
@@ -161,20 +162,55 @@ export class PartitionLog {
     }
     setBaseOffset(batch, BigInt(baseOffset));
     const segment = this.activeSegment;
-    try {
-      segment.append(batch, { baseOffset, lastOffset, maxTimestamp: validated.maxTimestamp }, this.config.indexIntervalBytes, now);
-    } catch (error) {
-      // A failed write may have left part of the batch in the file: cut it off, or stop writing.
-      this.handleWriteFailure(segment, segment.size, error);
-    }
+    segment.append(batch, { baseOffset, lastOffset, maxTimestamp: validated.maxTimestamp }, this.config.indexIntervalBytes, now);
+    const written = this.scheduleWrite();
     if (this.unflushedRecords === 0) this.firstUnflushedAt = now;
     this.unflushedRecords += validated.recordCount;
     this.unflushedSegments.add(segment);
-    if (this.config.visibleOnAppend) this.highWatermarkMark = this.endMark();
-    const result = { baseOffset, lastOffset, logStartOffset: this.logStartOffset };
     if (this.unflushedRecords >= this.config.flushMessages) void this.flush().catch(() => {});
+    await written;
+    const result = { baseOffset, lastOffset, logStartOffset: this.logStartOffset };
     if (waitForFlush) await this.flushUpTo(lastOffset + 1);
     return result;
+  }
+
+  /**
+   * The batches appended in one turn of the event loop are written together, in one system call,
+   * just after it; each append resolves once its bytes are in the file (the page cache).
+   */
+  private scheduleWrite(): Promise<void> {
+    if (this.writeGroup === undefined) {
+      let resolve: () => void = () => {};
+      let reject: (error: unknown) => void = () => {};
+      const promise = new Promise<void>((onResolve, onReject) => {
+        resolve = onResolve;
+        reject = onReject;
+      });
+      this.writeGroup = { promise, resolve, reject };
+      setImmediate(() => {
+        try {
+          this.writePendingNow();
+        } catch {
+          // The group's promise carries the error to every append in it.
+        }
+      });
+    }
+    return this.writeGroup.promise;
+  }
+
+  /** Writes the queued batches now; settles the waiting appends. */
+  private writePendingNow(): void {
+    const group = this.writeGroup;
+    this.writeGroup = undefined;
+    try {
+      this.activeSegment.writePending();
+    } catch (error) {
+      const failure = this.writeFailure(error);
+      group?.reject(failure);
+      throw failure;
+    }
+    if (this.config.visibleOnAppend) this.highWatermarkMark = this.endMark();
+    group?.resolve();
   }
 
   /** Flushes when the policy says so: enough records waiting, or the oldest waiting long enough. */
@@ -190,6 +226,11 @@ export class PartitionLog {
     if (this.flushing !== undefined) {
       // One flush at a time; a caller arriving during one gets another that covers its data.
       return this.flushing.then(() => (this.flushedMark.offset < this.logEndOffset ? this.flush() : undefined));
+    }
+    try {
+      this.writePendingNow();
+    } catch (error) {
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     if (this.flushedMark.offset >= this.logEndOffset) return Promise.resolve();
     const target = this.endMark();
@@ -328,20 +369,17 @@ export class PartitionLog {
     if (this.closed) throw new KafkaProtocolError('NOT_LEADER_OR_FOLLOWER', `log ${this.name} is closed`);
   }
 
-  private handleWriteFailure(segment: LogSegment, validSize: number, error: unknown): never {
+  /** Maps a failed write (already undone by the segment) to the error the appends get. */
+  private writeFailure(error: unknown): KafkaProtocolError {
     const code = (error as NodeJS.ErrnoException).code;
-    try {
-      segment.truncateTo(validSize);
-    } catch (truncateError) {
-      this.failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `write to log ${this.name} failed and could not be undone`, { cause: truncateError });
-      throw this.failure;
-    }
     if (code === 'ENOSPC') {
-      // Disk full: refuse this batch, stay up, accept writes again once there is room.
-      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `no space left to append to log ${this.name}; the batch was not written — free disk space and retry`, { cause: error });
+      // Disk full: refuse these batches, stay up, accept writes again once there is room.
+      return new KafkaProtocolError('KAFKA_STORAGE_ERROR', `no space left to append to log ${this.name}; the batches were not written — free disk space and retry`, { cause: error });
     }
-    this.failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `write to log ${this.name} failed (${code ?? 'unknown'}); the log is offline until restart`, { cause: error });
-    throw this.failure;
+    const failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `write to log ${this.name} failed (${code ?? 'unknown'}); the log is offline until restart`, { cause: error });
+    this.failure = failure;
+    this.logger.error({ err: error }, 'write failed; taking the log offline');
+    return failure;
   }
 
   private maybeRoll(incomingBytes: number, now: number): void {
@@ -350,6 +388,7 @@ export class PartitionLog {
     const full = active.size + incomingBytes > this.config.segmentBytes;
     const old = now - active.createdAt >= this.config.segmentMs;
     if (!full && !old) return;
+    this.writePendingNow();
     active.index.persist();
     this.addSegment(LogSegment.create(this.directory, this.logEndOffset, now));
   }

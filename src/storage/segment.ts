@@ -3,12 +3,13 @@
  * as they are served, plus its sparse indexes (sparse-index.ts). The segment's name is its first
  * offset, zero-padded to 20 digits.
  *
- * Appends are synchronous positional writes into the page cache (cheap, and they keep appends to
- * one partition trivially serialized); fsyncs go to the thread pool. Reads hand out the file
+ * Appended batches are queued and written together by `writePending` (one `writev` for all the
+ * batches appended in one turn of the event loop): a system call per batch would cost more than
+ * the copy. Writes are synchronous (page cache), fsyncs go to the thread pool. Reads hand out the file
  * descriptor with a position and length, holding a reference so a segment deleted by retention
  * stays readable until the last reader lets go.
  */
-import { closeSync, fstatSync, ftruncateSync, openSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, fstatSync, ftruncateSync, openSync, rmSync, writeSync, writevSync } from 'node:fs';
 import { join } from 'node:path';
 import { scanBatches, type BatchInfo } from './batch-scan.js';
 import { fsyncAsync, fsyncDirectory } from './durable-files.js';
@@ -20,8 +21,13 @@ export function segmentFileName(baseOffset: number, suffix: '.log' | '.index' | 
 
 export class LogSegment {
   readonly index: SparseIndex;
-  /** Bytes written; the next batch goes here. */
+  /** Bytes appended, written or still queued; the next batch goes here. */
   size: number;
+  /** Bytes actually in the file. */
+  private writtenSize: number;
+  private pending: Buffer[] = [];
+  /** Offsets and timestamp state before the first queued batch, to undo a failed write. */
+  private beforePending: { nextOffset: number; maxTimestamp: number; bytesSinceIndexEntry: number } | undefined;
   /** One past the last offset in the segment (= baseOffset when empty). */
   nextOffset: number;
   /** Largest record timestamp seen, −1 if none. */
@@ -47,6 +53,7 @@ export class LogSegment {
       join(directory, segmentFileName(baseOffset, '.timeindex')),
     );
     this.size = size;
+    this.writtenSize = size;
     this.nextOffset = baseOffset;
     this.createdAt = now;
     this.lastWrittenAt = now;
@@ -72,16 +79,52 @@ export class LogSegment {
     return new LogSegment(directory, baseOffset, fd, stat.size, stat.mtimeMs);
   }
 
-  /** Appends one batch whose offsets are already assigned. */
+  /** Queues one batch whose offsets are already assigned; `writePending` puts it in the file. */
   append(batch: Buffer, info: Omit<BatchInfo, 'position' | 'size'>, indexIntervalBytes: number, now: number): void {
+    this.beforePending ??= { nextOffset: this.nextOffset, maxTimestamp: this.maxTimestamp, bytesSinceIndexEntry: this.bytesSinceIndexEntry };
     const position = this.size;
-    let written = 0;
-    while (written < batch.length) {
-      written += writeSync(this.fd, batch, written, batch.length - written, position + written);
-    }
+    this.pending.push(batch);
     this.size += batch.length;
     this.track({ ...info, position, size: batch.length }, indexIntervalBytes);
     this.lastWrittenAt = now;
+  }
+
+  get hasPending(): boolean {
+    return this.pending.length > 0;
+  }
+
+  /**
+   * Writes the queued batches at the end of the file. On failure the file is cut back to what it
+   * held before and the queued batches are forgotten (offsets, index entries), then it throws.
+   */
+  writePending(): void {
+    if (this.pending.length === 0) return;
+    const batches = this.pending;
+    this.pending = [];
+    const before = this.beforePending;
+    this.beforePending = undefined;
+    const total = this.size - this.writtenSize;
+    try {
+      let written = writevSync(this.fd, batches, this.writtenSize);
+      if (written < total) {
+        // A short write: finish the rest from one contiguous copy.
+        const rest = Buffer.concat(batches).subarray(written);
+        let done = 0;
+        while (done < rest.length) done += writeSync(this.fd, rest, done, rest.length - done, this.writtenSize + written + done);
+        written += done;
+      }
+      this.writtenSize += written;
+    } catch (error) {
+      this.size = this.writtenSize;
+      if (before !== undefined) {
+        this.nextOffset = before.nextOffset;
+        this.maxTimestamp = before.maxTimestamp;
+        this.bytesSinceIndexEntry = before.bytesSinceIndexEntry;
+      }
+      this.index.truncateToPosition(this.writtenSize);
+      ftruncateSync(this.fd, this.writtenSize);
+      throw error;
+    }
   }
 
   /** Updates offsets, timestamps and the sparse index for a batch now in the file. */
@@ -133,6 +176,7 @@ export class LogSegment {
   truncateTo(position: number): void {
     ftruncateSync(this.fd, position);
     this.size = position;
+    this.writtenSize = position;
     this.index.truncateToPosition(position);
   }
 
@@ -167,6 +211,7 @@ export class LogSegment {
 
   /** Writes pending index entries and fsyncs the segment data. */
   async flush(): Promise<void> {
+    this.writePending();
     this.index.persist();
     await fsyncAsync(this.fd);
   }
@@ -183,6 +228,7 @@ export class LogSegment {
   /** Closes the files, keeping them on disk. */
   close(): void {
     if (this.closed) return;
+    this.writePending();
     this.index.persist();
     this.closeFiles();
   }
