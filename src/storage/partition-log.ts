@@ -282,11 +282,11 @@ export class PartitionLog {
       const segment = this.segments[index];
       if (segment === undefined || segment.baseOffset >= hw.offset) break;
       const end = segment === hw.segment ? hw.position : segment.size;
-      const first = await segment.findBatch(offset, end);
+      const first = segment.findBatch(offset, end);
       if (first === undefined) continue;
       let sliceEnd = end;
       if (end - first.position > maxBytes) {
-        sliceEnd = await segment.lastBoundaryWithin(first.position, first.position + Math.max(maxBytes, 0), end);
+        sliceEnd = segment.lastBoundaryWithin(first.position, first.position + Math.max(maxBytes, 0), end);
         if (sliceEnd <= first.position) sliceEnd = first.position + first.size;
       }
       return { slice: this.slice(segment, first.position, sliceEnd - first.position, first.baseOffset), ...bounds };
@@ -301,7 +301,7 @@ export class PartitionLog {
       if (segment.baseOffset >= hw.offset) break;
       if (segment.maxTimestamp < timestamp) continue;
       const end = segment === hw.segment ? hw.position : segment.size;
-      const batch = await segment.findBatchByTime(timestamp, end);
+      const batch = segment.findBatchByTime(timestamp, end);
       if (batch === undefined) continue;
       const bytes = Buffer.allocUnsafe(batch.size);
       await readFully(segment.fd, bytes, batch.size, batch.position);
@@ -486,7 +486,7 @@ export class PartitionLog {
           this.logger.warn({ segment: segment.baseOffset }, 'index missing or corrupt; rebuilding it from the segment');
           await this.rebuild(segment);
         } else {
-          await segment.loadTail(this.config.indexIntervalBytes);
+          segment.loadTail(this.config.indexIntervalBytes);
         }
         continue;
       }
@@ -514,7 +514,7 @@ export class PartitionLog {
   /** Rebuilds a trusted segment's index by scanning its batches (no CRC checks). */
   private async rebuild(segment: LogSegment): Promise<void> {
     segment.resetForRebuild();
-    await segment.loadTail(this.config.indexIntervalBytes);
+    segment.loadTail(this.config.indexIntervalBytes);
     segment.index.rewriteFiles();
   }
 

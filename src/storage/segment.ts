@@ -144,14 +144,14 @@ export class LogSegment {
    * After loading trusted indexes: scans the batches after the last index entry to learn the next
    * offset, the max timestamp and how far the current index interval has filled.
    */
-  async loadTail(indexIntervalBytes: number): Promise<void> {
+  loadTail(indexIntervalBytes: number): void {
     const last = this.index.last();
     this.maxTimestamp = last?.maxTimestamp ?? -1;
     this.nextOffset = last?.offset ?? this.baseOffset;
     this.bytesSinceIndexEntry = 0;
     const start = last?.position ?? 0;
     let first = true;
-    for await (const batch of scanBatches(this.fd, start, this.size)) {
+    for (const batch of scanBatches(this.fd, start, this.size)) {
       if (first && last !== undefined) {
         // The indexed batch itself: already has its entry.
         if (batch.maxTimestamp > this.maxTimestamp) this.maxTimestamp = batch.maxTimestamp;
@@ -181,19 +181,19 @@ export class LogSegment {
   }
 
   /** Position of the first batch with lastOffset ≥ `offset` that starts before `end`, if any. */
-  async findBatch(offset: number, end: number): Promise<BatchInfo | undefined> {
+  findBatch(offset: number, end: number): BatchInfo | undefined {
     const start = this.index.floorByOffset(offset)?.position ?? 0;
-    for await (const batch of scanBatches(this.fd, start, end)) {
+    for (const batch of scanBatches(this.fd, start, end)) {
       if (batch.lastOffset >= offset) return batch;
     }
     return undefined;
   }
 
   /** End of the last whole batch in [start, limit], scanning from the nearest index entry. */
-  async lastBoundaryWithin(start: number, limit: number, end: number): Promise<number> {
+  lastBoundaryWithin(start: number, limit: number, end: number): number {
     const from = Math.max(start, this.index.floorByPosition(limit)?.position ?? start);
     let boundary = from;
-    for await (const batch of scanBatches(this.fd, from, end)) {
+    for (const batch of scanBatches(this.fd, from, end)) {
       if (batch.position + batch.size > limit) break;
       boundary = batch.position + batch.size;
     }
@@ -201,9 +201,9 @@ export class LogSegment {
   }
 
   /** First batch whose max timestamp is ≥ `timestamp`, starting before `end`. */
-  async findBatchByTime(timestamp: number, end: number): Promise<BatchInfo | undefined> {
+  findBatchByTime(timestamp: number, end: number): BatchInfo | undefined {
     const start = this.index.lastOlderThan(timestamp)?.position ?? 0;
-    for await (const batch of scanBatches(this.fd, start, end)) {
+    for (const batch of scanBatches(this.fd, start, end)) {
       if (batch.maxTimestamp >= timestamp) return batch;
     }
     return undefined;
