@@ -35,6 +35,15 @@ export default tseslint.config(
     },
   },
   {
+    files: ['src/protocol/apis/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: ioModules.map((name) => ({ name, message: 'the protocol layer is pure: no I/O' })),
+        patterns: [{ regex: '^\\.\\./\\.\\./(?!common/)', message: 'protocol depends only on common' }],
+      }],
+    },
+  },
+  {
     files: ['src/storage/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {

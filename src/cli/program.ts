@@ -4,7 +4,13 @@
  */
 import { Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
+import { startBroker, type BrokerStartOptions } from './commands/broker.js';
+import { createTopic, deleteTopic, describeTopic, listTopics } from './commands/topics.js';
 import { notImplemented, type CommandIo } from './not-implemented.js';
+
+function collect(value: string, previous: string[]): string[] {
+  return [...previous, value];
+}
 
 export function buildProgram(io: CommandIo): Command {
   const program = new Command('tributary')
@@ -26,13 +32,46 @@ export function buildProgram(io: CommandIo): Command {
       .action(() => notImplemented(io, `${parent === program ? '' : `${parent.name()} `}${name}`, issue));
 
   const broker = program.command('broker').description('run a broker (Kafka wire protocol over segment files)');
-  stub(broker, 'start', 'start a broker, standalone or in a ZooKeeper cluster', 4);
+  broker
+    .command('start')
+    .description('start a broker in the foreground, standalone or in a ZooKeeper cluster; SIGTERM stops it cleanly')
+    .requiredOption('--id <n>', 'broker id, unique in the cluster')
+    .requiredOption('--listen <host:port>', 'address to accept Kafka clients on')
+    .requiredOption('--data-dir <dir>', 'folder holding the partition logs')
+    .option('--zookeeper <connect>', 'HOST:PORT[,HOST:PORT…][/chroot]; without it the broker runs standalone')
+    .option('--config <file>', 'broker settings as key=value lines (Kafka names, e.g. log.retention.ms)')
+    .option('--set <key=value>', 'one broker setting; repeatable', collect, [])
+    .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics')
+    .option('--advertised-host <host>', 'host name clients are told to connect to (default: the listen host)')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
+    .action(async (options: BrokerStartOptions) => startBroker(options));
 
   const topics = program.command('topics').description('create, delete, list and describe topics');
-  stub(topics, 'create', 'create a topic', 4);
-  stub(topics, 'delete', 'delete a topic', 4);
-  stub(topics, 'list', 'list topics', 4);
-  stub(topics, 'describe', 'show partitions, owners and offsets of a topic', 4);
+  topics
+    .command('create')
+    .description('create a topic')
+    .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .requiredOption('--topic <name>', 'topic name')
+    .requiredOption('--partitions <n>', 'number of partitions', (value) => Number(value))
+    .option('--config <key=value>', 'a topic setting (e.g. retention.ms=3600000); repeatable', collect, [])
+    .action(async (options: { bootstrapServer: string; topic: string; partitions: number; config: string[] }) => createTopic(io, options));
+  topics
+    .command('list')
+    .description('list topics')
+    .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .action(async (options: { bootstrapServer: string }) => listTopics(io, options));
+  topics
+    .command('describe')
+    .description('show partitions, owning broker and log start/end offsets of a topic')
+    .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .requiredOption('--topic <name>', 'topic name')
+    .action(async (options: { bootstrapServer: string; topic: string }) => describeTopic(io, options));
+  topics
+    .command('delete')
+    .description('delete a topic and its data')
+    .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .requiredOption('--topic <name>', 'topic name')
+    .action(async (options: { bootstrapServer: string; topic: string }) => deleteTopic(io, options));
 
   const registry = program.command('registry').description('the Avro schema registry (Confluent-compatible REST)');
   stub(registry, 'start', 'start a schema registry instance', 7);

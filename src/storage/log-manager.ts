@@ -37,6 +37,8 @@ export interface LogManagerOptions {
   readonly retentionCheckIntervalMs?: number;
   /** How often the recovery-point checkpoint is written. */
   readonly checkpointIntervalMs?: number;
+  /** Called when a log's high watermark moves (new records readable). */
+  readonly onHighWatermarkAdvanced?: (log: PartitionLog) => void;
 }
 
 const PARTITION_FOLDER = /^(.+)-(\d+)$/;
@@ -193,7 +195,6 @@ export class LogManager {
       rmSync(marker);
       fsyncDirectory(dataDir);
     }
-    this.recoveredFromUncleanShutdown = !clean;
     const recoveryPoints = this.readCheckpointOrEmpty(RECOVERY_POINT_CHECKPOINT);
     const logStarts = this.readCheckpointOrEmpty(LOG_START_CHECKPOINT);
     const trustIndexes = clean && recoveryPoints.ok;
@@ -213,6 +214,8 @@ export class LogManager {
       }
       folders.push({ topic: match[1], partition: Number(match[2]), directory });
     }
+    // A data dir with no logs yet has nothing to recover.
+    this.recoveredFromUncleanShutdown = !clean && folders.length > 0;
     const started = this.clock.now();
     for (let i = 0; i < folders.length; i += LOAD_CONCURRENCY) {
       await Promise.all(
@@ -221,7 +224,10 @@ export class LogManager {
         ),
       );
     }
-    logger.info({ logs: folders.length, clean, milliseconds: this.clock.now() - started }, clean ? 'logs loaded' : 'logs recovered after an unclean stop');
+    logger.info(
+      { logs: folders.length, clean, milliseconds: this.clock.now() - started },
+      this.recoveredFromUncleanShutdown ? 'logs recovered after an unclean stop' : 'logs loaded',
+    );
     // Recovery made everything that survived durable: record that before taking writes.
     this.writeRecoveryCheckpoint();
     this.writeLogStartCheckpoint();
@@ -252,7 +258,10 @@ export class LogManager {
       config: this.configFor(topic),
       clock: this.clock,
       logger: this.options.logger,
-      events: { logStartOffsetChanged: () => this.writeLogStartCheckpoint() },
+      events: {
+        logStartOffsetChanged: () => this.writeLogStartCheckpoint(),
+        highWatermarkAdvanced: (advanced) => this.options.onHighWatermarkAdvanced?.(advanced),
+      },
       recoveryPoint: recoveryPoints.get(key) ?? 0,
       logStartOffset: logStarts.get(key) ?? 0,
       cleanShutdown,

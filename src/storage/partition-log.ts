@@ -51,6 +51,8 @@ export interface TimestampLookup {
 /** What the log tells its manager so checkpoints stay current. */
 export interface LogEvents {
   logStartOffsetChanged(log: PartitionLog): void;
+  /** New records became readable (the fetch long-poll wakes on this). */
+  highWatermarkAdvanced(log: PartitionLog): void;
 }
 
 interface Mark {
@@ -209,7 +211,7 @@ export class PartitionLog {
       group?.reject(failure);
       throw failure;
     }
-    if (this.config.visibleOnAppend) this.highWatermarkMark = this.endMark();
+    if (this.config.visibleOnAppend) this.advanceHighWatermark(this.endMark());
     group?.resolve();
   }
 
@@ -247,12 +249,18 @@ export class PartitionLog {
         throw this.failure;
       }
       this.flushedMark = target;
-      if (target.offset > this.highWatermarkMark.offset) this.highWatermarkMark = target;
+      this.advanceHighWatermark(target);
     })();
     this.flushing = run.finally(() => {
       this.flushing = undefined;
     });
     return this.flushing;
+  }
+
+  private advanceHighWatermark(mark: Mark): void {
+    if (mark.offset <= this.highWatermarkMark.offset) return;
+    this.highWatermarkMark = mark;
+    this.events.highWatermarkAdvanced(this);
   }
 
   private async flushUpTo(offset: number): Promise<void> {

@@ -25,6 +25,11 @@ export interface JarSet {
 
 export const HADOOP_JARS: JarSet = { name: `hadoop-${HADOOP_VERSION}`, profile: 'hdfs' };
 
+export const KAFKA_VERSION = '3.9.1';
+
+/** Apache Kafka's Java clients and tools, for the compatibility tests. */
+export const KAFKA_TOOLS_JARS: JarSet = { name: `kafka-tools-${KAFKA_VERSION}`, profile: 'kafka-tools' };
+
 export function cacheDir(): string {
   return process.env['TRIBUTARY_CACHE_DIR'] ?? join(homedir(), '.cache', 'tributary');
 }

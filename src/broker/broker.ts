@@ -1,0 +1,166 @@
+/**
+ * A broker: the storage engine behind the Kafka protocol, registered in the coordination store.
+ * Standalone and cluster mode differ only in the store (in-process or ZooKeeper).
+ */
+import { randomUUID } from 'node:crypto';
+import { systemClock, type Clock } from '../common/clock.js';
+import type { Logger } from '../common/logger.js';
+import { metricsRegistry } from '../common/metrics.js';
+import type { CoordinationStore } from '../coordination/store.js';
+import { logConfigFromTopicConfigs } from '../storage/log-config.js';
+import { LogManager } from '../storage/log-manager.js';
+import { Cluster } from './cluster.js';
+import { defaultLogConfig, type BrokerConfig } from './config.js';
+import type { BrokerContext } from './context.js';
+import { FetchWaiters } from './fetch-waiters.js';
+import { fetchHandler } from './handlers/fetch.js';
+import { listOffsetsHandler } from './handlers/list-offsets.js';
+import { metadataHandler } from './handlers/metadata.js';
+import { produceHandler } from './handlers/produce.js';
+import { createTopicsHandler, deleteTopicsHandler } from './handlers/topics-admin.js';
+import { BrokerMetrics } from './metrics.js';
+import { RequestRouter } from './router.js';
+import { BrokerServer, type ListenAddress } from './server.js';
+
+export interface BrokerOptions {
+  readonly id: number;
+  readonly listen: ListenAddress;
+  /** Host clients should connect to (defaults to the listen host). */
+  readonly advertisedHost?: string;
+  readonly dataDir: string;
+  readonly config: BrokerConfig;
+  readonly store: CoordinationStore;
+  readonly logger: Logger;
+  readonly clock?: Clock;
+  /** Stable id reported in Metadata; the same for every broker of a cluster. */
+  readonly clusterId?: string;
+}
+
+const API_NAMES: Record<number, string> = { 0: 'Produce', 1: 'Fetch', 2: 'ListOffsets', 3: 'Metadata', 18: 'ApiVersions', 19: 'CreateTopics', 20: 'DeleteTopics' };
+
+export class Broker {
+  private stopping: Promise<void> | undefined;
+  /** Topics seen in the cluster at the last sync: a log is deleted only when its topic disappears. */
+  private knownTopics = new Set<string>();
+  private syncing: Promise<void> = Promise.resolve();
+
+  private constructor(
+    readonly id: number,
+    private readonly server: BrokerServer,
+    private readonly logs: LogManager,
+    private readonly cluster: Cluster,
+    private readonly options: BrokerOptions,
+  ) {}
+
+  static async start(options: BrokerOptions): Promise<Broker> {
+    const { config, logger } = options;
+    const defaults = defaultLogConfig(config);
+    let cluster: Cluster | undefined;
+    const waiters = new FetchWaiters();
+    const metrics = new BrokerMetrics(metricsRegistry());
+    const logs = await LogManager.open({
+      dataDir: options.dataDir,
+      logger,
+      clock: options.clock ?? systemClock,
+      configFor: (topic) => logConfigFromTopicConfigs(cluster?.topic(topic)?.configs ?? {}, defaults, `configs of topic ${topic}`),
+      retentionCheckIntervalMs: config['log.retention.check.interval.ms'],
+      onHighWatermarkAdvanced: (log) => {
+        waiters.notify(log.topic, log.partition);
+        metrics.logEndOffset.set({ topic: log.topic, partition: String(log.partition) }, log.logEndOffset);
+      },
+    });
+    let broker: Broker | undefined;
+    const router = new RequestRouter([], logger);
+    const server = await BrokerServer.listen(options.listen, router, {
+      maxRequestBytes: config['socket.request.max.bytes'],
+      idleTimeoutMs: config['connections.max.idle.ms'],
+      logger,
+      onRequestDone: (apiKey, milliseconds) => metrics.requestSeconds.observe({ api: API_NAMES[apiKey] ?? String(apiKey) }, milliseconds / 1000),
+    });
+    try {
+      cluster = new Cluster(
+        options.store,
+        { id: options.id, host: options.advertisedHost ?? options.listen.host, port: server.address.port },
+        { topicsChanged: () => void broker?.syncLogs() },
+        logger,
+      );
+      const context: BrokerContext = {
+        brokerId: options.id,
+        clusterId: options.clusterId ?? `tributary-${randomUUID().slice(0, 8)}`,
+        config,
+        logs,
+        cluster,
+        waiters,
+        metrics,
+        logger,
+      };
+      router.register([
+        produceHandler(context),
+        fetchHandler(context),
+        listOffsetsHandler(context),
+        metadataHandler(context),
+        createTopicsHandler(context),
+        deleteTopicsHandler(context),
+      ]);
+      broker = new Broker(options.id, server, logs, cluster, options);
+      await cluster.start();
+      await broker.syncLogs();
+      logs.startSchedules();
+      logger.info({ id: options.id, listen: `${server.address.host}:${server.address.port}`, dataDir: options.dataDir, recovered: logs.recoveredFromUncleanShutdown }, 'broker started');
+      return broker;
+    } catch (error) {
+      await server.stop(0);
+      await logs.close().catch(() => {});
+      throw error;
+    }
+  }
+
+  get port(): number {
+    return this.server.address.port;
+  }
+
+  get address(): ListenAddress {
+    return this.server.address;
+  }
+
+  get logManager(): LogManager {
+    return this.logs;
+  }
+
+  /**
+   * Opens the logs of partitions newly assigned here, applies config changes, and deletes the
+   * logs of topics that were deleted. Serialized: one sync at a time, in order of events.
+   */
+  syncLogs(): Promise<void> {
+    this.syncing = this.syncing
+      .then(async () => {
+        for (const { topic, partition } of this.cluster.localPartitions()) await this.logs.getOrCreateLog(topic, partition);
+        const current = new Set(this.cluster.topicNames());
+        for (const topic of current) this.logs.updateConfig(topic);
+        for (const log of this.logs.allLogs()) {
+          if (!current.has(log.topic) && this.knownTopics.has(log.topic)) {
+            this.options.logger.info({ topic: log.topic, partition: log.partition }, 'topic deleted; deleting its log');
+            await this.logs.deleteLog(log.topic, log.partition);
+          }
+        }
+        this.knownTopics = current;
+      })
+      .catch((error: unknown) => this.options.logger.error({ err: error }, 'could not bring logs in line with the cluster'));
+    return this.syncing;
+  }
+
+  /** Clean stop: stop accepting, finish in-flight requests, flush and checkpoint, deregister. */
+  stop(): Promise<void> {
+    this.stopping ??= (async () => {
+      const { logger, config } = this.options;
+      logger.info({ id: this.id }, 'broker stopping');
+      await this.server.stop(config['shutdown.grace.ms']);
+      await this.syncing;
+      await this.logs.close();
+      await this.cluster.stop();
+      await this.options.store.close();
+      logger.info({ id: this.id }, 'broker stopped cleanly');
+    })();
+    return this.stopping;
+  }
+}

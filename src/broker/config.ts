@@ -1,0 +1,66 @@
+/**
+ * Broker settings, named as in Kafka where the concept is the same. They come from
+ * `--config FILE` (Java-properties style `key=value` lines) and `--set key=value`, validated here.
+ * The log settings become the defaults of every topic; `/config/topics/<topic>` overrides them.
+ */
+import { z } from 'zod';
+import { parseConfig } from '../common/config.js';
+import { logConfigSchema, type LogConfig } from '../storage/log-config.js';
+
+const integer = z.coerce.number().int();
+const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);
+
+export const brokerConfigSchema = z
+  .object({
+    'num.partitions': integer.min(1).default(1),
+    'auto.create.topics.enable': bool.default(true),
+    'socket.request.max.bytes': integer.min(1024).default(104_857_600),
+    'connections.max.idle.ms': integer.min(1).default(600_000),
+    'message.max.bytes': integer.min(1).default(1_048_588),
+    'log.segment.bytes': integer.min(1024).default(1_073_741_824),
+    'log.roll.ms': integer.min(1).default(7 * 24 * 3_600_000),
+    'log.index.interval.bytes': integer.min(0).default(4096),
+    'log.retention.ms': integer.min(-1).default(7 * 24 * 3_600_000),
+    'log.retention.bytes': integer.min(-1).default(-1),
+    'log.retention.check.interval.ms': integer.min(1).default(300_000),
+    'log.flush.interval.messages': integer.min(1).default(10_000),
+    'log.flush.interval.ms': integer.min(0).default(100),
+    'log.visible.on.append': bool.default(false),
+    'zookeeper.session.timeout.ms': integer.min(1000).default(6000),
+    'shutdown.grace.ms': integer.min(0).default(10_000),
+  })
+  .strict();
+
+export type BrokerConfig = z.output<typeof brokerConfigSchema>;
+
+/** Parses `key=value` lines (blank lines and `#` comments ignored). */
+export function parseProperties(text: string, source: string): Record<string, string> {
+  const properties: Record<string, string> = {};
+  text.split(/\r?\n/).forEach((line, index) => {
+    const trimmed = line.trim();
+    if (trimmed === '' || trimmed.startsWith('#') || trimmed.startsWith('!')) return;
+    const separator = trimmed.search(/[=:]/);
+    if (separator <= 0) throw new Error(`${source} line ${index + 1}: expected key=value, got "${trimmed}"`);
+    properties[trimmed.slice(0, separator).trim()] = trimmed.slice(separator + 1).trim();
+  });
+  return properties;
+}
+
+export function parseBrokerConfig(properties: Readonly<Record<string, string | number | boolean>>, source: string): BrokerConfig {
+  return parseConfig(brokerConfigSchema, properties, source);
+}
+
+/** The topic-log defaults this broker applies before per-topic overrides. */
+export function defaultLogConfig(config: BrokerConfig): LogConfig {
+  return logConfigSchema.parse({
+    segmentBytes: config['log.segment.bytes'],
+    segmentMs: config['log.roll.ms'],
+    indexIntervalBytes: config['log.index.interval.bytes'],
+    flushMessages: config['log.flush.interval.messages'],
+    flushMs: config['log.flush.interval.ms'],
+    retentionMs: config['log.retention.ms'],
+    retentionBytes: config['log.retention.bytes'],
+    maxMessageBytes: config['message.max.bytes'],
+    visibleOnAppend: config['log.visible.on.append'],
+  });
+}

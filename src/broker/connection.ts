@@ -1,0 +1,110 @@
+/**
+ * One client connection: splits the byte stream into frames (size checked before allocation),
+ * runs its requests one at a time in arrival order — so responses go back in request order, as
+ * Kafka's clients require — and closes on malformed input, on an idle timeout, or when the broker
+ * stops. Reading pauses while too many requests wait, which bounds the memory a client can pin.
+ */
+import type { Socket } from 'node:net';
+import type { Logger } from '../common/logger.js';
+import { FrameDecoder } from '../protocol/framing.js';
+import { writeFramedResponse } from './response-writer.js';
+import type { RequestRouter, RouteOutcome } from './router.js';
+
+const MAX_QUEUED_REQUESTS = 32;
+
+export interface ConnectionOptions {
+  readonly maxRequestBytes: number;
+  readonly idleTimeoutMs: number;
+  readonly logger: Logger;
+  readonly onRequestDone?: (apiKey: number, milliseconds: number) => void;
+}
+
+export class BrokerConnection {
+  private readonly decoder: FrameDecoder;
+  private chain: Promise<void> = Promise.resolve();
+  private queued = 0;
+  private closed = false;
+  readonly remoteAddress: string;
+
+  constructor(
+    readonly id: number,
+    private readonly socket: Socket,
+    private readonly router: RequestRouter,
+    private readonly options: ConnectionOptions,
+  ) {
+    this.decoder = new FrameDecoder(options.maxRequestBytes);
+    this.remoteAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    socket.setNoDelay(true);
+    socket.setTimeout(options.idleTimeoutMs, () => this.close('idle timeout'));
+    socket.on('data', (chunk: Buffer) => this.onData(chunk));
+    socket.on('error', () => this.close('socket error'));
+    socket.on('close', () => this.close('closed by peer'));
+  }
+
+  /** Resolves once every request received so far has been answered. */
+  drained(): Promise<void> {
+    return this.chain;
+  }
+
+  close(reason: string): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.options.logger.debug({ connection: this.id, remote: this.remoteAddress, reason }, 'connection closed');
+    this.socket.destroy();
+    this.router.connectionClosed(this.id);
+  }
+
+  /** Stops reading new requests; in-flight ones finish, then the socket ends. */
+  async shutdown(): Promise<void> {
+    this.socket.pause();
+    await this.chain;
+    this.socket.end();
+  }
+
+  private onData(chunk: Buffer): void {
+    if (this.closed) return;
+    let frames: Buffer[];
+    try {
+      frames = this.decoder.push(chunk);
+    } catch (error) {
+      this.close(`bad frame: ${(error as Error).message}`);
+      return;
+    }
+    for (const frame of frames) {
+      this.queued += 1;
+      if (this.queued >= MAX_QUEUED_REQUESTS) this.socket.pause();
+      this.chain = this.chain.then(() => this.process(frame)).finally(() => {
+        this.queued -= 1;
+        if (this.queued < MAX_QUEUED_REQUESTS && !this.closed) this.socket.resume();
+      });
+    }
+  }
+
+  private async process(frame: Buffer): Promise<void> {
+    if (this.closed) return;
+    const started = performance.now();
+    let outcome: RouteOutcome;
+    try {
+      outcome = await this.router.route(frame, this.id, this.remoteAddress);
+    } catch (error) {
+      this.options.logger.error({ err: error, connection: this.id }, 'request failed; closing the connection');
+      this.close('request failed');
+      return;
+    }
+    if (outcome.kind === 'close') {
+      this.options.logger.warn({ connection: this.id, remote: this.remoteAddress, reason: outcome.reason }, 'closing connection');
+      this.close(outcome.reason);
+      return;
+    }
+    if (outcome.kind === 'respond') {
+      try {
+        if (!this.closed) await writeFramedResponse(this.socket, outcome.parts);
+      } catch (error) {
+        this.close(`write failed: ${(error as Error).message}`);
+      } finally {
+        outcome.after?.();
+      }
+    }
+    this.options.onRequestDone?.(outcome.apiKey, performance.now() - started);
+  }
+}

@@ -1,0 +1,135 @@
+/**
+ * Fetch: for every requested partition, whole record batches from the fetch offset up to the high
+ * watermark, as file ranges streamed straight from the segment files. Limits follow KIP-74: each
+ * partition gets at most min(PartitionMaxBytes, what is left of MaxBytes), and the first batch of
+ * the first partition that has data comes whole even when larger. When fewer than MinBytes are
+ * ready, the request waits (up to MaxWaitMs) for new flushed records, then answers with what
+ * there is. Every requested partition is listed in the response (Java requires it); sessions
+ * are not kept (SessionId 0).
+ */
+import { KafkaErrorCode, KafkaProtocolError } from '../../protocol/kafka-errors.js';
+import { FetchApi, type FetchRequest, type FetchResponse, type FetchResponsePartition } from '../../protocol/apis/fetch.js';
+import type { ExternalPart } from '../../protocol/wire.js';
+import type { LogSlice } from '../../storage/partition-log.js';
+import type { BrokerContext } from '../context.js';
+import { localPartition } from '../context.js';
+import { FetchWaiters } from '../fetch-waiters.js';
+import type { FileRange } from '../response-writer.js';
+import { ReplyWithCleanup, type ApiHandler } from '../router.js';
+
+export function fetchHandler(context: BrokerContext): ApiHandler<FetchRequest, FetchResponse> {
+  const abandonListeners = new Map<number, Set<() => void>>();
+  return {
+    api: FetchApi,
+    onConnectionClosed(connectionId) {
+      const listeners = abandonListeners.get(connectionId);
+      abandonListeners.delete(connectionId);
+      for (const listener of listeners ?? []) listener();
+    },
+    async handle(request, _version, requestContext) {
+      let attempt = await readAll(context, request);
+      const wanted = Math.max(request.minBytes, 1);
+      if (attempt.bytes < wanted && request.maxWaitMs > 0 && !attempt.hasError) {
+        attempt.release();
+        const keys = request.topics.flatMap((topic) => topic.partitions.map((p) => FetchWaiters.key(topic.topic, p.partition)));
+        const deadline = Date.now() + request.maxWaitMs;
+        let gone = false;
+        const abandon = {
+          onAbandon: (listener: () => void) => {
+            let set = abandonListeners.get(requestContext.connectionId);
+            if (set === undefined) {
+              set = new Set();
+              abandonListeners.set(requestContext.connectionId, set);
+            }
+            set.add(() => {
+              gone = true;
+              listener();
+            });
+          },
+        };
+        // Wake on every advance until enough bytes are ready or time is up.
+        for (;;) {
+          const woken = await context.waiters.wait(keys, deadline - Date.now(), abandon);
+          attempt = await readAll(context, request);
+          if (gone || !woken || attempt.bytes >= wanted || attempt.hasError || Date.now() >= deadline) break;
+          attempt.release();
+        }
+      }
+      const done = attempt;
+      return new ReplyWithCleanup(done.response, () => done.release());
+    },
+  };
+}
+
+interface Attempt {
+  readonly response: FetchResponse;
+  readonly bytes: number;
+  readonly hasError: boolean;
+  release(): void;
+}
+
+async function readAll(context: BrokerContext, request: FetchRequest): Promise<Attempt> {
+  const slices: LogSlice[] = [];
+  let remaining = request.maxBytes;
+  let bytes = 0;
+  let hasError = false;
+  let firstData = true;
+  const responses = [];
+  for (const topic of request.topics) {
+    const partitions: FetchResponsePartition[] = [];
+    for (const wanted of topic.partitions) {
+      const base = { partitionIndex: wanted.partition, abortedTransactions: null, preferredReadReplica: -1 };
+      const local = await localPartition(context, topic.topic, wanted.partition);
+      if (local.log === undefined) {
+        hasError = true;
+        partitions.push({ ...base, errorCode: local.errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: null });
+        continue;
+      }
+      const log = local.log;
+      const limit = Math.min(wanted.partitionMaxBytes, Math.max(remaining, 0));
+      try {
+        // With nothing returned yet, the first batch may exceed the limits (KIP-74).
+        const result = await log.read(Number(wanted.fetchOffset), firstData ? Math.max(limit, 1) : limit);
+        let records: Buffer | ExternalPart | null = Buffer.alloc(0);
+        const slice = result.slice;
+        if (slice !== undefined && (firstData || slice.size <= limit)) {
+          slices.push(slice);
+          const range: FileRange = { fd: slice.fd, position: slice.position, length: slice.size };
+          records = { kind: 'external', length: slice.size, source: range };
+          bytes += slice.size;
+          remaining -= slice.size;
+          firstData = false;
+          context.metrics.bytesOut.inc({ topic: topic.topic }, slice.size);
+        } else {
+          slice?.release();
+        }
+        const highWatermark = BigInt(result.highWatermark);
+        partitions.push({ ...base, errorCode: 0, highWatermark, lastStableOffset: highWatermark, logStartOffset: BigInt(result.logStartOffset), records });
+      } catch (error) {
+        hasError = true;
+        const errorCode = error instanceof KafkaProtocolError ? error.kafkaCode : KafkaErrorCode.UNKNOWN_SERVER_ERROR;
+        if (!(error instanceof KafkaProtocolError)) context.logger.error({ err: error, topic: topic.topic, partition: wanted.partition }, 'read failed');
+        partitions.push({
+          ...base,
+          errorCode,
+          highWatermark: BigInt(log.highWatermark),
+          lastStableOffset: BigInt(log.highWatermark),
+          logStartOffset: BigInt(log.logStartOffset),
+          records: null,
+        });
+      }
+    }
+    responses.push({ topic: topic.topic, partitions });
+  }
+  let released = false;
+  return {
+    response: { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses },
+    bytes,
+    hasError,
+    release: () => {
+      if (released) return;
+      released = true;
+      for (const slice of slices) slice.release();
+    },
+  };
+}

@@ -1,0 +1,93 @@
+/**
+ * CreateTopics and DeleteTopics. Replication factor must be 1 (or −1, "the default"): Tributary
+ * keeps one copy of each partition, as the paper's system did. Configs use Kafka's topic-config
+ * names and are validated before anything is written.
+ */
+import { TributaryError } from '../../common/errors.js';
+import { KafkaErrorCode } from '../../protocol/kafka-errors.js';
+import { CreateTopicsApi, type CreatableTopicResult, type CreateTopicsRequest, type CreateTopicsResponse } from '../../protocol/apis/create-topics.js';
+import { DeleteTopicsApi, type DeleteTopicsRequest, type DeleteTopicsResponse } from '../../protocol/apis/delete-topics.js';
+import { logConfigFromTopicConfigs } from '../../storage/log-config.js';
+import { validateTopicName } from '../../storage/log-manager.js';
+import type { BrokerContext } from '../context.js';
+import type { ApiHandler } from '../router.js';
+
+export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTopicsRequest, CreateTopicsResponse> {
+  return {
+    api: CreateTopicsApi,
+    async handle(request) {
+      const topics: CreatableTopicResult[] = [];
+      for (const topic of request.topics) {
+        const fail = (errorCode: number, errorMessage: string): CreatableTopicResult => ({ name: topic.name, errorCode, errorMessage });
+        try {
+          validateTopicName(topic.name);
+        } catch (error) {
+          topics.push(fail(KafkaErrorCode.INVALID_TOPIC_EXCEPTION, (error as Error).message));
+          continue;
+        }
+        const partitions = topic.numPartitions === -1 ? context.config['num.partitions'] : topic.numPartitions;
+        if (topic.assignments.length > 0) {
+          topics.push(fail(KafkaErrorCode.INVALID_REQUEST, 'manual replica assignments are not supported; give a partition count'));
+          continue;
+        }
+        if (!Number.isInteger(partitions) || partitions < 1) {
+          topics.push(fail(KafkaErrorCode.INVALID_PARTITIONS, `number of partitions must be at least 1, not ${partitions}`));
+          continue;
+        }
+        if (topic.replicationFactor !== -1 && topic.replicationFactor !== 1) {
+          topics.push(fail(KafkaErrorCode.INVALID_REPLICATION_FACTOR, `replication factor ${topic.replicationFactor} is not possible: Tributary keeps one copy of each partition (use 1)`));
+          continue;
+        }
+        const configs: Record<string, string> = {};
+        for (const config of topic.configs) if (config.value !== null) configs[config.name] = config.value;
+        try {
+          logConfigFromTopicConfigs(configs, undefined, `configs of topic ${topic.name}`);
+        } catch (error) {
+          topics.push(fail(KafkaErrorCode.INVALID_CONFIG, (error as Error).message));
+          continue;
+        }
+        if (context.cluster.topic(topic.name) !== undefined) {
+          topics.push(fail(KafkaErrorCode.TOPIC_ALREADY_EXISTS, `topic ${topic.name} already exists`));
+          continue;
+        }
+        if (request.validateOnly) {
+          topics.push({ name: topic.name, errorCode: 0, errorMessage: null });
+          continue;
+        }
+        try {
+          await context.cluster.createTopic(topic.name, partitions, configs);
+          context.logger.info({ topic: topic.name, partitions }, 'created topic');
+          topics.push({ name: topic.name, errorCode: 0, errorMessage: null });
+        } catch (error) {
+          if (error instanceof TributaryError && error.code === 'TOPIC_ALREADY_EXISTS') topics.push(fail(KafkaErrorCode.TOPIC_ALREADY_EXISTS, error.message));
+          else {
+            context.logger.error({ err: error, topic: topic.name }, 'creating a topic failed');
+            topics.push(fail(KafkaErrorCode.UNKNOWN_SERVER_ERROR, 'creating the topic failed; see the broker log'));
+          }
+        }
+      }
+      return { throttleTimeMs: 0, topics };
+    },
+  };
+}
+
+export function deleteTopicsHandler(context: BrokerContext): ApiHandler<DeleteTopicsRequest, DeleteTopicsResponse> {
+  return {
+    api: DeleteTopicsApi,
+    async handle(request) {
+      const responses = [];
+      for (const name of request.topicNames) {
+        try {
+          await context.cluster.deleteTopic(name);
+          context.logger.info({ topic: name }, 'deleted topic');
+          responses.push({ name, errorCode: 0 });
+        } catch (error) {
+          const unknown = error instanceof TributaryError && error.code === 'UNKNOWN_TOPIC_OR_PARTITION';
+          if (!unknown) context.logger.error({ err: error, topic: name }, 'deleting a topic failed');
+          responses.push({ name, errorCode: unknown ? KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION : KafkaErrorCode.UNKNOWN_SERVER_ERROR });
+        }
+      }
+      return { throttleTimeMs: 0, responses };
+    },
+  };
+}

@@ -1,0 +1,102 @@
+/**
+ * `tributary broker start`: runs a broker in the foreground, logging JSON lines to stdout, until
+ * SIGTERM or SIGINT, which stop it cleanly (exit 0).
+ */
+import { readFileSync } from 'node:fs';
+import { createServer, type Server } from 'node:http';
+import { pino } from 'pino';
+import { Broker } from '../../broker/broker.js';
+import { parseBrokerConfig, parseProperties } from '../../broker/config.js';
+import { hostPortSchema, parseConfig, zookeeperConnectSchema } from '../../common/config.js';
+import { TributaryError } from '../../common/errors.js';
+import { createLogger } from '../../common/logger.js';
+import { renderMetrics } from '../../common/metrics.js';
+import { MemoryCoordination } from '../../coordination/memory-store.js';
+import type { CoordinationStore } from '../../coordination/store.js';
+import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
+import { z } from 'zod';
+
+export interface BrokerStartOptions {
+  readonly id: string;
+  readonly listen: string;
+  readonly dataDir: string;
+  readonly zookeeper?: string;
+  readonly config?: string;
+  readonly set: readonly string[];
+  readonly metrics?: string;
+  readonly advertisedHost?: string;
+  readonly logLevel?: string;
+}
+
+const flagsSchema = z.object({
+  id: z.coerce.number().int().min(0).max(2 ** 31 - 1),
+  listen: hostPortSchema,
+  dataDir: z.string().min(1),
+  zookeeper: zookeeperConnectSchema.optional(),
+  metrics: hostPortSchema.optional(),
+});
+
+function splitHostPort(value: string): { host: string; port: number } {
+  const at = value.lastIndexOf(':');
+  return { host: value.slice(0, at).replace(/^\[|\]$/g, ''), port: Number(value.slice(at + 1)) };
+}
+
+export async function startBroker(options: BrokerStartOptions): Promise<void> {
+  const flags = parseConfig(flagsSchema, options, 'the command line');
+  const properties: Record<string, string> = options.config === undefined ? {} : parseProperties(readFileSync(options.config, 'utf8'), options.config);
+  for (const entry of options.set) {
+    const at = entry.indexOf('=');
+    if (at <= 0) throw new TributaryError({ code: 'CONFIG_INVALID', message: `--set takes key=value, not "${entry}"` });
+    properties[entry.slice(0, at)] = entry.slice(at + 1);
+  }
+  const config = parseBrokerConfig(properties, options.config === undefined ? '--set flags' : `${options.config} and --set flags`);
+  const logger = createLogger({ name: `broker-${flags.id}`, level: (options.logLevel ?? 'info') as 'info', destination: pino.destination({ fd: 1, sync: false }) });
+
+  let store: CoordinationStore;
+  if (flags.zookeeper === undefined) {
+    store = new MemoryCoordination().session();
+  } else {
+    store = await ZooKeeperStore.connect(flags.zookeeper, { sessionTimeoutMs: config['zookeeper.session.timeout.ms'], logger });
+  }
+  const listen = splitHostPort(flags.listen);
+  const broker = await Broker.start({
+    id: flags.id,
+    listen,
+    ...(options.advertisedHost === undefined ? {} : { advertisedHost: options.advertisedHost }),
+    dataDir: flags.dataDir,
+    config,
+    store,
+    logger,
+  });
+  let metricsServer: Server | undefined;
+  if (flags.metrics !== undefined) {
+    const address = splitHostPort(flags.metrics);
+    metricsServer = createServer((request, response) => {
+      if (request.url !== '/metrics') {
+        response.writeHead(404).end('see /metrics\n');
+        return;
+      }
+      renderMetrics()
+        .then(({ contentType, body }) => response.writeHead(200, { 'content-type': contentType }).end(body))
+        .catch(() => response.writeHead(500).end());
+    });
+    await new Promise<void>((resolve) => metricsServer?.listen(address.port, address.host, resolve));
+  }
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string): void => {
+      logger.info({ signal }, 'signal received; stopping');
+      broker
+        .stop()
+        .then(() => new Promise<void>((done) => (metricsServer === undefined ? done() : metricsServer.close(() => done()))))
+        .then(() => logger.flush?.())
+        .then(resolve)
+        .catch((error: unknown) => {
+          logger.error({ err: error }, 'broker did not stop cleanly');
+          process.exitCode = 1;
+          resolve();
+        });
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+}

@@ -1,0 +1,119 @@
+/** `tributary topics create|list|describe|delete`: topic administration over the Kafka protocol. */
+import { TributaryError } from '../../common/errors.js';
+import { KafkaConnection } from '../../client/connection.js';
+import { CreateTopicsApi } from '../../protocol/apis/create-topics.js';
+import { DeleteTopicsApi } from '../../protocol/apis/delete-topics.js';
+import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsApi } from '../../protocol/apis/list-offsets.js';
+import { MetadataApi, type MetadataResponse } from '../../protocol/apis/metadata.js';
+import { KafkaErrorCode } from '../../protocol/kafka-errors.js';
+import type { CommandIo } from '../not-implemented.js';
+
+const errorNames = new Map<number, string>(Object.entries(KafkaErrorCode).map(([name, code]) => [code, name]));
+
+export function errorName(code: number): string {
+  return errorNames.get(code) ?? `error ${code}`;
+}
+
+function splitHostPort(value: string): { host: string; port: number } {
+  const at = value.lastIndexOf(':');
+  const port = Number(value.slice(at + 1));
+  if (at <= 0 || !Number.isInteger(port) || port < 1 || port > 65535) {
+    throw new TributaryError({ code: 'CONFIG_INVALID', message: `--bootstrap-server must be HOST:PORT, not "${value}"` });
+  }
+  return { host: value.slice(0, at), port };
+}
+
+async function withBootstrap<T>(bootstrap: string, run: (connection: KafkaConnection) => Promise<T>): Promise<T> {
+  const { host, port } = splitHostPort(bootstrap);
+  const connection = await KafkaConnection.open(host, port, { clientId: 'tributary-topics' });
+  try {
+    return await run(connection);
+  } finally {
+    connection.close();
+  }
+}
+
+function fail(message: string): never {
+  throw new TributaryError({ code: 'COMMAND_FAILED', message });
+}
+
+export async function createTopic(
+  io: CommandIo,
+  options: { bootstrapServer: string; topic: string; partitions: number; config: readonly string[] },
+): Promise<void> {
+  const configs = options.config.map((entry) => {
+    const at = entry.indexOf('=');
+    if (at <= 0) fail(`--config takes key=value, not "${entry}"`);
+    return { name: entry.slice(0, at), value: entry.slice(at + 1) };
+  });
+  await withBootstrap(options.bootstrapServer, async (connection) => {
+    const response = await connection.request(CreateTopicsApi, 4, {
+      topics: [{ name: options.topic, numPartitions: options.partitions, replicationFactor: -1, assignments: [], configs }],
+      timeoutMs: 30_000,
+      validateOnly: false,
+    });
+    const result = response.topics[0];
+    if (result === undefined) fail('the broker returned no result');
+    if (result.errorCode !== 0) fail(`could not create topic ${options.topic}: ${errorName(result.errorCode)}${result.errorMessage === null ? '' : ` — ${result.errorMessage}`}`);
+    io.writeOut(`created topic ${options.topic} with ${options.partitions} partitions\n`);
+  });
+}
+
+export async function deleteTopic(io: CommandIo, options: { bootstrapServer: string; topic: string }): Promise<void> {
+  await withBootstrap(options.bootstrapServer, async (connection) => {
+    const response = await connection.request(DeleteTopicsApi, 3, { topicNames: [options.topic], timeoutMs: 30_000 });
+    const result = response.responses[0];
+    if (result === undefined) fail('the broker returned no result');
+    if (result.errorCode !== 0) fail(`could not delete topic ${options.topic}: ${errorName(result.errorCode)}`);
+    io.writeOut(`deleted topic ${options.topic}\n`);
+  });
+}
+
+async function metadata(connection: KafkaConnection, topics: string[] | null): Promise<MetadataResponse> {
+  return connection.request(MetadataApi, 8, {
+    topics: topics === null ? null : topics.map((name) => ({ name })),
+    allowAutoTopicCreation: false,
+    includeClusterAuthorizedOperations: false,
+    includeTopicAuthorizedOperations: false,
+  });
+}
+
+export async function listTopics(io: CommandIo, options: { bootstrapServer: string }): Promise<void> {
+  await withBootstrap(options.bootstrapServer, async (connection) => {
+    const response = await metadata(connection, null);
+    for (const topic of [...response.topics].sort((a, b) => a.name.localeCompare(b.name))) io.writeOut(`${topic.name}\n`);
+  });
+}
+
+export async function describeTopic(io: CommandIo, options: { bootstrapServer: string; topic: string }): Promise<void> {
+  await withBootstrap(options.bootstrapServer, async (connection) => {
+    const response = await metadata(connection, [options.topic]);
+    const topic = response.topics[0];
+    if (topic === undefined || topic.errorCode !== 0) fail(`topic ${options.topic}: ${errorName(topic?.errorCode ?? KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}`);
+    const brokers = new Map(response.brokers.map((broker) => [broker.nodeId, broker]));
+    io.writeOut(`topic ${topic.name}: ${topic.partitions.length} partitions\n`);
+    io.writeOut(`${'partition'.padEnd(10)}${'broker'.padEnd(24)}${'log start'.padEnd(14)}${'log end'.padEnd(14)}status\n`);
+    for (const partition of [...topic.partitions].sort((a, b) => a.partitionIndex - b.partitionIndex)) {
+      const owner = partition.replicaNodes[0] ?? partition.leaderId;
+      const broker = brokers.get(partition.leaderId);
+      let start = '-';
+      let end = '-';
+      if (partition.errorCode === 0 && broker !== undefined) {
+        const offsets = await withBootstrap(`${broker.host}:${broker.port}`, async (leader) => {
+          const ask = (timestamp: bigint) =>
+            leader.request(ListOffsetsApi, 5, {
+              replicaId: -1,
+              isolationLevel: 0,
+              topics: [{ name: topic.name, partitions: [{ partitionIndex: partition.partitionIndex, currentLeaderEpoch: -1, timestamp }] }],
+            });
+          const [earliest, latest] = await Promise.all([ask(EARLIEST_TIMESTAMP), ask(LATEST_TIMESTAMP)]);
+          return [earliest.topics[0]?.partitions[0]?.offset ?? -1n, latest.topics[0]?.partitions[0]?.offset ?? -1n];
+        });
+        start = String(offsets[0]);
+        end = String(offsets[1]);
+      }
+      const where = broker === undefined ? `${owner} (down)` : `${partition.leaderId} ${broker.host}:${broker.port}`;
+      io.writeOut(`${String(partition.partitionIndex).padEnd(10)}${where.padEnd(24)}${start.padEnd(14)}${end.padEnd(14)}${partition.errorCode === 0 ? 'ok' : errorName(partition.errorCode)}\n`);
+    }
+  });
+}

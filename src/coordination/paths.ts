@@ -1,0 +1,119 @@
+/**
+ * The ZooKeeper layout of ARCHITECTURE.md ("ZooKeeper layout"), as functions, so no other code
+ * spells a path by hand. All paths are relative to the cluster's chroot.
+ *
+ *   /brokers/ids/<id>                                 ephemeral   broker registration
+ *   /brokers/topics/<topic>                           persistent  partition assignment
+ *   /config/topics/<topic>                            persistent  per-topic overrides
+ *   /consumers/<group>/ids/<consumerId>               ephemeral   consumer registration
+ *   /consumers/<group>/owners/<topic>/<partition>     ephemeral   owning consumer thread
+ *   /consumers/<group>/offsets/<topic>/<partition>    persistent  next offset to read
+ *   /schemas/…                                        persistent  registry state
+ *   /etl/locks/<load>                                 ephemeral   the run allowed to commit
+ *
+ * Every name placed into a path is checked: non-empty, no `/`, not `.` or `..`, no control
+ * characters. A bad name throws INVALID_PATH rather than addressing some other node.
+ */
+import { coordinationError, FORBIDDEN_PATH_CHARACTERS } from './store.js';
+
+/** Checks one name that becomes a single path segment, and returns it. */
+export function pathSegment(kind: string, value: string): string {
+  const fail = (reason: string): never => {
+    throw coordinationError('INVALID_PATH', {
+      message: `${kind} ${JSON.stringify(value)} cannot be a path segment: ${reason}`,
+      details: { kind, value },
+    });
+  };
+  if (typeof value !== 'string' || value.length === 0) fail('empty');
+  if (value.includes('/')) fail("contains '/'");
+  if (value === '.' || value === '..') fail('relative name');
+  if (FORBIDDEN_PATH_CHARACTERS.test(value)) fail('control or reserved character');
+  return value;
+}
+
+/** Checks a number that becomes a path segment (broker id, partition): a non-negative integer. */
+function numberSegment(kind: string, value: number): string {
+  if (!Number.isSafeInteger(value) || value < 0) {
+    throw coordinationError('INVALID_PATH', {
+      message: `${kind} ${String(value)} cannot be a path segment: not a non-negative integer`,
+      details: { kind, value },
+    });
+  }
+  return String(value);
+}
+
+export function brokersPath(): string {
+  return '/brokers';
+}
+
+export function brokerIdsPath(): string {
+  return '/brokers/ids';
+}
+
+export function brokerPath(id: number): string {
+  return `${brokerIdsPath()}/${numberSegment('broker id', id)}`;
+}
+
+export function topicsPath(): string {
+  return '/brokers/topics';
+}
+
+export function topicPath(topic: string): string {
+  return `${topicsPath()}/${pathSegment('topic', topic)}`;
+}
+
+export function topicConfigsPath(): string {
+  return '/config/topics';
+}
+
+export function topicConfigPath(topic: string): string {
+  return `${topicConfigsPath()}/${pathSegment('topic', topic)}`;
+}
+
+export function consumersPath(): string {
+  return '/consumers';
+}
+
+export function consumerGroupPath(group: string): string {
+  return `${consumersPath()}/${pathSegment('consumer group', group)}`;
+}
+
+export function consumerIdsPath(group: string): string {
+  return `${consumerGroupPath(group)}/ids`;
+}
+
+export function consumerPath(group: string, consumerId: string): string {
+  return `${consumerIdsPath(group)}/${pathSegment('consumer id', consumerId)}`;
+}
+
+/** `/consumers/<group>/owners`, or `/consumers/<group>/owners/<topic>` with a topic. */
+export function ownersPath(group: string, topic?: string): string {
+  const base = `${consumerGroupPath(group)}/owners`;
+  return topic === undefined ? base : `${base}/${pathSegment('topic', topic)}`;
+}
+
+export function ownerPath(group: string, topic: string, partition: number): string {
+  return `${ownersPath(group, topic)}/${numberSegment('partition', partition)}`;
+}
+
+/** `/consumers/<group>/offsets`, or `/consumers/<group>/offsets/<topic>` with a topic. */
+export function offsetsPath(group: string, topic?: string): string {
+  const base = `${consumerGroupPath(group)}/offsets`;
+  return topic === undefined ? base : `${base}/${pathSegment('topic', topic)}`;
+}
+
+export function offsetPath(group: string, topic: string, partition: number): string {
+  return `${offsetsPath(group, topic)}/${numberSegment('partition', partition)}`;
+}
+
+export function schemasPath(): string {
+  return '/schemas';
+}
+
+export function etlLocksPath(): string {
+  return '/etl/locks';
+}
+
+export function etlLockPath(load: string): string {
+  return `${etlLocksPath()}/${pathSegment('load', load)}`;
+}
