@@ -24,6 +24,16 @@ export default defineConfig({
           hookTimeout: 120_000,
         },
       },
+      {
+        test: {
+          name: 'compat',
+          include: ['test/compat/**/*.test.ts'],
+          environment: 'node',
+          globalSetup: ['test/compat/global-setup.ts'],
+          testTimeout: 120_000,
+          hookTimeout: 120_000,
+        },
+      },
     ],
   },
 });

@@ -14,6 +14,7 @@ import { defaultLogConfig, type BrokerConfig } from './config.js';
 import type { BrokerContext } from './context.js';
 import { FetchWaiters } from './fetch-waiters.js';
 import { fetchHandler } from './handlers/fetch.js';
+import { findCoordinatorHandler } from './handlers/find-coordinator.js';
 import { listOffsetsHandler } from './handlers/list-offsets.js';
 import { metadataHandler } from './handlers/metadata.js';
 import { produceHandler } from './handlers/produce.js';
@@ -36,7 +37,7 @@ export interface BrokerOptions {
   readonly clusterId?: string;
 }
 
-const API_NAMES: Record<number, string> = { 0: 'Produce', 1: 'Fetch', 2: 'ListOffsets', 3: 'Metadata', 18: 'ApiVersions', 19: 'CreateTopics', 20: 'DeleteTopics' };
+const API_NAMES: Record<number, string> = { 0: 'Produce', 1: 'Fetch', 2: 'ListOffsets', 3: 'Metadata', 10: 'FindCoordinator', 18: 'ApiVersions', 19: 'CreateTopics', 20: 'DeleteTopics' };
 
 export class Broker {
   private stopping: Promise<void> | undefined;
@@ -101,6 +102,7 @@ export class Broker {
         metadataHandler(context),
         createTopicsHandler(context),
         deleteTopicsHandler(context),
+        findCoordinatorHandler(),
       ]);
       broker = new Broker(options.id, server, logs, cluster, options);
       await cluster.start();

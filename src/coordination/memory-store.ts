@@ -1,8 +1,8 @@
 /**
  * The in-process coordination store of standalone mode (ARCHITECTURE.md decision 6): one shared
  * tree, `MemoryCoordination`, and any number of sessions on it, each a `CoordinationStore` with
- * ZooKeeper's semantics — versions, ephemeral owners, sequence numbers from the parent's
- * child-change count, one-shot watches, atomic transactions.
+ * ZooKeeper's semantics — versions, ephemeral owners, sequence numbers from the count of
+ * children ever created under the parent, one-shot watches, atomic transactions.
  *
  * Watches fire asynchronously (on a microtask queued by the change), so a watcher runs before
  * any code awaiting a later operation, as ZooKeeper delivers a notification before the reads
@@ -43,7 +43,10 @@ interface MemorySession {
 interface MemoryNode {
   data: Buffer;
   version: number;
-  /** Child-change count: grows on every child created or deleted; names sequential children. */
+  /**
+   * Children ever created under this node: names sequential children. As ZooKeeper's cversion
+   * for this purpose, it grows on every child creation, sequential or not, but not on deletion.
+   */
   cversion: number;
   readonly owner: MemorySession | undefined;
   readonly children: Set<string>;
@@ -167,11 +170,9 @@ export class MemoryCoordination {
     const name = path.slice(path.lastIndexOf('/') + 1);
     this.nodes.delete(path);
     parentNode.children.delete(name);
-    parentNode.cversion += 1;
     mutation.undo.push(() => {
       this.nodes.set(path, node);
       parentNode.children.add(name);
-      parentNode.cversion -= 1;
     });
     mutation.events.push({ type: 'deleted', path }, { type: 'children-changed', path: parent });
   }

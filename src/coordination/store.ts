@@ -9,8 +9,9 @@
  * - Nodes form a tree of absolute paths (`/a/b`). Each node has data (a Buffer, at most
  *   MAX_DATA_BYTES) and a version that starts at 0 and grows by one on every `set`.
  * - Ephemeral nodes belong to the session that created them and vanish when it closes or
- *   expires; they cannot have children. Sequential nodes get the parent's child-change count
- *   appended as ten zero-padded digits, as ZooKeeper does (`job-0000000007`).
+ *   expires; they cannot have children. Sequential nodes get the number of children ever
+ *   created under the parent (sequential or not; deletions do not count) appended as ten
+ *   zero-padded digits, as ZooKeeper does (`job-0000000007`).
  * - Watches are one-shot: a watcher passed to `get`, `exists` or `children` fires at most once,
  *   for the first matching change, and must be passed again to keep watching. A watcher fires
  *   before the session that set it can read the change it reports. `get` and `children` on a

@@ -7,6 +7,7 @@ import { ApiVersionsApi, type ApiVersionRange } from './api-versions.js';
 import { CreateTopicsApi } from './create-topics.js';
 import { DeleteTopicsApi } from './delete-topics.js';
 import { FetchApi } from './fetch.js';
+import { FindCoordinatorApi } from './find-coordinator.js';
 import { ListOffsetsApi } from './list-offsets.js';
 import { MetadataApi } from './metadata.js';
 import { ProduceApi } from './produce.js';
@@ -15,6 +16,7 @@ export * from './api-versions.js';
 export * from './create-topics.js';
 export * from './delete-topics.js';
 export * from './fetch.js';
+export * from './find-coordinator.js';
 export * from './list-offsets.js';
 export * from './metadata.js';
 export * from './produce.js';
@@ -23,7 +25,7 @@ export * from './produce.js';
 export type AnyApiSchema = ApiSchema<unknown, unknown>;
 
 /** The served APIs in api-key order; each schema's minVersion–maxVersion is what is advertised. */
-export const SUPPORTED_APIS: readonly AnyApiSchema[] = [ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi];
+export const SUPPORTED_APIS: readonly AnyApiSchema[] = [ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi];
 
 const BY_KEY: ReadonlyMap<number, AnyApiSchema> = new Map(SUPPORTED_APIS.map((api) => [api.apiKey, api]));
 

@@ -21,6 +21,7 @@ describe('SUPPORTED_APIS', () => {
       { apiKey: 1, minVersion: 4, maxVersion: 11 },
       { apiKey: 2, minVersion: 1, maxVersion: 5 },
       { apiKey: 3, minVersion: 0, maxVersion: 8 },
+      { apiKey: 10, minVersion: 0, maxVersion: 2 },
       { apiKey: 18, minVersion: 0, maxVersion: 2 },
       { apiKey: 19, minVersion: 0, maxVersion: 4 },
       { apiKey: 20, minVersion: 0, maxVersion: 3 },

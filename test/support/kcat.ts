@@ -1,0 +1,31 @@
+/** Runs Debian's kcat (librdkafka 2.0.2), the reference C client, and collects what it printed. */
+import { spawn } from 'node:child_process';
+
+export interface KcatResult {
+  readonly status: number | null;
+  readonly stdout: string;
+  readonly stderr: string;
+}
+
+export function kcat(args: readonly string[], input?: string | Buffer, timeoutMs = 60_000): Promise<KcatResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn('kcat', [...args], { stdio: ['pipe', 'pipe', 'pipe'] });
+    const stdout: Buffer[] = [];
+    const stderr: Buffer[] = [];
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      reject(new Error(`kcat ${args.join(' ')} did not finish in ${timeoutMs} ms; stderr: ${Buffer.concat(stderr).toString()}`));
+    }, timeoutMs);
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      reject(new Error(`could not run kcat (apt-get install kcat): ${error.message}`));
+    });
+    child.once('close', (status) => {
+      clearTimeout(timer);
+      resolve({ status, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') });
+    });
+    child.stdin.end(input ?? '');
+  });
+}
