@@ -4,6 +4,7 @@ import {
   CreateTopicsApi,
   DeleteTopicsApi,
   FetchApi,
+  FindCoordinatorApi,
   ListOffsetsApi,
   MetadataApi,
   ProduceApi,
@@ -26,13 +27,14 @@ describe('SUPPORTED_APIS', () => {
       { apiKey: 19, minVersion: 0, maxVersion: 4 },
       { apiKey: 20, minVersion: 0, maxVersion: 3 },
     ]);
-    expect(SUPPORTED_APIS).toStrictEqual([ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi]);
+    expect(SUPPORTED_APIS).toStrictEqual([ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi]);
   });
 
   it('finds an API by key and checks versions against its range', () => {
     expect(findApi(1)).toBe(FetchApi);
     expect(findApi(18)).toBe(ApiVersionsApi);
-    expect(findApi(10)).toBeUndefined();
+    expect(findApi(10)).toBe(FindCoordinatorApi);
+    expect(findApi(11)).toBeUndefined();
     expect(isSupportedVersion(1, 3)).toBe(false);
     expect(isSupportedVersion(1, 4)).toBe(true);
     expect(isSupportedVersion(1, 11)).toBe(true);
