@@ -108,6 +108,7 @@ export class Broker {
       await cluster.start();
       await broker.syncLogs();
       logs.startSchedules();
+      router.open();
       logger.info({ id: options.id, listen: `${server.address.host}:${server.address.port}`, dataDir: options.dataDir, recovered: logs.recoveredFromUncleanShutdown }, 'broker started');
       return broker;
     } catch (error) {

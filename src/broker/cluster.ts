@@ -54,6 +54,8 @@ export class Cluster {
   private closed = false;
   private refreshing: Promise<void> | undefined;
   private refreshAgain = false;
+  /** Bumped by local topic changes, so a concurrent reload does not undo them. */
+  private generation = 0;
   /** Paths with a watch armed on the current session. */
   private readonly armed = new Set<string>();
 
@@ -136,6 +138,7 @@ export class Cluster {
       if ((error as TributaryError).code === 'NODE_EXISTS') throw new TopicExistsError(name);
       throw error;
     }
+    this.generation += 1;
     const created = { name, partitions: new Map(Object.entries(assignment).map(([p, b]) => [Number(p), b])), configs: { ...configs } };
     this.topics.set(name, created);
     return created;
@@ -153,6 +156,7 @@ export class Cluster {
     } catch {
       // The topic had no overrides.
     }
+    this.generation += 1;
     this.topics.delete(name);
     this.listener.topicsChanged();
   }
@@ -210,6 +214,7 @@ export class Cluster {
   }
 
   private async load(): Promise<void> {
+    const generation = this.generation;
     const brokerIds = (await this.store.children(brokerIdsPath(), this.watch(brokerIdsPath()))) ?? [];
     const brokers = new Map<number, BrokerInfo>();
     for (const id of brokerIds) {
@@ -229,6 +234,12 @@ export class Cluster {
       const config = (await this.store.exists(configPath, this.watch(configPath))) ? await this.store.get(configPath) : undefined;
       const configs = config === undefined ? {} : ((JSON.parse(config.data.toString('utf8')) as { config?: Record<string, string> }).config ?? {});
       topics.set(name, { name, partitions: new Map(Object.entries(partitions).map(([p, b]) => [Number(p), b])), configs });
+    }
+    if (generation !== this.generation) {
+      // This broker created or deleted a topic while the state was being read: read it again
+      // rather than replace the newer cache with an older picture.
+      this.refreshAgain = true;
+      return;
     }
     this.brokers.clear();
     for (const [id, info] of brokers) this.brokers.set(id, info);

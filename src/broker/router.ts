@@ -54,6 +54,11 @@ export class ReplyWithCleanup<Response> {
 
 export class RequestRouter {
   private readonly handlers = new Map<number, ApiHandler>();
+  private markReady: () => void = () => {};
+  /** Requests wait here until the broker has registered and loaded the cluster state. */
+  private readonly ready = new Promise<void>((resolve) => {
+    this.markReady = resolve;
+  });
 
   constructor(
     handlers: readonly ApiHandler[],
@@ -76,11 +81,17 @@ export class RequestRouter {
     return ranges.sort((a, b) => a.apiKey - b.apiKey);
   }
 
+  /** Lets requests through; until then they wait (the listener opens before the broker is ready). */
+  open(): void {
+    this.markReady();
+  }
+
   connectionClosed(connectionId: number): void {
     for (const handler of this.handlers.values()) handler.onConnectionClosed?.(connectionId);
   }
 
   async route(frame: Buffer, connectionId: number, remoteAddress: string): Promise<RouteOutcome> {
+    await this.ready;
     const reader = new WireReader(frame);
     let header: RequestHeader;
     try {

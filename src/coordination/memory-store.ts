@@ -9,6 +9,8 @@
  * that see the change. Closing a session deletes its ephemerals, which fires other sessions'
  * watches; `expireSession()` simulates an expiry for tests.
  */
+import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { dirname } from 'node:path';
 import { TributaryError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
 import {
@@ -61,6 +63,17 @@ class Mutation {
 export interface MemoryCoordinationOptions {
   /** Where failing watchers and session listeners are reported. */
   readonly logger?: Logger;
+  /**
+   * A file that keeps the persistent nodes across restarts (a standalone broker's topics and
+   * configs live here). Written atomically after every change; ephemeral nodes are never saved.
+   */
+  readonly file?: string;
+}
+
+/** Format of the persistence file: every persistent node, parents before children. */
+interface SavedTree {
+  readonly format: 'tributary-coordination-v1';
+  readonly nodes: readonly { readonly path: string; readonly data: string; readonly version: number; readonly cversion: number }[];
 }
 
 /** The shared tree. Hand each component its own `session()`. */
@@ -70,9 +83,60 @@ export class MemoryCoordination {
   private nextSession = 1;
   readonly logger: Logger;
 
+  private readonly file: string | undefined;
+
   constructor(options: MemoryCoordinationOptions = {}) {
     this.logger = options.logger ?? createLogger({ name: 'coordination', level: 'warn' });
+    this.file = options.file;
     this.nodes.set('/', { data: Buffer.alloc(0), version: 0, cversion: 0, owner: undefined, children: new Set() });
+    if (this.file !== undefined && existsSync(this.file)) this.load(this.file);
+  }
+
+  private load(file: string): void {
+    let saved: SavedTree;
+    try {
+      saved = JSON.parse(readFileSync(file, 'utf8')) as SavedTree;
+    } catch (error) {
+      throw new TributaryError({
+        code: 'COORDINATION_STATE_CORRUPT',
+        message: `the standalone coordination state ${file} cannot be read; restore it from a backup or move it away to start empty`,
+        cause: error,
+      });
+    }
+    if (saved.format !== 'tributary-coordination-v1') {
+      throw new TributaryError({ code: 'COORDINATION_STATE_CORRUPT', message: `${file} is not a Tributary coordination state file` });
+    }
+    for (const node of saved.nodes) {
+      if (node.path === '/') continue;
+      const parent = this.nodes.get(parentPath(node.path));
+      if (parent === undefined) continue;
+      parent.children.add(node.path.slice(node.path.lastIndexOf('/') + 1));
+      this.nodes.set(node.path, { data: Buffer.from(node.data, 'base64'), version: node.version, cversion: node.cversion, owner: undefined, children: new Set() });
+    }
+  }
+
+  private save(): void {
+    if (this.file === undefined) return;
+    const nodes = [...this.nodes.entries()]
+      .filter(([, node]) => node.owner === undefined)
+      .sort(([a], [b]) => a.split('/').length - b.split('/').length || a.localeCompare(b))
+      .map(([path, node]) => ({ path, data: node.data.toString('base64'), version: node.version, cversion: node.cversion }));
+    const saved: SavedTree = { format: 'tributary-coordination-v1', nodes };
+    const temporary = `${this.file}.tmp`;
+    writeFileSync(temporary, JSON.stringify(saved));
+    const fd = openSync(temporary, 'r+');
+    try {
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    renameSync(temporary, this.file);
+    const directory = openSync(dirname(this.file), 'r');
+    try {
+      fsyncSync(directory);
+    } finally {
+      closeSync(directory);
+    }
   }
 
   /** Opens a new session on the tree. */
@@ -117,6 +181,7 @@ export class MemoryCoordination {
       for (const undo of mutation.undo.reverse()) undo();
       throw error;
     }
+    if (this.file !== undefined && mutation.events.length > 0) this.save();
     this.publish(mutation);
     return result;
   }

@@ -91,7 +91,10 @@ export interface CoordinationStore {
   transaction(ops: readonly TransactionOp[]): Promise<TransactionResult[]>;
   /** Subscribes to session events; returns the function that unsubscribes. */
   onSessionEvent(listener: SessionListener): () => void;
-  /** The current session's id, 16 hex digits. It changes when a session expires. */
+  /**
+   * The current session's id, 16 hex digits. It changes when a session expires (ZooKeeperStore:
+   * all zeros until the replacement session is established).
+   */
   sessionId(): string;
   /** Ends the session (its ephemerals are deleted). Later operations fail with CLOSED. */
   close(): Promise<void>;

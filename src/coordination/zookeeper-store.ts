@@ -368,8 +368,8 @@ export class ZooKeeperStore implements CoordinationStore {
     } else if (state === ZkState.EXPIRED) {
       log.warn({ sessionId: this.sessionId() }, 'ZooKeeper session expired; opening a new session');
       this.end(session, 'SESSION_EXPIRED');
-      // Not from inside the library's own state change: let it finish first.
-      setImmediate(() => void closeClient(session.client, false, log));
+      // closeClient waits a turn, so the library finishes its own state change first.
+      void closeClient(session.client, false, log);
       // The new session first, so anything a listener does on 'expired' goes to it.
       this.session = this.openSession();
       this.emit('expired');
@@ -631,6 +631,9 @@ function transactionResults(results: unknown, ops: readonly TransactionOp[]): Tr
  * drops the connection), which we wait for, briefly; a dead or connecting one is just let go.
  */
 async function closeClient(client: Client, connected: boolean, logger: Logger): Promise<void> {
+  // A client created in this very turn has no socket yet (it makes one on the next tick), and
+  // the library throws if asked to close then, leaving that socket to connect anyway.
+  if (!connected) await new Promise<void>((resolve) => setImmediate(resolve));
   const gone = connected
     ? new Promise<void>((resolve) => {
         const timer = setTimeout(resolve, CLOSE_WAIT_MS);
@@ -643,7 +646,6 @@ async function closeClient(client: Client, connected: boolean, logger: Logger): 
   try {
     client.close();
   } catch (error) {
-    // The library throws when asked to close before its first socket exists.
     logger.debug({ err: error }, 'closing the ZooKeeper client failed; dropping it');
     return;
   }

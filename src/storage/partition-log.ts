@@ -88,6 +88,8 @@ export class PartitionLog {
   private unflushedRecords = 0;
   private firstUnflushedAt = 0;
   private flushing: Promise<void> | undefined;
+  /** What recovery after an unclean stop checked and cut (logged once at load). */
+  private readonly recoveryReport = { segmentsChecked: 0, batchesVerified: 0, bytesTruncated: 0, segmentsDeleted: 0 };
   private writeGroup: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined;
   private failure: Error | undefined;
   private closed = false;
@@ -514,6 +516,10 @@ export class PartitionLog {
     if (!options.cleanShutdown) {
       // What survived the crash is valid; make it durable before exposing it.
       for (const segment of this.segments.slice(Math.min(recoverFrom, this.segments.length - 1))) await segment.flush();
+      this.logger.info(
+        { ...this.recoveryReport, recoveryPoint: options.recoveryPoint, logEndOffset: this.logEndOffset },
+        this.recoveryReport.bytesTruncated > 0 ? 'recovered log; truncated invalid bytes' : 'recovered log; every batch valid',
+      );
     }
     this.flushedMark = this.endMark();
     this.highWatermarkMark = this.flushedMark;
@@ -528,6 +534,8 @@ export class PartitionLog {
 
   private dropSegmentsFrom(index: number): void {
     for (const later of this.segments.splice(index)) {
+      this.recoveryReport.segmentsDeleted += 1;
+      this.recoveryReport.bytesTruncated += later.size;
       this.logger.warn({ segment: later.baseOffset }, 'deleting segment after the truncation point');
       later.delete();
     }
@@ -544,7 +552,10 @@ export class PartitionLog {
       segment.track(batch, this.config.indexIntervalBytes),
     );
     segment.index.rewriteFiles();
+    this.recoveryReport.segmentsChecked += 1;
+    this.recoveryReport.batchesVerified += scan.batches;
     if (scan.damage === undefined) return false;
+    this.recoveryReport.bytesTruncated += segment.size - scan.validEnd;
     this.logger.warn(
       { segment: segment.baseOffset, position: scan.damage.position, reason: scan.damage.reason, bytesDropped: segment.size - scan.validEnd },
       'recovery truncated the segment at the first invalid byte',

@@ -43,7 +43,7 @@ export async function startInProcessBroker(settings: Record<string, string> = {}
     listen: { host: LOOPBACK, port: 0 },
     dataDir: directory,
     config: parseBrokerConfig(settings, 'test settings'),
-    store: new MemoryCoordination().session(),
+    store: new MemoryCoordination({ file: join(directory, 'standalone-coordination.json') }).session(),
     logger: createLogger({ name: 'test-broker', level: 'info', destination }),
   });
   return { broker, bootstrap: `${LOOPBACK}:${broker.port}`, dataDir: directory, logLines, stop: () => broker.stop() };

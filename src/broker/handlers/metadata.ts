@@ -64,6 +64,7 @@ async function autoCreate(context: BrokerContext, name: string, clientAllows: bo
     return created;
   } catch (error) {
     if (error instanceof TributaryError && error.code === 'TOPIC_ALREADY_EXISTS') {
+      context.logger.debug({ topic: name, cached: context.cluster.topic(name) !== undefined }, 'auto-create raced with another creation');
       return context.cluster.topic(name) ?? KafkaErrorCode.LEADER_NOT_AVAILABLE;
     }
     context.logger.error({ err: error, topic: name }, 'auto-creating a topic failed');

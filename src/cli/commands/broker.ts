@@ -2,7 +2,8 @@
  * `tributary broker start`: runs a broker in the foreground, logging JSON lines to stdout, until
  * SIGTERM or SIGINT, which stop it cleanly (exit 0).
  */
-import { readFileSync } from 'node:fs';
+import { mkdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { pino } from 'pino';
 import { Broker } from '../../broker/broker.js';
@@ -15,6 +16,9 @@ import { MemoryCoordination } from '../../coordination/memory-store.js';
 import type { CoordinationStore } from '../../coordination/store.js';
 import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
 import { z } from 'zod';
+
+/** In a standalone broker's data dir: the in-process coordination state (topics, configs). */
+export const STANDALONE_STATE_FILE = 'standalone-coordination.json';
 
 export interface BrokerStartOptions {
   readonly id: string;
@@ -53,8 +57,10 @@ export async function startBroker(options: BrokerStartOptions): Promise<void> {
   const logger = createLogger({ name: `broker-${flags.id}`, level: (options.logLevel ?? 'info') as 'info', destination: pino.destination({ fd: 1, sync: false }) });
 
   let store: CoordinationStore;
+  mkdirSync(flags.dataDir, { recursive: true });
   if (flags.zookeeper === undefined) {
-    store = new MemoryCoordination().session();
+    // Standalone: topics and their settings are kept beside the logs, so they survive a restart.
+    store = new MemoryCoordination({ file: join(flags.dataDir, STANDALONE_STATE_FILE), logger }).session();
   } else {
     store = await ZooKeeperStore.connect(flags.zookeeper, { sessionTimeoutMs: config['zookeeper.session.timeout.ms'], logger });
   }

@@ -1,0 +1,808 @@
+/**
+ * Request frames for fuzzing the broker, all drawn from one seeded PRNG (the same seed gives the
+ * same frames):
+ *
+ *   random-body     correct size prefix, random bytes (sometimes behind a served key/version)
+ *   random-stream   raw random bytes, the size prefix included
+ *   mutated         a valid request of any served API and version, then 1–4 mutations (bit flips,
+ *                   byte overwrites, interesting INT16/INT32 values, insertions, deletions,
+ *                   duplication, truncation), size prefix recomputed
+ *   framing         valid requests behind a lying size prefix: negative, zero, huge, larger or
+ *                   smaller than the bytes sent, a TLS ClientHello, an HTTP request
+ *   unknown-api     unknown API keys and versions out of the served ranges (ApiVersions v3+ too)
+ *   corrupt-batch   well-formed Produce requests whose record batch is wrong in one precise way
+ *   valid           untouched valid requests
+ *
+ * `analyzeFrame` predicts what the broker must do with a well-framed frame — answer it, close the
+ * connection, or (Produce acks=0) either stay silent or close — by decoding it exactly as the
+ * router does, with the protocol layer's own header and schema decoders.
+ */
+import { createHash } from 'node:crypto';
+import {
+  ApiVersionsApi,
+  CreateTopicsApi,
+  DeleteTopicsApi,
+  FetchApi,
+  FindCoordinatorApi,
+  ListOffsetsApi,
+  MetadataApi,
+  ProduceApi,
+  SUPPORTED_APIS,
+  findApi,
+  type AnyApiSchema,
+  type CreateTopicsRequest,
+  type DeleteTopicsRequest,
+  type FetchRequest,
+  type MetadataRequest,
+  type ProduceRequest,
+} from '../../src/protocol/apis/index.js';
+import { decodeRequestHeader, encodeRequestHeader, type RequestHeader } from '../../src/protocol/headers.js';
+import { KafkaErrorCode, KafkaProtocolError } from '../../src/protocol/kafka-errors.js';
+import {
+  ATTRIBUTES_OFFSET,
+  BASE_SEQUENCE_OFFSET,
+  BATCH_LENGTH_OFFSET,
+  CONTROL_FLAG,
+  CRC_OFFSET,
+  LAST_OFFSET_DELTA_OFFSET,
+  MAGIC_OFFSET,
+  PRODUCER_ID_OFFSET,
+  RECORDS_COUNT_OFFSET,
+  validateBatchForAppend,
+  writeBatchCrc,
+} from '../../src/protocol/record-batch.js';
+import { encodeRecordBatch, type RecordInput } from '../../src/protocol/records.js';
+import { decodeRequestBody, encodeRequestBody } from '../../src/protocol/schema.js';
+import { MalformedMessageError, WireReader, WireWriter } from '../../src/protocol/wire.js';
+
+/** socket.request.max.bytes, the broker default (100 MiB). */
+export const MAX_REQUEST_BYTES = 104_857_600;
+
+// ---------------------------------------------------------------------------------------------
+// PRNG
+
+/** mulberry32: small, fast and good enough to drive a fuzzer; deterministic for a seed. */
+export class Prng {
+  private state: number;
+
+  constructor(seed: number) {
+    this.state = seed >>> 0;
+  }
+
+  uint32(): number {
+    this.state = (this.state + 0x6d2b79f5) >>> 0;
+    let t = this.state;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return (t ^ (t >>> 14)) >>> 0;
+  }
+
+  float(): number {
+    return this.uint32() / 4_294_967_296;
+  }
+
+  /** An integer in [0, n). */
+  below(n: number): number {
+    return Math.floor(this.float() * n);
+  }
+
+  /** An integer in [min, max]. */
+  between(min: number, max: number): number {
+    return min + this.below(max - min + 1);
+  }
+
+  chance(probability: number): boolean {
+    return this.float() < probability;
+  }
+
+  pick<T>(items: readonly T[]): T {
+    const item = items[this.below(items.length)];
+    if (item === undefined) throw new Error('pick from an empty list');
+    return item;
+  }
+
+  weighted<T>(entries: readonly (readonly [T, number])[]): T {
+    const total = entries.reduce((sum, [, weight]) => sum + weight, 0);
+    let roll = this.float() * total;
+    for (const [value, weight] of entries) {
+      roll -= weight;
+      if (roll < 0) return value;
+    }
+    const last = entries[entries.length - 1];
+    if (last === undefined) throw new Error('weighted pick from an empty list');
+    return last[0];
+  }
+
+  bytes(count: number): Buffer {
+    const bytes = Buffer.allocUnsafe(count);
+    for (let i = 0; i < count; i += 1) bytes[i] = this.uint32() & 0xff;
+    return bytes;
+  }
+
+  /** A length skewed to small values, up to `max`. */
+  smallLength(max: number): number {
+    return Math.min(max, Math.floor(Math.pow(this.float(), 3) * (max + 1)));
+  }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Frames
+
+export type FrameCategory = 'random-body' | 'random-stream' | 'mutated' | 'framing' | 'unknown-api' | 'corrupt-batch' | 'valid';
+
+export const FRAME_CATEGORIES: readonly FrameCategory[] = ['random-body', 'random-stream', 'mutated', 'framing', 'unknown-api', 'corrupt-batch', 'valid'];
+
+/**
+ * What the client does around a frame:
+ *   analyze  the size prefix is honest; analyzeFrame predicts the broker's answer
+ *   close    the broker must close the connection on its own, having read only the size prefix
+ *   raw      the framing lies in a way the broker can only wait out: the client half-closes after
+ *            it and accepts whatever well-formed responses come back
+ */
+export type FrameHandling = 'analyze' | 'close' | 'raw';
+
+export interface FuzzFrame {
+  readonly category: FrameCategory;
+  /** The generator that made it, e.g. `bitflip`, `negative-size`, `crc`. */
+  readonly kind: string;
+  /** Exactly what goes on the wire, size prefix included. */
+  readonly bytes: Buffer;
+  readonly handling: FrameHandling;
+  /** corrupt-batch frames: the error code the Produce response must carry for the bad batch. */
+  readonly expectedError: number | undefined;
+}
+
+export interface FuzzTopic {
+  readonly name: string;
+  readonly partitions: number;
+}
+
+export interface FrameFactoryOptions {
+  /** Topics that exist, for Produce, Fetch, ListOffsets and Metadata. */
+  readonly topics: readonly FuzzTopic[];
+  /** Throwaway names for CreateTopics and DeleteTopics. */
+  readonly scratchTopics: readonly string[];
+}
+
+const CATEGORY_WEIGHTS: readonly (readonly [FrameCategory, number])[] = [
+  ['random-body', 12],
+  ['random-stream', 4],
+  ['mutated', 46],
+  ['framing', 8],
+  ['unknown-api', 10],
+  ['corrupt-batch', 14],
+  ['valid', 6],
+];
+
+const SERVED_KEYS = new Set(SUPPORTED_APIS.map((api) => api.apiKey));
+const INTERESTING_INT16 = [0, 1, -1, -2, 0x7f, 0x80, 0xff, 0x7fff, -0x8000, 0x100];
+const INTERESTING_INT32 = [0, 1, -1, -2, 0x7f, 0xff, 0xffff, 0x10000, 0x7fffffff, -0x80000000, 0x7ffffffe, MAX_REQUEST_BYTES, MAX_REQUEST_BYTES + 1];
+const CLIENT_IDS: readonly (string | null)[] = ['fuzz', 'rdkafka', null, '', 'x'.repeat(120), 'ü-client'];
+
+/** Size prefix + body. */
+export function framed(body: Buffer, declaredSize = body.length): Buffer {
+  const prefix = Buffer.allocUnsafe(4);
+  prefix.writeInt32BE(declaredSize | 0, 0);
+  return Buffer.concat([prefix, body]);
+}
+
+/** Header + body of one request, as a client would send it (no size prefix). */
+export function requestBody<Req, Res>(api: { readonly apiKey: number } & Parameters<typeof encodeRequestBody<Req, Res>>[0], version: number, correlationId: number, request: Req, clientId: string | null = 'fuzz'): Buffer {
+  const writer = new WireWriter();
+  encodeRequestHeader(writer, { apiKey: api.apiKey, apiVersion: version, correlationId, clientId });
+  encodeRequestBody(api, version, request, writer);
+  return writer.toBuffer();
+}
+
+/** A legacy MessageSet entry (magic 0 or 1) holding one message with a value of `valueLength` bytes. */
+export function legacyMessageSet(magic: 0 | 1, value: Buffer): Buffer {
+  const bodyLength = 4 + 1 + 1 + (magic === 1 ? 8 : 0) + 4 + 4 + value.length;
+  const bytes = Buffer.alloc(12 + bodyLength);
+  bytes.writeBigInt64BE(0n, 0);
+  bytes.writeInt32BE(bodyLength, 8);
+  let position = 16; // after the CRC, which the broker never gets to check
+  bytes.writeInt8(magic, position++);
+  bytes.writeInt8(0, position++);
+  if (magic === 1) {
+    bytes.writeBigInt64BE(1_700_000_000_000n, position);
+    position += 8;
+  }
+  bytes.writeInt32BE(-1, position); // null key
+  position += 4;
+  bytes.writeInt32BE(value.length, position);
+  position += 4;
+  value.copy(bytes, position);
+  bytes.writeUInt32BE(0xdeadbeef, 12);
+  return bytes;
+}
+
+export class FrameFactory {
+  private correlationId = 1;
+  private timestamp = 1_700_000_000_000;
+  readonly generated = new Map<string, number>();
+
+  constructor(
+    private readonly rng: Prng,
+    private readonly options: FrameFactoryOptions,
+  ) {}
+
+  nextCorrelationId(): number {
+    const id = this.correlationId;
+    this.correlationId = (this.correlationId + 1) & 0x7fffffff;
+    return id;
+  }
+
+  /** The next frame of a weighted-random category. */
+  next(): FuzzFrame {
+    const category = this.rng.weighted(CATEGORY_WEIGHTS);
+    switch (category) {
+      case 'random-body':
+        return this.randomBody();
+      case 'random-stream':
+        return this.randomStream();
+      case 'mutated':
+        return this.mutated();
+      case 'framing':
+        return this.framing();
+      case 'unknown-api':
+        return this.unknownApi();
+      case 'corrupt-batch':
+        return this.corruptBatch();
+      case 'valid': {
+        const request = this.validRequest();
+        return this.frame('valid', request.api.name, framed(request.body), 'analyze');
+      }
+    }
+  }
+
+  private frame(category: FrameCategory, kind: string, bytes: Buffer, handling: FrameHandling, expectedError?: number): FuzzFrame {
+    const key = `${category}/${kind}`;
+    this.generated.set(key, (this.generated.get(key) ?? 0) + 1);
+    return { category, kind, bytes, handling, expectedError };
+  }
+
+  // -- valid requests --------------------------------------------------------------------------
+
+  private topic(): FuzzTopic {
+    return this.rng.pick(this.options.topics);
+  }
+
+  private partitionOf(topic: FuzzTopic): number {
+    // Now and then a partition that does not exist.
+    return this.rng.chance(0.05) ? this.rng.pick([topic.partitions, 99, -1]) : this.rng.below(topic.partitions);
+  }
+
+  private clientId(): string | null {
+    return this.rng.chance(0.7) ? 'fuzz' : this.rng.pick(CLIENT_IDS);
+  }
+
+  /** A valid record batch of 1–5 small records. */
+  batch(): Buffer {
+    const count = this.rng.between(1, 5);
+    const records: RecordInput[] = [];
+    for (let i = 0; i < count; i += 1) {
+      this.timestamp += this.rng.between(0, 10);
+      records.push({
+        key: this.rng.chance(0.5) ? null : this.rng.bytes(this.rng.between(0, 12)),
+        value: this.rng.chance(0.05) ? null : this.rng.bytes(this.rng.smallLength(200)),
+        headers: this.rng.chance(0.2) ? [{ key: 'h', value: this.rng.bytes(3) }] : [],
+        timestamp: this.timestamp,
+      });
+    }
+    return encodeRecordBatch(records);
+  }
+
+  produceBody(version: number, records: Buffer | null, acks: number, correlationId = this.nextCorrelationId()): Buffer {
+    const topic = this.topic();
+    const request: ProduceRequest = {
+      transactionalId: null,
+      acks,
+      timeoutMs: this.rng.pick([1000, 30_000, 0]),
+      topicData: [{ name: topic.name, partitionData: [{ index: this.partitionOf(topic), records }] }],
+    };
+    return requestBody(ProduceApi, version, correlationId, request, this.clientId());
+  }
+
+  /** A valid request of a served API and version (ApiVersions v0–3 included). */
+  validRequest(): { api: AnyApiSchema; version: number; body: Buffer } {
+    const rng = this.rng;
+    const api = rng.weighted<AnyApiSchema>([
+      [ProduceApi, 30],
+      [FetchApi, 14],
+      [MetadataApi, 14],
+      [ListOffsetsApi, 10],
+      [ApiVersionsApi, 10],
+      [CreateTopicsApi, 8],
+      [DeleteTopicsApi, 8],
+      [FindCoordinatorApi, 6],
+    ]);
+    const correlationId = this.nextCorrelationId();
+    const clientId = this.clientId();
+    switch (api.apiKey) {
+      case ProduceApi.apiKey: {
+        const version = rng.chance(0.85) ? rng.pick([3, 7, 8]) : rng.between(0, 8);
+        const acks = rng.weighted([[1, 6], [-1, 3], [0, 1]] as const);
+        const topics = [this.topic(), ...(rng.chance(0.15) ? [this.topic()] : [])];
+        const request: ProduceRequest = {
+          transactionalId: null,
+          acks,
+          timeoutMs: 30_000,
+          topicData: topics.map((topic) => ({
+            name: topic.name,
+            partitionData: Array.from({ length: rng.chance(0.15) ? 2 : 1 }, () => ({ index: this.partitionOf(topic), records: this.batch() })),
+          })),
+        };
+        return { api, version, body: requestBody(ProduceApi, version, correlationId, request, clientId) };
+      }
+      case FetchApi.apiKey: {
+        const version = rng.chance(0.7) ? 11 : rng.between(4, 11);
+        const topic = this.topic();
+        const request: FetchRequest = {
+          replicaId: -1,
+          maxWaitMs: rng.pick([0, 0, 0, 10, 50]),
+          minBytes: rng.pick([0, 1, 1, 64]),
+          maxBytes: rng.pick([1_048_576, 52_428_800, 1000, 0]),
+          isolationLevel: rng.pick([0, 1]),
+          sessionId: 0,
+          sessionEpoch: -1,
+          topics: [{ topic: topic.name, partitions: [{ partition: this.partitionOf(topic), currentLeaderEpoch: -1, fetchOffset: BigInt(rng.pick([0, 0, 1, 3, 10, 1000, -1])), logStartOffset: -1n, partitionMaxBytes: rng.pick([1_048_576, 65_536, 100, 0]) }] }],
+          forgottenTopicsData: [],
+          rackId: '',
+        };
+        return { api, version, body: requestBody(FetchApi, version, correlationId, request, clientId) };
+      }
+      case MetadataApi.apiKey: {
+        const version = rng.between(0, 8);
+        const names = Array.from({ length: rng.between(0, 2) }, () => (rng.chance(0.8) ? this.topic().name : rng.pick(this.options.scratchTopics)));
+        const request: MetadataRequest = {
+          topics: version >= 1 && rng.chance(0.4) ? null : names.map((name) => ({ name })),
+          allowAutoTopicCreation: rng.chance(0.3),
+          includeClusterAuthorizedOperations: false,
+          includeTopicAuthorizedOperations: false,
+        };
+        return { api, version, body: requestBody(MetadataApi, version, correlationId, request, clientId) };
+      }
+      case ListOffsetsApi.apiKey: {
+        const version = rng.between(1, 5);
+        const topic = this.topic();
+        const timestamp = rng.pick([-1n, -2n, 0n, 1_700_000_000_000n, BigInt(this.timestamp), -3n]);
+        const request = { replicaId: -1, isolationLevel: 0, topics: [{ name: topic.name, partitions: [{ partitionIndex: this.partitionOf(topic), currentLeaderEpoch: -1, timestamp }] }] };
+        return { api, version, body: requestBody(ListOffsetsApi, version, correlationId, request, clientId) };
+      }
+      case ApiVersionsApi.apiKey: {
+        const version = rng.between(0, 3);
+        if (version === 3) return { api, version, body: apiVersionsV3Body(correlationId, clientId ?? 'fuzz') };
+        return { api, version, body: requestBody(ApiVersionsApi, version, correlationId, {}, clientId) };
+      }
+      case CreateTopicsApi.apiKey: {
+        const version = rng.between(0, 4);
+        const request: CreateTopicsRequest = {
+          topics: [
+            {
+              name: rng.pick(this.options.scratchTopics),
+              numPartitions: rng.pick([1, 2, -1]),
+              replicationFactor: rng.pick([1, -1, 1, 3]),
+              assignments: [],
+              configs: rng.chance(0.3) ? [{ name: 'retention.ms', value: rng.pick(['3600000', 'soon', null]) }] : [],
+            },
+          ],
+          timeoutMs: 5000,
+          validateOnly: rng.chance(0.3),
+        };
+        return { api, version, body: requestBody(CreateTopicsApi, version, correlationId, request, clientId) };
+      }
+      case DeleteTopicsApi.apiKey: {
+        const version = rng.between(0, 3);
+        const request: DeleteTopicsRequest = { topicNames: Array.from({ length: rng.between(1, 2) }, () => rng.pick(this.options.scratchTopics)), timeoutMs: 5000 };
+        return { api, version, body: requestBody(DeleteTopicsApi, version, correlationId, request, clientId) };
+      }
+      default: {
+        const version = rng.between(0, 2);
+        return { api: FindCoordinatorApi, version, body: requestBody(FindCoordinatorApi, version, correlationId, { key: 'fuzz-group', keyType: 0 }, clientId) };
+      }
+    }
+  }
+
+  // -- categories ------------------------------------------------------------------------------
+
+  private randomBody(): FuzzFrame {
+    const rng = this.rng;
+    if (rng.chance(0.4)) {
+      // A served key and version, then garbage: reaches the schema decoders.
+      const api = rng.pick(SUPPORTED_APIS);
+      const writer = new WireWriter();
+      encodeRequestHeader(writer, { apiKey: api.apiKey, apiVersion: rng.between(api.minVersion, api.maxVersion), correlationId: this.nextCorrelationId(), clientId: this.clientId() });
+      return this.frame('random-body', 'served-header', framed(Buffer.concat([writer.toBuffer(), rng.bytes(rng.smallLength(300))])), 'analyze');
+    }
+    return this.frame('random-body', 'bytes', framed(rng.bytes(rng.smallLength(400))), 'analyze');
+  }
+
+  private randomStream(): FuzzFrame {
+    return this.frame('random-stream', 'bytes', this.rng.bytes(this.rng.between(1, 512)), 'raw');
+  }
+
+  private mutated(): FuzzFrame {
+    const { api, body } = this.validRequest();
+    const operations = this.rng.weighted([[1, 6], [2, 3], [3, 2], [4, 1]] as const);
+    let bytes = body;
+    const kinds: string[] = [];
+    for (let i = 0; i < operations; i += 1) {
+      const result = this.mutate(bytes);
+      bytes = result.bytes;
+      kinds.push(result.kind);
+    }
+    return this.frame('mutated', `${api.name}:${kinds.join('+')}`, framed(bytes), 'analyze');
+  }
+
+  /** One mutation of `body` (header and body of a request, no size prefix). */
+  mutate(body: Buffer): { kind: string; bytes: Buffer } {
+    const rng = this.rng;
+    const bytes = Buffer.from(body);
+    const at = rng.below(Math.max(bytes.length, 1));
+    const kind = rng.weighted([
+      ['bitflip', 30],
+      ['byte', 12],
+      ['int16', 10],
+      ['int32', 12],
+      ['insert', 10],
+      ['delete', 10],
+      ['truncate', 8],
+      ['duplicate', 4],
+      ['splice', 4],
+    ] as const);
+    switch (kind) {
+      case 'bitflip':
+        if (bytes.length > 0) bytes[at] = (bytes[at] ?? 0) ^ (1 << rng.below(8));
+        return { kind, bytes };
+      case 'byte':
+        if (bytes.length > 0) bytes[at] = rng.pick([0x00, 0xff, 0x7f, 0x80, rng.below(256)]);
+        return { kind, bytes };
+      case 'int16':
+        if (at + 2 <= bytes.length) bytes.writeInt16BE(rng.pick(INTERESTING_INT16), at);
+        return { kind, bytes };
+      case 'int32':
+        if (at + 4 <= bytes.length) {
+          const remaining = bytes.length - at - 4;
+          bytes.writeInt32BE(rng.pick([...INTERESTING_INT32, remaining, remaining + 1, remaining - 1]) | 0, at);
+        }
+        return { kind, bytes };
+      case 'insert':
+        return { kind, bytes: Buffer.concat([bytes.subarray(0, at), rng.bytes(rng.between(1, 16)), bytes.subarray(at)]) };
+      case 'delete':
+        return { kind, bytes: Buffer.concat([bytes.subarray(0, at), bytes.subarray(at + rng.between(1, 16))]) };
+      case 'truncate':
+        return { kind, bytes: bytes.subarray(0, at) };
+      case 'duplicate': {
+        const length = rng.between(1, 32);
+        return { kind, bytes: Buffer.concat([bytes.subarray(0, at), bytes.subarray(at, at + length), bytes.subarray(at)]) };
+      }
+      case 'splice': {
+        // The tail of another valid request after the head of this one.
+        const other = this.validRequest().body;
+        return { kind, bytes: Buffer.concat([bytes.subarray(0, at), other.subarray(rng.below(Math.max(other.length, 1)))]) };
+      }
+    }
+  }
+
+  private framing(): FuzzFrame {
+    const rng = this.rng;
+    const body = this.validRequest().body;
+    const kind = rng.weighted([
+      ['negative-size', 14],
+      ['zero-size', 8],
+      ['huge-size', 14],
+      ['int32-max-size', 6],
+      ['tls-client-hello', 4],
+      ['http-request', 4],
+      ['declared-larger', 16],
+      ['declared-smaller', 16],
+      ['partial-prefix', 6],
+      ['at-limit', 4],
+    ] as const);
+    switch (kind) {
+      case 'negative-size':
+        return this.frame('framing', kind, framed(body, rng.pick([-1, -2, -0x80000000, -rng.between(1, 0x7fffffff)])), 'close');
+      case 'zero-size':
+        return this.frame('framing', kind, framed(rng.chance(0.5) ? Buffer.alloc(0) : body, 0), 'close');
+      case 'huge-size':
+        return this.frame('framing', kind, framed(body, rng.between(MAX_REQUEST_BYTES + 1, 0x7fffffff)), 'close');
+      case 'int32-max-size':
+        return this.frame('framing', kind, framed(rng.chance(0.5) ? Buffer.alloc(0) : body, 0x7fffffff), 'close');
+      case 'tls-client-hello':
+        // TLS 1.2 ClientHello record header: reads as a size of 369,295,xxx bytes.
+        return this.frame('framing', kind, Buffer.concat([Buffer.from([0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03]), rng.bytes(32)]), 'close');
+      case 'http-request':
+        return this.frame('framing', kind, Buffer.from('GET / HTTP/1.1\r\nHost: tributary\r\n\r\n'), 'close');
+      case 'declared-larger':
+        return this.frame('framing', kind, framed(body, body.length + rng.pick([1, 2, 7, 100, 65_536, MAX_REQUEST_BYTES - body.length])), 'raw');
+      case 'declared-smaller':
+        return this.frame('framing', kind, framed(body, Math.max(0, body.length - rng.between(1, Math.max(1, body.length)))), 'raw');
+      case 'partial-prefix':
+        return this.frame('framing', kind, framed(body).subarray(0, rng.between(1, 3)), 'raw');
+      case 'at-limit':
+        return this.frame('framing', kind, framed(body, MAX_REQUEST_BYTES), 'raw');
+    }
+  }
+
+  private unknownApi(): FuzzFrame {
+    const rng = this.rng;
+    const correlationId = this.nextCorrelationId();
+    const kind = rng.weighted([
+      ['unknown-key', 40],
+      ['version-too-high', 25],
+      ['version-too-low', 15],
+      ['api-versions-v3+', 20],
+    ] as const);
+    const writer = new WireWriter();
+    switch (kind) {
+      case 'unknown-key': {
+        let apiKey = rng.pick([9999, 77, -1, 4, 5, 8, 9, 11, 12, 32, 36, 60, 0x7fff, -0x8000, rng.between(-0x8000, 0x7fff)]);
+        while (SERVED_KEYS.has(apiKey)) apiKey = rng.between(21, 0x7fff);
+        encodeRequestHeader(writer, { apiKey, apiVersion: rng.between(-1, 12), correlationId, clientId: this.clientId() });
+        const tail = rng.chance(0.5) ? this.validRequest().body.subarray(0) : rng.bytes(rng.smallLength(100));
+        return this.frame('unknown-api', kind, framed(Buffer.concat([writer.toBuffer(), tail])), 'analyze');
+      }
+      case 'version-too-high':
+      case 'version-too-low': {
+        const api = rng.pick(SUPPORTED_APIS.filter((candidate) => candidate.apiKey !== ApiVersionsApi.apiKey || kind === 'version-too-low'));
+        const version = kind === 'version-too-high' ? rng.pick([api.maxVersion + 1, api.maxVersion + 2, 12, 0x7fff]) : rng.pick([api.minVersion - 1, -1, -0x8000]);
+        encodeRequestHeader(writer, { apiKey: api.apiKey, apiVersion: version, correlationId, clientId: this.clientId() });
+        // A body valid for the nearest served version, so only the version is wrong.
+        const served = Math.min(Math.max(version, api.minVersion), api.maxVersion);
+        const valid = this.validRequestOf(api, served);
+        const header = new WireReader(valid);
+        decodeRequestHeader(header);
+        return this.frame('unknown-api', `${kind}:${api.name}`, framed(Buffer.concat([writer.toBuffer(), valid.subarray(header.position)])), 'analyze');
+      }
+      case 'api-versions-v3+': {
+        const version = rng.pick([3, 3, 4, 5, 0x7fff]);
+        const body = apiVersionsV3Body(correlationId, this.clientId() ?? 'fuzz', version);
+        return this.frame('unknown-api', kind, framed(rng.chance(0.2) ? Buffer.concat([body, rng.bytes(rng.between(1, 20))]) : body), 'analyze');
+      }
+    }
+  }
+
+  private validRequestOf(api: AnyApiSchema, version: number): Buffer {
+    for (;;) {
+      const candidate = this.validRequest();
+      if (candidate.api.apiKey === api.apiKey && candidate.version === version) return candidate.body;
+      if (candidate.api.apiKey === api.apiKey && api.apiKey !== ApiVersionsApi.apiKey) {
+        // Re-encode the same kind of request at the wanted version.
+        const header = new WireReader(candidate.body);
+        const decoded = decodeRequestHeader(header);
+        const request = decodeRequestBody(api, candidate.version, header);
+        return requestBody(api, version, decoded.correlationId, request, decoded.clientId);
+      }
+    }
+  }
+
+  private corruptBatch(): FuzzFrame {
+    const rng = this.rng;
+    const version = rng.pick([3, 7, 8]);
+    const acks = rng.pick([1, -1]);
+    const batch = this.batch();
+    const kind = rng.weighted([
+      ['crc-field', 12],
+      ['crc-payload', 12],
+      ['length-longer', 8],
+      ['length-shorter', 8],
+      ['truncated', 8],
+      ['trailing-bytes', 6],
+      ['two-batches', 4],
+      ['magic-0', 5],
+      ['magic-1', 5],
+      ['legacy-message-set', 6],
+      ['count-mismatch', 8],
+      ['negative-last-offset-delta', 4],
+      ['control-flag', 6],
+      ['base-offset', 4],
+      ['producer-without-sequence', 4],
+      ['null-records', 3],
+      ['empty-records', 3],
+      ['short-garbage', 4],
+    ] as const);
+    let records: Buffer | null = batch;
+    let expected: number = KafkaErrorCode.INVALID_RECORD;
+    switch (kind) {
+      case 'crc-field':
+        batch[CRC_OFFSET + rng.below(4)] ^= 1 << rng.below(8);
+        expected = KafkaErrorCode.CORRUPT_MESSAGE;
+        break;
+      case 'crc-payload': {
+        const at = ATTRIBUTES_OFFSET + rng.below(batch.length - ATTRIBUTES_OFFSET);
+        batch[at] = (batch[at] ?? 0) ^ (1 << rng.below(8));
+        expected = KafkaErrorCode.CORRUPT_MESSAGE;
+        break;
+      }
+      case 'length-longer':
+        batch.writeInt32BE(batch.readInt32BE(BATCH_LENGTH_OFFSET) + rng.pick([1, 4, 1000, 0x10000000]), BATCH_LENGTH_OFFSET);
+        expected = KafkaErrorCode.CORRUPT_MESSAGE;
+        break;
+      case 'length-shorter':
+        batch.writeInt32BE(rng.pick([batch.readInt32BE(BATCH_LENGTH_OFFSET) - rng.between(1, 20), 0, -1, -0x80000000]), BATCH_LENGTH_OFFSET);
+        break;
+      case 'truncated':
+        records = batch.subarray(0, rng.between(0, batch.length - 1));
+        expected = KafkaErrorCode.CORRUPT_MESSAGE;
+        if (records.length === 0) expected = KafkaErrorCode.INVALID_RECORD; // "carries no records"
+        break;
+      case 'trailing-bytes':
+        records = Buffer.concat([batch, rng.bytes(rng.between(1, 40))]);
+        break;
+      case 'two-batches':
+        records = Buffer.concat([batch, this.batch()]);
+        break;
+      case 'magic-0':
+      case 'magic-1':
+        batch.writeInt8(kind === 'magic-0' ? 0 : 1, MAGIC_OFFSET);
+        break;
+      case 'legacy-message-set':
+        // Values of 50+ bytes: at least a batch header long, so the magic is what gets refused.
+        records = legacyMessageSet(rng.pick([0, 1] as const), rng.bytes(rng.between(50, 120)));
+        break;
+      case 'count-mismatch':
+        batch.writeInt32BE(batch.readInt32BE(RECORDS_COUNT_OFFSET) + rng.pick([1, -1, 1000, 0x7fffffff - 10]), RECORDS_COUNT_OFFSET);
+        writeBatchCrc(batch);
+        break;
+      case 'negative-last-offset-delta':
+        batch.writeInt32BE(-1, LAST_OFFSET_DELTA_OFFSET);
+        batch.writeInt32BE(0, RECORDS_COUNT_OFFSET);
+        writeBatchCrc(batch);
+        break;
+      case 'control-flag':
+        batch.writeInt16BE(batch.readInt16BE(ATTRIBUTES_OFFSET) | CONTROL_FLAG, ATTRIBUTES_OFFSET);
+        writeBatchCrc(batch);
+        break;
+      case 'base-offset':
+        batch.writeBigInt64BE(BigInt(rng.pick([1, 42, -1, 0x7fffffff])), 0);
+        break;
+      case 'producer-without-sequence':
+        batch.writeBigInt64BE(BigInt(rng.between(0, 1000)), PRODUCER_ID_OFFSET);
+        batch.writeInt32BE(-1, BASE_SEQUENCE_OFFSET);
+        writeBatchCrc(batch);
+        break;
+      case 'null-records':
+        records = null;
+        break;
+      case 'empty-records':
+        records = Buffer.alloc(0);
+        break;
+      case 'short-garbage':
+        records = rng.bytes(rng.between(1, 60));
+        expected = KafkaErrorCode.CORRUPT_MESSAGE;
+        break;
+    }
+    const body = this.produceBody(version, records, acks);
+    return this.frame('corrupt-batch', kind, framed(body), 'analyze', expected);
+  }
+}
+
+/**
+ * ApiVersions v3+ as librdkafka sends it: request header v2 (v1 + an empty tag buffer), then
+ * ClientSoftwareName and ClientSoftwareVersion as compact strings and an empty tag buffer.
+ */
+export function apiVersionsV3Body(correlationId: number, clientId: string, version = 3): Buffer {
+  const writer = new WireWriter();
+  encodeRequestHeader(writer, { apiKey: ApiVersionsApi.apiKey, apiVersion: version, correlationId, clientId });
+  writer.int8(0);
+  const name = Buffer.from('tributary-fuzz');
+  const softwareVersion = Buffer.from('1.0');
+  writer.int8(name.length + 1);
+  const parts = [writer.toBuffer(), name, Buffer.from([softwareVersion.length + 1]), softwareVersion, Buffer.from([0])];
+  return Buffer.concat(parts);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Prediction
+
+/** One partition's batch in a well-formed Produce request. */
+export interface ProducedBatch {
+  readonly topic: string;
+  readonly partition: number;
+  /** Whether the broker's own append validation accepts the bytes (any acks aside). */
+  readonly valid: boolean;
+  /** Records in the batch when valid. */
+  readonly records: number;
+  /** sha1 of the batch from BatchLength on (what a stored copy keeps unchanged), when valid. */
+  readonly digest: string | undefined;
+}
+
+export type FrameAnalysis =
+  | { readonly kind: 'close'; readonly reason: string; readonly unexpectedError?: string }
+  | {
+      /** The broker must answer; for Produce acks=0 it answers nothing, or closes on an error. */
+      readonly kind: 'respond' | 'silent-or-close';
+      readonly header: RequestHeader;
+      readonly api: AnyApiSchema;
+      /** The version of the response body (0 for the ApiVersions fallback answer). */
+      readonly responseVersion: number;
+      readonly fallback: boolean;
+      readonly request: unknown;
+      readonly batches: readonly ProducedBatch[];
+    };
+
+export function batchDigest(batch: Buffer): string {
+  return createHash('sha1').update(batch.subarray(BATCH_LENGTH_OFFSET)).digest('hex');
+}
+
+/**
+ * What the broker must do with a frame whose size prefix is honest (`wire` includes the prefix),
+ * decided as RequestRouter.route decides it.
+ */
+export function analyzeFrame(wire: Buffer, maxBatchBytes: number): FrameAnalysis {
+  const body = wire.subarray(4);
+  const reader = new WireReader(body);
+  let header: RequestHeader;
+  try {
+    header = decodeRequestHeader(reader);
+  } catch (error) {
+    return closeFor('unreadable header', error);
+  }
+  if (header.apiKey === ApiVersionsApi.apiKey && header.apiVersion > ApiVersionsApi.maxVersion) {
+    return { kind: 'respond', header, api: ApiVersionsApi, responseVersion: 0, fallback: true, request: undefined, batches: [] };
+  }
+  const api = findApi(header.apiKey);
+  if (api === undefined) return { kind: 'close', reason: `unknown api key ${header.apiKey}` };
+  if (header.apiVersion < api.minVersion || header.apiVersion > api.maxVersion) return { kind: 'close', reason: `${api.name} v${header.apiVersion} not served` };
+  let request: unknown;
+  try {
+    request = decodeRequestBody(api, header.apiVersion, reader);
+  } catch (error) {
+    return closeFor(`malformed ${api.name} v${header.apiVersion}`, error);
+  }
+  let batches: ProducedBatch[] = [];
+  let kind: 'respond' | 'silent-or-close' = 'respond';
+  if (api.apiKey === ProduceApi.apiKey) {
+    const produce = request as ProduceRequest;
+    const acksValid = produce.acks === 0 || produce.acks === 1 || produce.acks === -1;
+    if (produce.acks === 0) kind = 'silent-or-close';
+    batches = produce.topicData.flatMap((topic) =>
+      topic.partitionData.map((data): ProducedBatch => {
+        const records = data.records;
+        if (!acksValid || records === null || records.length === 0) return { topic: topic.name, partition: data.index, valid: false, records: 0, digest: undefined };
+        try {
+          const validated = validateBatchForAppend(records, maxBatchBytes);
+          return { topic: topic.name, partition: data.index, valid: true, records: validated.recordCount, digest: batchDigest(records) };
+        } catch (error) {
+          if (!(error instanceof KafkaProtocolError)) throw error;
+          return { topic: topic.name, partition: data.index, valid: false, records: 0, digest: undefined };
+        }
+      }),
+    );
+  }
+  return { kind, header, api, responseVersion: header.apiVersion, fallback: false, request, batches };
+}
+
+function closeFor(reason: string, error: unknown): FrameAnalysis {
+  if (error instanceof MalformedMessageError) return { kind: 'close', reason: `${reason}: ${error.message}` };
+  // The router closes on any decode failure, but only MalformedMessageError is a defined one.
+  return { kind: 'close', reason, unexpectedError: error instanceof Error ? `${error.name}: ${error.message}` : String(error) };
+}
+
+/** Topic names a well-formed request would create (CreateTopics, or Metadata auto-creation), with partition counts. */
+export function topicsCreatedBy(analysis: FrameAnalysis, autoCreatePartitions: number): { name: string; partitions: number }[] {
+  if (analysis.kind === 'close') return [];
+  if (analysis.api.apiKey === CreateTopicsApi.apiKey) {
+    const request = analysis.request as CreateTopicsRequest;
+    if (analysis.header.apiVersion >= 1 && request.validateOnly) return [];
+    return request.topics.map((topic) => ({ name: topic.name, partitions: topic.numPartitions === -1 ? autoCreatePartitions : topic.numPartitions }));
+  }
+  if (analysis.api.apiKey === MetadataApi.apiKey) {
+    const request = analysis.request as MetadataRequest;
+    if (analysis.header.apiVersion >= 4 && !request.allowAutoTopicCreation) return [];
+    return (request.topics ?? []).map((topic) => ({ name: topic.name, partitions: autoCreatePartitions }));
+  }
+  return [];
+}
+
+/** Topic names a well-formed DeleteTopics request would delete. */
+export function topicsDeletedBy(analysis: FrameAnalysis): string[] {
+  if (analysis.kind === 'close' || analysis.api.apiKey !== DeleteTopicsApi.apiKey) return [];
+  return [...(analysis.request as DeleteTopicsRequest).topicNames];
+}
+
+/** Fetch requests that may park for this long (ms) before answering. */
+export function fetchWaitMs(analysis: FrameAnalysis): number {
+  if (analysis.kind === 'close' || analysis.api.apiKey !== FetchApi.apiKey) return 0;
+  return Math.max(0, (analysis.request as FetchRequest).maxWaitMs);
+}
