@@ -75,6 +75,7 @@ export class Broker {
     const server = await BrokerServer.listen(options.listen, router, {
       maxRequestBytes: config['socket.request.max.bytes'],
       idleTimeoutMs: config['connections.max.idle.ms'],
+      fetchSendMode: config['fetch.send.mode'],
       logger,
       onRequestDone: (apiKey, milliseconds) => metrics.requestSeconds.observe({ api: API_NAMES[apiKey] ?? String(apiKey) }, milliseconds / 1000),
     });

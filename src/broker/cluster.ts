@@ -195,7 +195,11 @@ export class Cluster {
       } while (this.refreshAgain && !this.closed);
     })()
       .catch((error: unknown) => {
-        if (!this.closed) this.logger.error({ err: error }, 'could not read cluster state from the coordination store');
+        if (this.closed) return;
+        const retriable = error instanceof TributaryError && error.retriable;
+        this.logger.warn({ err: error, retrying: retriable }, 'could not read cluster state from the coordination store');
+        // A lost connection may have dropped watches' notifications: read everything again soon.
+        if (retriable) setTimeout(() => void this.refresh(), 500).unref();
       })
       .finally(() => {
         this.refreshing = undefined;

@@ -28,6 +28,8 @@ export const brokerConfigSchema = z
     'log.visible.on.append': bool.default(false),
     'zookeeper.session.timeout.ms': integer.min(1000).default(6000),
     'shutdown.grace.ms': integer.min(0).default(10_000),
+    /** How fetched records reach the socket: streamed from the file in chunks, or read whole first. */
+    'fetch.send.mode': z.enum(['stream', 'buffer']).default('stream'),
   })
   .strict();
 

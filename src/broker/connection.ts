@@ -7,7 +7,7 @@
 import type { Socket } from 'node:net';
 import type { Logger } from '../common/logger.js';
 import { FrameDecoder } from '../protocol/framing.js';
-import { writeFramedResponse } from './response-writer.js';
+import { writeFramedResponse, type FetchSendMode } from './response-writer.js';
 import type { RequestRouter, RouteOutcome } from './router.js';
 
 const MAX_QUEUED_REQUESTS = 32;
@@ -17,6 +17,7 @@ export interface ConnectionOptions {
   readonly idleTimeoutMs: number;
   readonly logger: Logger;
   readonly onRequestDone?: (apiKey: number, milliseconds: number) => void;
+  readonly fetchSendMode?: FetchSendMode;
 }
 
 export class BrokerConnection {
@@ -98,7 +99,7 @@ export class BrokerConnection {
     }
     if (outcome.kind === 'respond') {
       try {
-        if (!this.closed) await writeFramedResponse(this.socket, outcome.parts);
+        if (!this.closed) await writeFramedResponse(this.socket, outcome.parts, this.options.fetchSendMode);
       } catch (error) {
         this.close(`write failed: ${(error as Error).message}`);
       } finally {

@@ -10,16 +10,24 @@ export class BrokerMetrics {
   readonly logEndOffset: Gauge<'topic' | 'partition'>;
 
   constructor(registry: Registry) {
-    this.bytesIn = new Counter({ name: `${METRIC_PREFIX}broker_bytes_in_total`, help: 'Record bytes appended, per topic', labelNames: ['topic'], registers: [registry] });
-    this.bytesOut = new Counter({ name: `${METRIC_PREFIX}broker_bytes_out_total`, help: 'Record bytes sent to fetchers, per topic', labelNames: ['topic'], registers: [registry] });
-    this.recordsIn = new Counter({ name: `${METRIC_PREFIX}broker_records_in_total`, help: 'Records appended, per topic', labelNames: ['topic'], registers: [registry] });
-    this.requestSeconds = new Histogram({
-      name: `${METRIC_PREFIX}broker_request_seconds`,
-      help: 'Time from reading a request to writing its response, per API',
-      labelNames: ['api'],
-      buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
-      registers: [registry],
-    });
-    this.logEndOffset = new Gauge({ name: `${METRIC_PREFIX}broker_log_end_offset`, help: 'Log end offset per partition', labelNames: ['topic', 'partition'], registers: [registry] });
+    // Several brokers may share a process (tests, the demo): they then share the metrics.
+    const existing = <T>(name: string): T | undefined => registry.getSingleMetric(`${METRIC_PREFIX}${name}`) as T | undefined;
+    const counter = (name: string, help: string): Counter<'topic'> =>
+      existing<Counter<'topic'>>(name) ?? new Counter({ name: `${METRIC_PREFIX}${name}`, help, labelNames: ['topic'], registers: [registry] });
+    this.bytesIn = counter('broker_bytes_in_total', 'Record bytes appended, per topic');
+    this.bytesOut = counter('broker_bytes_out_total', 'Record bytes sent to fetchers, per topic');
+    this.recordsIn = counter('broker_records_in_total', 'Records appended, per topic');
+    this.requestSeconds =
+      existing<Histogram<'api'>>('broker_request_seconds') ??
+      new Histogram({
+        name: `${METRIC_PREFIX}broker_request_seconds`,
+        help: 'Time from reading a request to writing its response, per API',
+        labelNames: ['api'],
+        buckets: [0.0005, 0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+        registers: [registry],
+      });
+    this.logEndOffset =
+      existing<Gauge<'topic' | 'partition'>>('broker_log_end_offset') ??
+      new Gauge({ name: `${METRIC_PREFIX}broker_log_end_offset`, help: 'Log end offset per partition', labelNames: ['topic', 'partition'], registers: [registry] });
   }
 }

@@ -20,16 +20,35 @@ export interface FileRange {
 
 export const STREAM_CHUNK_BYTES = 256 * 1024;
 
-export async function writeFramedResponse(socket: Socket, parts: readonly MessagePart[]): Promise<void> {
+/**
+ * How file ranges reach the socket: `stream` reads them in bounded chunks as the socket drains;
+ * `buffer` reads each range whole into one Buffer first. Both are kept so `npm run bench:fetch`
+ * can compare them (setting `fetch.send.mode`).
+ */
+export type FetchSendMode = 'stream' | 'buffer';
+
+export async function writeFramedResponse(socket: Socket, parts: readonly MessagePart[], mode: FetchSendMode = 'stream'): Promise<void> {
   let total = 0;
   for (const part of parts) total += part.length;
   const size = Buffer.allocUnsafe(4);
   size.writeInt32BE(total, 0);
   await write(socket, size);
   for (const part of parts) {
-    if (isExternalPart(part)) await streamFileRange(socket, part.source as FileRange);
-    else await write(socket, part);
+    if (!isExternalPart(part)) await write(socket, part);
+    else if (mode === 'stream') await streamFileRange(socket, part.source as FileRange);
+    else await write(socket, await readFileRange(part.source as FileRange));
   }
+}
+
+async function readFileRange(range: FileRange): Promise<Buffer> {
+  const bytes = Buffer.allocUnsafe(range.length);
+  let filled = 0;
+  while (filled < range.length) {
+    const { bytesRead } = await readAsync(range.fd, bytes, filled, range.length - filled, range.position + filled);
+    if (bytesRead === 0) throw new Error(`segment ended ${range.length - filled} bytes early while reading a fetch response`);
+    filled += bytesRead;
+  }
+  return bytes;
 }
 
 async function streamFileRange(socket: Socket, range: FileRange): Promise<void> {

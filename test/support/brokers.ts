@@ -55,6 +55,8 @@ export interface BrokerProcess {
   readonly bootstrap: string;
   readonly dataDir: string;
   readonly logFile: string;
+  /** `host:port` of /metrics, when started with `metrics: true`. */
+  readonly metricsAddress: string | undefined;
   daemon: Daemon;
   /** SIGTERM and wait; resolves with the exit code. */
   stop(): Promise<number | string>;
@@ -69,6 +71,8 @@ export interface BrokerProcessOptions {
   readonly id: number;
   readonly zookeeper?: string;
   readonly settings?: Record<string, string>;
+  /** Serve Prometheus metrics on a free port. */
+  readonly metrics?: boolean;
 }
 
 export async function startBrokerProcess(options: BrokerProcessOptions): Promise<BrokerProcess> {
@@ -76,11 +80,13 @@ export async function startBrokerProcess(options: BrokerProcessOptions): Promise
   const dataDir = join(options.run.dir, `broker-${options.id}-${port}`, 'data');
   mkdirSync(dataDir, { recursive: true });
   const logFile = join(dirname(dataDir), 'broker.log');
+  const metricsAddress = options.metrics === true ? `${LOOPBACK}:${await freePort()}` : undefined;
   const args = [
     join(root, 'bin', 'tributary.js'), 'broker', 'start',
     '--id', String(options.id), '--listen', `${LOOPBACK}:${port}`, '--data-dir', dataDir,
     ...(options.zookeeper === undefined ? [] : ['--zookeeper', options.zookeeper]),
     ...Object.entries(options.settings ?? {}).flatMap(([key, value]) => ['--set', `${key}=${value}`]),
+    ...(metricsAddress === undefined ? [] : ['--metrics', metricsAddress]),
   ];
   let generation = 0;
   const launch = async (): Promise<Daemon> => {
@@ -95,6 +101,7 @@ export async function startBrokerProcess(options: BrokerProcessOptions): Promise
     bootstrap: `${LOOPBACK}:${port}`,
     dataDir,
     logFile,
+    metricsAddress,
     daemon: await launch(),
     async stop() {
       handle.daemon.signal('SIGTERM');

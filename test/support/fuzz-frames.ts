@@ -52,7 +52,7 @@ import {
   writeBatchCrc,
 } from '../../src/protocol/record-batch.js';
 import { encodeRecordBatch, type RecordInput } from '../../src/protocol/records.js';
-import { decodeRequestBody, encodeRequestBody } from '../../src/protocol/schema.js';
+import { decodeRequestBody, encodeRequestBody, type ApiSchema } from '../../src/protocol/schema.js';
 import { MalformedMessageError, WireReader, WireWriter } from '../../src/protocol/wire.js';
 
 /** socket.request.max.bytes, the broker default (100 MiB). */
@@ -187,7 +187,7 @@ export function framed(body: Buffer, declaredSize = body.length): Buffer {
 }
 
 /** Header + body of one request, as a client would send it (no size prefix). */
-export function requestBody<Req, Res>(api: { readonly apiKey: number } & Parameters<typeof encodeRequestBody<Req, Res>>[0], version: number, correlationId: number, request: Req, clientId: string | null = 'fuzz'): Buffer {
+export function requestBody<Req, Res>(api: ApiSchema<Req, Res>, version: number, correlationId: number, request: Req, clientId: string | null = 'fuzz'): Buffer {
   const writer = new WireWriter();
   encodeRequestHeader(writer, { apiKey: api.apiKey, apiVersion: version, correlationId, clientId });
   encodeRequestBody(api, version, request, writer);
@@ -292,13 +292,14 @@ export class FrameFactory {
     return encodeRecordBatch(records);
   }
 
+  /** A Produce request of one batch to an existing partition. */
   produceBody(version: number, records: Buffer | null, acks: number, correlationId = this.nextCorrelationId()): Buffer {
     const topic = this.topic();
     const request: ProduceRequest = {
       transactionalId: null,
       acks,
       timeoutMs: this.rng.pick([1000, 30_000, 0]),
-      topicData: [{ name: topic.name, partitionData: [{ index: this.partitionOf(topic), records }] }],
+      topicData: [{ name: topic.name, partitionData: [{ index: this.rng.below(topic.partitions), records }] }],
     };
     return requestBody(ProduceApi, version, correlationId, request, this.clientId());
   }
@@ -567,11 +568,16 @@ export class FrameFactory {
       const candidate = this.validRequest();
       if (candidate.api.apiKey === api.apiKey && candidate.version === version) return candidate.body;
       if (candidate.api.apiKey === api.apiKey && api.apiKey !== ApiVersionsApi.apiKey) {
-        // Re-encode the same kind of request at the wanted version.
+        // Re-encode the same kind of request at the wanted version (unless it cannot be, as a
+        // null Metadata topic list in v0).
         const header = new WireReader(candidate.body);
         const decoded = decodeRequestHeader(header);
         const request = decodeRequestBody(api, candidate.version, header);
-        return requestBody(api, version, decoded.correlationId, request, decoded.clientId);
+        try {
+          return requestBody(api, version, decoded.correlationId, request, decoded.clientId);
+        } catch {
+          continue;
+        }
       }
     }
   }
@@ -605,7 +611,7 @@ export class FrameFactory {
     let expected: number = KafkaErrorCode.INVALID_RECORD;
     switch (kind) {
       case 'crc-field':
-        batch[CRC_OFFSET + rng.below(4)] ^= 1 << rng.below(8);
+        batch.writeUInt32BE((batch.readUInt32BE(CRC_OFFSET) ^ (1 << rng.below(32))) >>> 0, CRC_OFFSET);
         expected = KafkaErrorCode.CORRUPT_MESSAGE;
         break;
       case 'crc-payload': {

@@ -21,7 +21,7 @@ import { openRun, startGuardian } from '../../services/run-dir.js';
 import { startZooKeeper } from '../../services/zookeeper.js';
 import { coordinationStoreContract, failure } from '../../unit/coordination/store-contract.js';
 import { services, zookeeperAddress } from '../services.js';
-import { hostAndPort, startTcpProxy, type TcpProxy } from './tcp-proxy.js';
+import { hostAndPort, startTcpProxy, type TcpProxy } from '../../support/tcp-proxy.js';
 
 const chroot = `/test-${process.pid}-${randomBytes(4).toString('hex')}`;
 const silent = createLogger({ name: 'coordination-test', level: 'silent' });
@@ -191,5 +191,5 @@ describe('ZooKeeperStore', () => {
     await expect.poll(() => events, poll).toEqual(['disconnected', 'connected']);
     expect(store.sessionId()).toBe(sessionId);
     expect((await store.get('/e'))?.data.toString('utf8')).toBe('survives');
-  });
+  }, 150_000); // a JVM restart on a loaded 2-core machine can take a while
 });

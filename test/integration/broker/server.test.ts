@@ -1,0 +1,104 @@
+/**
+ * The broker's connection handling, seen from a raw socket: responses in request order under
+ * pipelining, idle connections closed, metrics exported, and a clean stop on SIGTERM.
+ */
+import { existsSync } from 'node:fs';
+import { createConnection, type Socket } from 'node:net';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { renderMetrics } from '../../../src/common/metrics.js';
+import { MetadataApi } from '../../../src/protocol/apis/metadata.js';
+import { ApiVersionsApi } from '../../../src/protocol/apis/api-versions.js';
+import { encodeRequestHeader } from '../../../src/protocol/headers.js';
+import { encodeRequestBody, type ApiSchema } from '../../../src/protocol/schema.js';
+import { WireWriter } from '../../../src/protocol/wire.js';
+import { openRun } from '../../services/run-dir.js';
+import { startBrokerProcess, startInProcessBroker, type InProcessBroker } from '../../support/brokers.js';
+import { kcat } from '../../support/kcat.js';
+import { services } from '../services.js';
+
+function frame<Request>(api: ApiSchema<Request, unknown>, version: number, correlationId: number, request: Request): Buffer {
+  const writer = new WireWriter();
+  writer.int32(0);
+  encodeRequestHeader(writer, { apiKey: api.apiKey, apiVersion: version, correlationId, clientId: 'raw' });
+  encodeRequestBody(api, version, request, writer);
+  const bytes = writer.toBuffer();
+  bytes.writeInt32BE(bytes.length - 4, 0);
+  return bytes;
+}
+
+function openSocket(bootstrap: string): Promise<Socket> {
+  const [host = '', port = ''] = bootstrap.split(':');
+  return new Promise((resolve, reject) => {
+    const socket = createConnection({ host, port: Number(port) });
+    socket.once('connect', () => resolve(socket));
+    socket.once('error', reject);
+  });
+}
+
+/** Correlation ids of the next `count` response frames. */
+function correlationIds(socket: Socket, count: number): Promise<number[]> {
+  return new Promise((resolve, reject) => {
+    let buffered = Buffer.alloc(0);
+    const ids: number[] = [];
+    socket.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      while (buffered.length >= 4 && buffered.length >= 4 + buffered.readInt32BE(0)) {
+        ids.push(buffered.readInt32BE(4));
+        buffered = buffered.subarray(4 + buffered.readInt32BE(0));
+        if (ids.length === count) resolve(ids);
+      }
+    });
+    socket.once('close', () => reject(new Error(`connection closed after ${ids.length} responses`)));
+  });
+}
+
+describe('broker connections', () => {
+  let broker: InProcessBroker;
+  beforeAll(async () => {
+    broker = await startInProcessBroker({ 'connections.max.idle.ms': '1500' });
+  });
+  afterAll(async () => {
+    await broker.stop();
+  });
+
+  it('answers pipelined requests in the order they were sent', async () => {
+    const socket = await openSocket(broker.bootstrap);
+    const metadata = { topics: [{ name: 'pipelined' }], allowAutoTopicCreation: true, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false };
+    const frames = Array.from({ length: 40 }, (_, i) =>
+      i % 2 === 0 ? frame(ApiVersionsApi, 2, 1000 + i, {}) : frame(MetadataApi, 8, 1000 + i, metadata),
+    );
+    const answered = correlationIds(socket, frames.length);
+    socket.write(Buffer.concat(frames));
+    expect(await answered).toEqual(frames.map((_, i) => 1000 + i));
+    socket.destroy();
+  });
+
+  it('closes a connection that stays idle longer than connections.max.idle.ms', async () => {
+    const socket = await openSocket(broker.bootstrap);
+    const closed = new Promise<boolean>((resolve) => socket.once('close', () => resolve(true)));
+    expect(await closed).toBe(true);
+  });
+
+  it('counts bytes and records in per topic in its Prometheus metrics', async () => {
+    const produced = await kcat(['-b', broker.bootstrap, '-P', '-t', 'metered', '-p', '0'], 'one\ntwo\nthree\n');
+    expect(produced.status, produced.stderr).toBe(0);
+    const { body } = await renderMetrics();
+    expect(body).toMatch(/tributary_broker_records_in_total\{topic="metered"\} 3/);
+    expect(body).toMatch(/tributary_broker_bytes_in_total\{topic="metered"\} \d+/);
+    expect(body).toMatch(/tributary_broker_request_seconds_count\{api="Produce"\} [1-9]/);
+  });
+});
+
+describe('tributary broker start', () => {
+  it('serves /metrics and stops cleanly on SIGTERM: exit 0, logs flushed, clean-shutdown marker written', async () => {
+    const broker = await startBrokerProcess({ run: openRun(services().runDir), id: 11, metrics: true });
+    const produced = await kcat(['-b', broker.bootstrap, '-P', '-t', 'stopping', '-p', '0', '-X', 'acks=all'], 'a\nb\n');
+    expect(produced.status, produced.stderr).toBe(0);
+    const metrics = await fetch(`http://${broker.metricsAddress}/metrics`);
+    expect(metrics.status).toBe(200);
+    expect(await metrics.text()).toMatch(/tributary_broker_records_in_total\{topic="stopping"\} 2/);
+    expect(await broker.stop()).toBe(0);
+    expect(existsSync(join(broker.dataDir, '.clean-shutdown'))).toBe(true);
+  });
+});
