@@ -7,6 +7,8 @@ import { createConnection, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderMetrics } from '../../../src/common/metrics.js';
+import { KafkaConnection } from '../../../src/client/connection.js';
+import { FetchApi } from '../../../src/protocol/apis/fetch.js';
 import { MetadataApi } from '../../../src/protocol/apis/metadata.js';
 import { ApiVersionsApi } from '../../../src/protocol/apis/api-versions.js';
 import { encodeRequestHeader } from '../../../src/protocol/headers.js';
@@ -73,6 +75,35 @@ describe('broker connections', () => {
     expect(await answered).toEqual(frames.map((_, i) => 1000 + i));
     socket.destroy();
   });
+
+  it('parks a fetch with too few bytes and wakes it when new records are flushed', async () => {
+    const [host = '', port = ''] = broker.bootstrap.split(':');
+    const connection = await KafkaConnection.open(host, Number(port), { requestTimeoutMs: 120_000 });
+    const created = await kcat(['-b', broker.bootstrap, '-P', '-t', 'parked', '-p', '0', '-X', 'acks=all'], 'first\n');
+    expect(created.status, created.stderr).toBe(0);
+    // MaxWaitMs far beyond the test's timeout: only the wake-up on new data can answer in time.
+    const parked = connection.request(FetchApi, 11, {
+      replicaId: -1,
+      maxWaitMs: 600_000,
+      minBytes: 1,
+      maxBytes: 1 << 20,
+      isolationLevel: 1,
+      sessionId: 0,
+      sessionEpoch: -1,
+      topics: [{ topic: 'parked', partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 1n, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+      forgottenTopicsData: [],
+      rackId: '',
+    });
+    const produced = await kcat(['-b', broker.bootstrap, '-P', '-t', 'parked', '-p', '0', '-X', 'acks=all'], 'second\n');
+    expect(produced.status, produced.stderr).toBe(0);
+    const response = await parked;
+    const partition = response.responses[0]?.partitions[0];
+    expect(partition?.errorCode).toBe(0);
+    expect(partition?.highWatermark).toBe(2n);
+    const records = partition?.records;
+    expect(Buffer.isBuffer(records) && records.readBigInt64BE(0)).toBe(1n);
+    connection.close();
+  }, 30_000);
 
   it('closes a connection that stays idle longer than connections.max.idle.ms', async () => {
     const socket = await openSocket(broker.bootstrap);
