@@ -13,6 +13,8 @@ const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) =
 export const brokerConfigSchema = z
   .object({
     'num.partitions': integer.min(1).default(1),
+    /** Largest partition count a topic may be created with (each partition is a folder of open files). */
+    'create.topic.max.partitions': integer.min(1).default(4096),
     'auto.create.topics.enable': bool.default(true),
     'socket.request.max.bytes': integer.min(1024).default(104_857_600),
     'connections.max.idle.ms': integer.min(1).default(600_000),

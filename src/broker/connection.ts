@@ -64,13 +64,7 @@ export class BrokerConnection {
 
   private onData(chunk: Buffer): void {
     if (this.closed) return;
-    let frames: Buffer[];
-    try {
-      frames = this.decoder.push(chunk);
-    } catch (error) {
-      this.close(`bad frame: ${(error as Error).message}`);
-      return;
-    }
+    const frames = this.decoder.push(chunk);
     for (const frame of frames) {
       this.queued += 1;
       if (this.queued >= MAX_QUEUED_REQUESTS) this.socket.pause();
@@ -78,6 +72,12 @@ export class BrokerConnection {
         this.queued -= 1;
         if (this.queued < MAX_QUEUED_REQUESTS && !this.closed) this.socket.resume();
       });
+    }
+    const failure = this.decoder.failure;
+    if (failure !== undefined) {
+      // Answer the requests that arrived whole before the bad bytes, then hang up.
+      this.socket.pause();
+      this.chain = this.chain.then(() => this.close(`bad frame: ${failure.message}`));
     }
   }
 

@@ -99,13 +99,7 @@ export class KafkaConnection {
   }
 
   private onData(chunk: Buffer): void {
-    let frames: Buffer[];
-    try {
-      frames = this.decoder.push(chunk);
-    } catch (error) {
-      this.fail(this.connectionError(`broker ${this.address} sent a malformed frame`, error));
-      return;
-    }
+    const frames = this.decoder.push(chunk);
     for (const frame of frames) {
       const correlationId = frame.readInt32BE(0);
       const waiting = this.pending.get(correlationId);
@@ -116,6 +110,9 @@ export class KafkaConnection {
       this.pending.delete(correlationId);
       clearTimeout(waiting.timer);
       waiting.resolve(frame);
+    }
+    if (this.decoder.failure !== undefined) {
+      this.fail(this.connectionError(`broker ${this.address} sent a malformed frame`, this.decoder.failure));
     }
   }
 

@@ -25,17 +25,28 @@ export class FrameDecoder {
     return this.buffered;
   }
 
-  /** Feeds a chunk; returns the frames it completed (without their size prefix). */
+  /**
+   * Feeds a chunk; returns the frames it completed (without their size prefix). A bad size prefix
+   * does not throw away the frames before it: they are returned, and `failure` tells the caller
+   * to close the connection once it has answered them.
+   */
   push(chunk: Buffer): Buffer[] {
+    const frames: Buffer[] = [];
+    if (this.failure !== undefined) return frames;
     this.chunks.push(chunk);
     this.buffered += chunk.length;
-    const frames: Buffer[] = [];
     for (;;) {
       if (this.expected < 0) {
         if (this.buffered < 4) break;
         const size = this.peekInt32();
-        if (size < 0) throw new MalformedMessageError(`frame declares a negative size ${size}`);
-        if (size > this.maxFrameBytes) throw new FrameTooLargeError(size, this.maxFrameBytes);
+        if (size < 0) {
+          this.fail(new MalformedMessageError(`frame declares a negative size ${size}`));
+          break;
+        }
+        if (size > this.maxFrameBytes) {
+          this.fail(new FrameTooLargeError(size, this.maxFrameBytes));
+          break;
+        }
         this.consume(4);
         this.expected = size;
       }
@@ -44,6 +55,15 @@ export class FrameDecoder {
       this.expected = -1;
     }
     return frames;
+  }
+
+  /** Why the stream cannot be read any further, once it cannot. */
+  failure: MalformedMessageError | undefined;
+
+  private fail(error: MalformedMessageError): void {
+    this.failure = error;
+    this.chunks = [];
+    this.buffered = 0;
   }
 
   private peekInt32(): number {

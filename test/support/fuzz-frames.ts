@@ -143,7 +143,7 @@ export type FrameHandling = 'analyze' | 'close' | 'raw';
 
 export interface FuzzFrame {
   readonly category: FrameCategory;
-  /** The generator that made it, e.g. `bitflip`, `negative-size`, `crc`. */
+  /** What made it, e.g. `negative-size`, `crc-field`, or for mutated frames the API mutated. */
   readonly kind: string;
   /** Exactly what goes on the wire, size prefix included. */
   readonly bytes: Buffer;
@@ -194,7 +194,7 @@ export function requestBody<Req, Res>(api: ApiSchema<Req, Res>, version: number,
   return writer.toBuffer();
 }
 
-/** A legacy MessageSet entry (magic 0 or 1) holding one message with a value of `valueLength` bytes. */
+/** A legacy MessageSet entry (magic 0 or 1) holding one message with `value` (its CRC is not computed). */
 export function legacyMessageSet(magic: 0 | 1, value: Buffer): Buffer {
   const bodyLength = 4 + 1 + 1 + (magic === 1 ? 8 : 0) + 4 + 4 + value.length;
   const bytes = Buffer.alloc(12 + bodyLength);
@@ -219,7 +219,10 @@ export function legacyMessageSet(magic: 0 | 1, value: Buffer): Buffer {
 export class FrameFactory {
   private correlationId = 1;
   private timestamp = 1_700_000_000_000;
+  /** Frames made, per `category/kind`. */
   readonly generated = new Map<string, number>();
+  /** Mutations applied to mutated frames, per operation. */
+  readonly mutations = new Map<string, number>();
 
   constructor(
     private readonly rng: Prng,
@@ -426,13 +429,12 @@ export class FrameFactory {
     const { api, body } = this.validRequest();
     const operations = this.rng.weighted([[1, 6], [2, 3], [3, 2], [4, 1]] as const);
     let bytes = body;
-    const kinds: string[] = [];
     for (let i = 0; i < operations; i += 1) {
       const result = this.mutate(bytes);
       bytes = result.bytes;
-      kinds.push(result.kind);
+      this.mutations.set(result.kind, (this.mutations.get(result.kind) ?? 0) + 1);
     }
-    return this.frame('mutated', `${api.name}:${kinds.join('+')}`, framed(bytes), 'analyze');
+    return this.frame('mutated', api.name, framed(bytes), 'analyze');
   }
 
   /** One mutation of `body` (header and body of a request, no size prefix). */

@@ -30,8 +30,9 @@ export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTo
           topics.push(fail(KafkaErrorCode.INVALID_REQUEST, 'manual replica assignments are not supported; give a partition count'));
           continue;
         }
-        if (!Number.isInteger(partitions) || partitions < 1) {
-          topics.push(fail(KafkaErrorCode.INVALID_PARTITIONS, `number of partitions must be at least 1, not ${partitions}`));
+        const maxPartitions = context.config['create.topic.max.partitions'];
+        if (!Number.isInteger(partitions) || partitions < 1 || partitions > maxPartitions) {
+          topics.push(fail(KafkaErrorCode.INVALID_PARTITIONS, `number of partitions must be from 1 to ${maxPartitions} (create.topic.max.partitions), not ${partitions}`));
           continue;
         }
         if (topic.replicationFactor !== -1 && topic.replicationFactor !== 1) {
@@ -77,6 +78,13 @@ export function deleteTopicsHandler(context: BrokerContext): ApiHandler<DeleteTo
     async handle(request) {
       const responses = [];
       for (const name of request.topicNames) {
+        try {
+          validateTopicName(name);
+        } catch {
+          // No topic can have this name, so it does not exist (as Kafka answers).
+          responses.push({ name, errorCode: KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION });
+          continue;
+        }
         try {
           await context.cluster.deleteTopic(name);
           context.logger.info({ topic: name }, 'deleted topic');
