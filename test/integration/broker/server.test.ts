@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { renderMetrics } from '../../../src/common/metrics.js';
 import { KafkaConnection } from '../../../src/client/connection.js';
+import { CreateTopicsApi } from '../../../src/protocol/apis/create-topics.js';
 import { FetchApi } from '../../../src/protocol/apis/fetch.js';
 import { MetadataApi } from '../../../src/protocol/apis/metadata.js';
 import { ApiVersionsApi } from '../../../src/protocol/apis/api-versions.js';
@@ -104,6 +105,26 @@ describe('broker connections', () => {
     expect(Buffer.isBuffer(records) && records.readBigInt64BE(0)).toBe(1n);
     connection.close();
   }, 30_000);
+
+  it('applies topic configs given at creation, and refuses unknown ones with INVALID_CONFIG', async () => {
+    const [host = '', port = ''] = broker.bootstrap.split(':');
+    const connection = await KafkaConnection.open(host, Number(port));
+    const create = (name: string, configs: { name: string; value: string }[]) =>
+      connection.request(CreateTopicsApi, 4, { topics: [{ name, numPartitions: 2, replicationFactor: 1, assignments: [], configs }], timeoutMs: 10_000, validateOnly: false });
+    const created = await create('configured', [{ name: 'retention.ms', value: '3600000' }, { name: 'segment.bytes', value: '1048576' }]);
+    expect(created.topics[0]?.errorCode).toBe(0);
+    await expect.poll(() => broker.broker.logManager.getLog('configured', 1)?.config.retentionMs, { timeout: 10_000 }).toBe(3_600_000);
+    expect(broker.broker.logManager.getLog('configured', 0)?.config.segmentBytes).toBe(1_048_576);
+    const refused = await create('misconfigured', [{ name: 'retention.mss', value: '1' }]);
+    expect(refused.topics[0]).toMatchObject({ errorCode: 40, errorMessage: expect.stringContaining('unknown topic config retention.mss') as unknown });
+    const tooMany = await connection.request(CreateTopicsApi, 4, {
+      topics: [{ name: 'huge', numPartitions: 100_000, replicationFactor: 1, assignments: [], configs: [] }],
+      timeoutMs: 10_000,
+      validateOnly: false,
+    });
+    expect(tooMany.topics[0]?.errorCode).toBe(37);
+    connection.close();
+  });
 
   it('closes a connection that stays idle longer than connections.max.idle.ms', async () => {
     const socket = await openSocket(broker.bootstrap);
