@@ -4,13 +4,13 @@
  * has no group-less consumer (and groups are not served yet), so what it produced is read back
  * with kcat: every key, value and header byte-identical and in order within its partition.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { CompressionTypes, Kafka, logLevel, Partitioners, type Admin, type IHeaders, type Message, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBatchHeader } from '../../src/protocol/record-batch.js';
 import { waitUntil } from '../services/process.js';
 import { startInProcessBroker, type InProcessBroker } from '../support/brokers.js';
+import { kcatRaw } from '../support/kcat.js';
 
 let broker: InProcessBroker;
 let kafka: Kafka;
@@ -49,35 +49,13 @@ interface Expected {
   readonly headers: string;
 }
 
-function rawKcat(args: readonly string[], timeoutMs = 60_000): Promise<{ status: number | null; stdout: Buffer; stderr: string }> {
-  return new Promise((resolve, reject) => {
-    const child = spawn('kcat', [...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const stdout: Buffer[] = [];
-    const stderr: Buffer[] = [];
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`kcat ${args.join(' ')} did not finish in ${timeoutMs} ms; stderr: ${Buffer.concat(stderr).toString()}`));
-    }, timeoutMs);
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
-    child.once('error', (error) => {
-      clearTimeout(timer);
-      reject(new Error(`could not run kcat (apt-get install kcat): ${error.message}`));
-    });
-    child.once('close', (status) => {
-      clearTimeout(timer);
-      resolve({ status, stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr).toString('utf8') });
-    });
-  });
-}
-
 /**
  * Reads a whole partition with kcat. Keys and values are binary, so kcat prints their lengths on
  * a line of their own (−1 for null) and then the raw bytes, followed by the headers and a newline.
  */
 async function consume(topic: string, partition: number): Promise<Stored[]> {
   const args = ['-b', broker.bootstrap, '-C', '-t', topic, '-p', String(partition), '-o', 'beginning', '-e', '-f', '%o %K %S\n%k%s%h\n'];
-  const result = await rawKcat(args);
+  const result = await kcatRaw(args);
   expect(result.status, result.stderr).toBe(0);
   const out = result.stdout;
   const stored: Stored[] = [];

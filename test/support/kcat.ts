@@ -7,7 +7,14 @@ export interface KcatResult {
   readonly stderr: string;
 }
 
-export function kcat(args: readonly string[], input?: string | Buffer, timeoutMs = 60_000): Promise<KcatResult> {
+export interface KcatRawResult {
+  readonly status: number | null;
+  /** Bytes as printed: keys and values may be binary. */
+  readonly stdout: Buffer;
+  readonly stderr: string;
+}
+
+export function kcatRaw(args: readonly string[], input?: string | Buffer, timeoutMs = 60_000): Promise<KcatRawResult> {
   return new Promise((resolve, reject) => {
     const child = spawn('kcat', [...args], { stdio: ['pipe', 'pipe', 'pipe'] });
     const stdout: Buffer[] = [];
@@ -24,8 +31,14 @@ export function kcat(args: readonly string[], input?: string | Buffer, timeoutMs
     });
     child.once('close', (status) => {
       clearTimeout(timer);
-      resolve({ status, stdout: Buffer.concat(stdout).toString('utf8'), stderr: Buffer.concat(stderr).toString('utf8') });
+      resolve({ status, stdout: Buffer.concat(stdout), stderr: Buffer.concat(stderr).toString('utf8') });
     });
+    child.stdin.on('error', () => {}); // kcat may exit before reading all its input
     child.stdin.end(input ?? '');
   });
+}
+
+export async function kcat(args: readonly string[], input?: string | Buffer, timeoutMs = 60_000): Promise<KcatResult> {
+  const result = await kcatRaw(args, input, timeoutMs);
+  return { ...result, stdout: result.stdout.toString('utf8') };
 }
