@@ -140,7 +140,7 @@ export function decodeStruct(fields: readonly Field[], version: number, reader: 
 function decodeValue(type: FieldType, version: number, reader: WireReader, nullable: boolean, name: string): unknown {
   if (isArrayType(type)) {
     const element = type.array;
-    const count = reader.arrayCount(minimumSize(isStruct(element) ? element : element, version), name);
+    const count = reader.arrayCount(minimumSize(element, version), name);
     if (count === -1) {
       if (!nullable) throw new MalformedMessageError(`${name} is a null array where one is required`);
       return null;
