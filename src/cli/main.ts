@@ -20,7 +20,10 @@ export async function main(argv: readonly string[]): Promise<number> {
   } catch (error) {
     if (error instanceof CommanderError) return error.exitCode; // commander already printed why
     if (isTributaryError(error)) {
-      if (error.code === 'NOT_IMPLEMENTED') return NOT_IMPLEMENTED_EXIT_CODE; // the stub already explained
+      if (error.code === 'NOT_IMPLEMENTED') {
+        if (error.details['printed'] !== true) io.writeErr(`tributary: ${error.message}\n`);
+        return NOT_IMPLEMENTED_EXIT_CODE;
+      }
       io.writeErr(`tributary: ${error.message} [${error.code}]\n`);
       return 1;
     }

@@ -17,6 +17,6 @@ export function notImplemented(io: CommandIo, command: string, issue: number): n
   throw new TributaryError({
     code: 'NOT_IMPLEMENTED',
     message: `tributary ${command} is not implemented yet (issue #${issue})`,
-    details: { command, issue, exitCode: NOT_IMPLEMENTED_EXIT_CODE },
+    details: { command, issue, exitCode: NOT_IMPLEMENTED_EXIT_CODE, printed: true },
   });
 }

@@ -166,6 +166,9 @@ export function validateBatchForAppend(bytes: Buffer, maxBatchBytes: number): Va
       `record batch count ${header.recordsCount} does not match last offset delta ${header.lastOffsetDelta} + 1`,
     );
   }
+  if ((header.attributes & COMPRESSION_MASK) > Compression.zstd) {
+    throw new KafkaProtocolError('UNSUPPORTED_COMPRESSION_TYPE', `record batch uses compression codec ${header.attributes & COMPRESSION_MASK}; Kafka defines 0–4 (none, gzip, snappy, lz4, zstd)`);
+  }
   if ((header.attributes & CONTROL_FLAG) !== 0) {
     throw new KafkaProtocolError('INVALID_RECORD', 'clients may not write control batches');
   }

@@ -1,5 +1,5 @@
 /**
- * Records inside an uncompressed RecordBatch v2, and a builder of whole batches.
+ * Records inside a RecordBatch v2, and a builder of whole batches.
  *
  * Wire grammar of one record (Kafka's DefaultRecord; varints are zig-zag, see varint.ts):
  *
@@ -15,16 +15,20 @@
  *     HeadersCount    varint
  *     Headers         HeadersCount × { KeyLength varint, Key utf8, ValueLength varint (−1 = null), Value bytes }
  *
- * Compressed batches hold the same records inside one compressed blob; their codecs arrive with
- * the client (issue #5).
+ * Compressed batches (Attributes bits 0–2 ≠ 0) hold the same records, back to back, inside one
+ * compressed blob that fills the batch after its 61-byte header; RecordsCount stays uncompressed
+ * in the header. The codecs and their wire formats are in compression.ts.
  */
+import { compress, decompress, DEFAULT_MAX_DECOMPRESSED_BYTES } from './compression.js';
 import { KafkaProtocolError } from './kafka-errors.js';
 import {
   ATTRIBUTES_OFFSET,
   BASE_SEQUENCE_OFFSET,
   BASE_TIMESTAMP_OFFSET,
   BATCH_LENGTH_OFFSET,
+  Compression,
   COMPRESSION_MASK,
+  type CompressionName,
   CURRENT_MAGIC,
   LAST_OFFSET_DELTA_OFFSET,
   LOG_OVERHEAD,
@@ -36,6 +40,7 @@ import {
   RECORD_BATCH_OVERHEAD,
   RECORDS_COUNT_OFFSET,
   readBatchHeader,
+  type RecordBatchHeader,
   writeBatchCrc,
 } from './record-batch.js';
 import { ByteReader, varintSize, varlongSize, writeVarint, writeVarlong } from './varint.js';
@@ -69,9 +74,16 @@ export interface BatchOptions {
   readonly producerId?: bigint;
   readonly producerEpoch?: number;
   readonly baseSequence?: number;
+  /** Codec of the records section (Attributes bits 0–2); uncompressed when absent or 'none'. */
+  readonly compression?: CompressionName;
 }
 
-/** Builds one uncompressed RecordBatch v2 holding `records`, CRC included. */
+export interface DecodeOptions {
+  /** Ceiling on a compressed batch's decompressed records; larger is CORRUPT_MESSAGE. */
+  readonly maxDecompressedBytes?: number;
+}
+
+/** Builds one RecordBatch v2 holding `records`, compressed as `options.compression` says, CRC included. */
 export function encodeRecordBatch(records: readonly RecordInput[], options: BatchOptions = {}): Buffer {
   if (records.length === 0) throw new RangeError('a record batch holds at least one record');
   const baseTimestamp = options.baseTimestamp ?? records[0]?.timestamp ?? 0;
@@ -96,15 +108,26 @@ export function encodeRecordBatch(records: readonly RecordInput[], options: Batc
       bodySize += varintSize(headerKey.length) + headerKey.length;
       bodySize += varintSize(header.value === null ? -1 : header.value.length) + (header.value?.length ?? 0);
     });
-    return { record, timestamp, headerKeys, key, value, bodySize, index };
+    return { record, timestamp, headerKeys, key, value, bodySize, index, baseTimestamp };
   });
   const recordsSize = encoded.reduce((sum, item) => sum + varintSize(item.bodySize) + item.bodySize, 0);
-  const batch = Buffer.alloc(RECORD_BATCH_OVERHEAD + recordsSize);
+  const codec = options.compression ?? 'none';
+  let batch: Buffer;
+  if (codec === 'none') {
+    batch = Buffer.alloc(RECORD_BATCH_OVERHEAD + recordsSize);
+    writeRecords(batch, RECORD_BATCH_OVERHEAD, encoded);
+  } else {
+    const plain = Buffer.alloc(recordsSize);
+    writeRecords(plain, 0, encoded);
+    const compressed = compress(codec, plain);
+    batch = Buffer.alloc(RECORD_BATCH_OVERHEAD + compressed.length);
+    compressed.copy(batch, RECORD_BATCH_OVERHEAD);
+  }
   batch.writeBigInt64BE(options.baseOffset ?? 0n, 0);
   batch.writeInt32BE(batch.length - LOG_OVERHEAD, BATCH_LENGTH_OFFSET);
   batch.writeInt32BE(options.partitionLeaderEpoch ?? -1, PARTITION_LEADER_EPOCH_OFFSET);
   batch.writeInt8(CURRENT_MAGIC, MAGIC_OFFSET);
-  batch.writeInt16BE(0, ATTRIBUTES_OFFSET);
+  batch.writeInt16BE(Compression[codec], ATTRIBUTES_OFFSET);
   batch.writeInt32BE(records.length - 1, LAST_OFFSET_DELTA_OFFSET);
   batch.writeBigInt64BE(BigInt(baseTimestamp), BASE_TIMESTAMP_OFFSET);
   batch.writeBigInt64BE(BigInt(maxTimestamp), MAX_TIMESTAMP_OFFSET);
@@ -112,22 +135,38 @@ export function encodeRecordBatch(records: readonly RecordInput[], options: Batc
   batch.writeInt16BE(options.producerEpoch ?? -1, PRODUCER_EPOCH_OFFSET);
   batch.writeInt32BE(options.baseSequence ?? -1, BASE_SEQUENCE_OFFSET);
   batch.writeInt32BE(records.length, RECORDS_COUNT_OFFSET);
-  let position = RECORD_BATCH_OVERHEAD;
-  for (const item of encoded) {
-    position = writeVarint(batch, position, item.bodySize);
-    batch.writeInt8(0, position++);
-    position = writeVarlong(batch, position, item.timestamp - baseTimestamp);
-    position = writeVarint(batch, position, item.index);
-    position = writeBytes(batch, position, item.key);
-    position = writeBytes(batch, position, item.value);
-    position = writeVarint(batch, position, item.headerKeys.length);
-    (item.record.headers ?? []).forEach((header, headerIndex) => {
-      position = writeBytes(batch, position, item.headerKeys[headerIndex] ?? Buffer.alloc(0));
-      position = writeBytes(batch, position, header.value);
-    });
-  }
   writeBatchCrc(batch);
   return batch;
+}
+
+interface EncodedRecord {
+  readonly record: RecordInput;
+  readonly timestamp: number;
+  readonly headerKeys: readonly Buffer[];
+  readonly key: Buffer | null;
+  readonly value: Buffer | null;
+  readonly bodySize: number;
+  readonly index: number;
+  readonly baseTimestamp: number;
+}
+
+/** Writes the records back to back into `target` from `start`; returns the end position. */
+function writeRecords(target: Buffer, start: number, encoded: readonly EncodedRecord[]): number {
+  let position = start;
+  for (const item of encoded) {
+    position = writeVarint(target, position, item.bodySize);
+    target.writeInt8(0, position++);
+    position = writeVarlong(target, position, item.timestamp - item.baseTimestamp);
+    position = writeVarint(target, position, item.index);
+    position = writeBytes(target, position, item.key);
+    position = writeBytes(target, position, item.value);
+    position = writeVarint(target, position, item.headerKeys.length);
+    (item.record.headers ?? []).forEach((header, headerIndex) => {
+      position = writeBytes(target, position, item.headerKeys[headerIndex] ?? Buffer.alloc(0));
+      position = writeBytes(target, position, header.value);
+    });
+  }
+  return position;
 }
 
 function writeBytes(target: Buffer, position: number, bytes: Buffer | null): number {
@@ -138,17 +177,26 @@ function writeBytes(target: Buffer, position: number, bytes: Buffer | null): num
 }
 
 /**
- * Decodes the records of the uncompressed batch at `position` in `bytes`. Keys, values and header
- * values are views into `bytes`, not copies.
+ * Decodes the records of the batch at `position` in `bytes`. An uncompressed batch's keys, values
+ * and header values are views into `bytes`; a compressed batch is decompressed first (at most
+ * `options.maxDecompressedBytes`, 64 MiB by default) and they are views into that buffer.
  */
-export function decodeRecords(bytes: Buffer, position = 0): Record[] {
+export function decodeRecords(bytes: Buffer, position = 0, options: DecodeOptions = {}): Record[] {
   const header = readBatchHeader(bytes, position);
-  if ((header.attributes & COMPRESSION_MASK) !== 0) {
-    throw new KafkaProtocolError('UNSUPPORTED_COMPRESSION_TYPE', `compressed batches (codec ${header.attributes & COMPRESSION_MASK}) are not decoded here`);
-  }
   const end = position + header.sizeInBytes;
   if (end > bytes.length) throw new KafkaProtocolError('CORRUPT_MESSAGE', 'record batch extends past the end of the bytes');
-  const reader = new ByteReader(bytes, position + RECORD_BATCH_OVERHEAD, end);
+  if (end < position + RECORD_BATCH_OVERHEAD) {
+    throw new KafkaProtocolError('CORRUPT_MESSAGE', `record batch of ${header.sizeInBytes} bytes is shorter than its ${RECORD_BATCH_OVERHEAD}-byte header`);
+  }
+  const codec = header.attributes & COMPRESSION_MASK;
+  if (codec === 0) return decodeRecordsSection(header, bytes, position + RECORD_BATCH_OVERHEAD, end);
+  const plain = decompress(codec, bytes.subarray(position + RECORD_BATCH_OVERHEAD, end), options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES);
+  return decodeRecordsSection(header, plain, 0, plain.length);
+}
+
+/** Parses `header.recordsCount` records that fill `bytes[start, end)` exactly. */
+function decodeRecordsSection(header: RecordBatchHeader, bytes: Buffer, start: number, end: number): Record[] {
+  const reader = new ByteReader(bytes, start, end);
   const baseTimestamp = Number(header.baseTimestamp);
   const records: Record[] = [];
   for (let index = 0; index < header.recordsCount; index += 1) {

@@ -10,7 +10,7 @@ import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import { TributaryError } from '../common/errors.js';
 import { KafkaProtocolError } from '../protocol/kafka-errors.js';
-import { COMPRESSION_MASK, readBatchHeader, setBaseOffset, validateBatchForAppend } from '../protocol/record-batch.js';
+import { setBaseOffset, validateBatchForAppend } from '../protocol/record-batch.js';
 import { decodeRecords } from '../protocol/records.js';
 import { readFully, verifyBatches } from './batch-scan.js';
 import type { LogConfig } from './log-config.js';
@@ -315,10 +315,7 @@ export class PartitionLog {
       if (batch === undefined) continue;
       const bytes = Buffer.allocUnsafe(batch.size);
       await readFully(segment.fd, bytes, batch.size, batch.position);
-      if ((readBatchHeader(bytes).attributes & COMPRESSION_MASK) !== 0) {
-        // Compressed records are not decoded here: answer with the batch, which holds the record.
-        return { offset: Math.max(batch.baseOffset, this.logStartOffset), timestamp: batch.maxTimestamp };
-      }
+      // Resolved to the exact record, decompressing the batch if it is compressed.
       const record = decodeRecords(bytes).find((candidate) => candidate.timestamp >= timestamp);
       if (record !== undefined) return { offset: Number(record.offset), timestamp: record.timestamp };
     }
