@@ -5,6 +5,8 @@
 import { Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { startBroker, type BrokerStartOptions } from './commands/broker.js';
+import { consume, type ConsumeOptions } from './commands/consume.js';
+import { produce, type ProduceOptions } from './commands/produce.js';
 import { createTopic, deleteTopic, describeTopic, listTopics } from './commands/topics.js';
 import { notImplemented, type CommandIo } from './not-implemented.js';
 
@@ -72,6 +74,35 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
     .requiredOption('--topic <name>', 'topic name')
     .action(async (options: { bootstrapServer: string; topic: string }) => deleteTopic(io, options));
+
+  program
+    .command('produce')
+    .description('send lines of standard input to a topic, one record each')
+    .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .requiredOption('--topic <name>', 'topic name')
+    .option('--key-separator <text>', 'split each line into key and value at the first occurrence')
+    .option('--acks <n>', '-1 (all, fsynced), 1 or 0', '-1')
+    .option('--compression <codec>', 'none, gzip, snappy, lz4 or zstd', 'none')
+    .action(async (options: ProduceOptions) => produce(io, options, process.stdin));
+  program
+    .command('consume')
+    .description('print the records of a topic, one per line')
+    .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .requiredOption('--topic <name>', 'topic name')
+    .option('--group <group>', 'consume as a member of a ZooKeeper consumer group (with --zookeeper)')
+    .option('--zookeeper <connect>', 'the ZooKeeper of the group')
+    .option('--from-beginning', 'start at the first retained record instead of the end')
+    .option('--partition <n>', 'read only this partition')
+    .option('--offset <n>', 'start at this offset (earliest, latest or a number; needs --partition)')
+    .option('--max-messages <n>', 'stop after this many records')
+    .option('--print-key', 'print key<separator>value')
+    .option('--key-separator <text>', 'separator for --print-key', '\t')
+    .action(async (options: ConsumeOptions) => {
+      const stop = new AbortController();
+      process.once('SIGINT', () => stop.abort());
+      process.once('SIGTERM', () => stop.abort());
+      await consume(io, options, stop.signal);
+    });
 
   const registry = program.command('registry').description('the Avro schema registry (Confluent-compatible REST)');
   stub(registry, 'start', 'start a schema registry instance', 7);

@@ -15,7 +15,7 @@ describe('tributary command', () => {
   it('lists every subcommand in --help', () => {
     const { status, stdout } = tributary('--help');
     expect(status).toBe(0);
-    for (const command of ['broker', 'topics', 'registry', 'mirror', 'audit', 'etl', 'worker', 'scheduler', 'demo']) {
+    for (const command of ['broker', 'topics', 'produce', 'consume', 'registry', 'mirror', 'audit', 'etl', 'worker', 'scheduler', 'demo']) {
       expect(stdout).toMatch(new RegExp(`^\\s+${command}\\b`, 'm'));
     }
   });
