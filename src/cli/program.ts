@@ -6,6 +6,7 @@ import { Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { startBroker, type BrokerStartOptions } from './commands/broker.js';
 import { consume, type ConsumeOptions } from './commands/consume.js';
+import { describeGroup, listGroups, resetOffsets, type ResetOptions } from './commands/groups.js';
 import { produce, type ProduceOptions } from './commands/produce.js';
 import { createTopic, deleteTopic, describeTopic, listTopics } from './commands/topics.js';
 import { notImplemented, type CommandIo } from './not-implemented.js';
@@ -103,6 +104,31 @@ export function buildProgram(io: CommandIo): Command {
       process.once('SIGTERM', () => stop.abort());
       await consume(io, options, stop.signal);
     });
+
+  const groups = program.command('groups').description('ZooKeeper consumer groups: members, owners, offsets, lag');
+  groups
+    .command('list')
+    .description('list the consumer groups registered in ZooKeeper')
+    .requiredOption('--zookeeper <connect>', 'HOST:PORT[/chroot] of the cluster')
+    .action(async (options: { zookeeper: string }) => listGroups(io, options));
+  groups
+    .command('describe')
+    .description('members, and per partition the owner, committed offset, log end and lag')
+    .requiredOption('--zookeeper <connect>', 'HOST:PORT[/chroot] of the cluster')
+    .requiredOption('--group <group>', 'group name')
+    .action(async (options: { zookeeper: string; group: string }) => describeGroup(io, options));
+  groups
+    .command('reset-offsets')
+    .description("set a group's offsets for a topic (refused while the group has live members)")
+    .requiredOption('--zookeeper <connect>', 'HOST:PORT[/chroot] of the cluster')
+    .requiredOption('--group <group>', 'group name')
+    .requiredOption('--topic <name>', 'topic name')
+    .option('--to-earliest', 'the first retained offset')
+    .option('--to-latest', 'the end of each partition')
+    .option('--to-offset <n>', 'this offset in every partition')
+    .option('--to-datetime <iso>', 'the first record at or after this time')
+    .option('--shift-by <n>', 'move the committed offsets by n (negative rewinds)')
+    .action(async (options: ResetOptions) => resetOffsets(io, options));
 
   const registry = program.command('registry').description('the Avro schema registry (Confluent-compatible REST)');
   stub(registry, 'start', 'start a schema registry instance', 7);
