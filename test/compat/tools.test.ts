@@ -50,9 +50,9 @@ describe('tributary produce and consume', () => {
     expect(consumed.stdout.trimEnd().split('\n')).toEqual(['m45', 'm46', 'm47', 'm48', 'm49']);
   });
 
-  it('says clearly that consumer groups are not there yet (status 2)', async () => {
-    const result = await tributary(['consume', '--bootstrap-server', broker.bootstrap, '--topic', 'lines', '--group', 'g', '--zookeeper', '127.0.0.1:1']);
-    expect(result.status).toBe(2);
-    expect(result.stderr).toContain('consumer groups (--group/--zookeeper) are not implemented yet');
+  it('refuses --group without --zookeeper with a clear message (status 1)', async () => {
+    const result = await tributary(['consume', '--bootstrap-server', broker.bootstrap, '--topic', 'lines', '--group', 'g']);
+    expect(result.status).toBe(1);
+    expect(result.stderr).toContain('a group consumer needs both --group and --zookeeper');
   });
 });

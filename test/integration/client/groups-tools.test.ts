@@ -70,5 +70,17 @@ describe('tributary groups', () => {
 
     const listed = await tributary('groups', 'list', '--zookeeper', zookeeper);
     expect(listed.stdout.trim()).toBe('g1');
+
+    // Rewind to a time, then a group member consumes again from there (the paper's rewind).
+    await store.delete('/consumers/g1/ids/live-member');
+    const rewound = await tributary('groups', 'reset-offsets', '--zookeeper', zookeeper, '--group', 'g1', '--topic', 'events', '--to-datetime', '2026-01-01T00:00:12.500Z');
+    expect(rewound.status, rewound.stderr).toBe(0);
+    const consumed = await tributary('consume', '--bootstrap-server', broker.bootstrap, '--topic', 'events', '--group', 'g1', '--zookeeper', zookeeper, '--max-messages', '14');
+    expect(consumed.status, consumed.stderr).toBe(0);
+    expect(consumed.stdout.trim().split('\n').sort()).toEqual(
+      [0, 1].flatMap((partition) => Array.from({ length: 7 }, (_, i) => `${partition}-${13 + i}`)).sort(),
+    );
+    const after = await tributary('groups', 'describe', '--zookeeper', zookeeper, '--group', 'g1');
+    expect(after.stdout).toMatch(/events\s+0\s+20\s+20\s+0\s+-/);
   });
 });

@@ -1,0 +1,720 @@
+/**
+ * The high-level consumer of the paper (§3.2, §3.3): consumers of a group coordinate through
+ * ZooKeeper, with no master. Each consumer registers itself (ephemeral
+ * `/consumers/<g>/ids/<id>`), watches the broker and consumer registries, and on every change
+ * runs Algorithm 1: read the registries, sort the partitions and the consumer threads of each
+ * subscribed topic, take its range (assign.ts), claim each partition in the ownership registry
+ * (ephemeral `/consumers/<g>/owners/<t>/<p>` = thread id), read the partition's offset from the
+ * offset registry (persistent `/consumers/<g>/offsets/<t>/<p>`) and start a fetcher there.
+ *
+ * The rules of ARCHITECTURE.md ("ZooKeeper groups") and reliability.md §4.4, as kept here:
+ * - Stop before release, commit before release, claim all or nothing: a rebalance stops the
+ *   fetchers, commits while still owning, releases, then claims; a claim that meets another
+ *   owner deletes exactly the nodes this attempt created, backs off and retries.
+ * - An existing ownership node is read before deciding: our own thread id in it is ours.
+ * - A commit writes only partitions this consumer owns right now, in one transaction with a
+ *   check of the ownership node whose content was just read.
+ * - On session expiry the fetchers stop and all ownership is dropped at once; when the new
+ *   session is ready the consumer registers again and rebalances.
+ * - Bursts of watch events are debounced into one rebalance (with jitter against the herd).
+ * - After `rebalanceMaxRetries` failed attempts the consumer fails loudly: the error is logged,
+ *   every stream throws it, and `onError` hears it.
+ */
+import { randomBytes } from 'node:crypto';
+import { hostname } from 'node:os';
+import { TributaryError } from '../../common/errors.js';
+import { createLogger, type Logger } from '../../common/logger.js';
+import {
+  brokerIdsPath,
+  consumerIdsPath,
+  consumerPath,
+  offsetPath,
+  offsetsPath,
+  ownerPath,
+  ownersPath,
+  pathSegment,
+  topicPath,
+} from '../../coordination/paths.js';
+import { hasCode, type CoordinationStore, type SessionEvent, type TransactionOp, type Watcher } from '../../coordination/store.js';
+import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
+import { ClusterClient } from '../cluster-client.js';
+import { SimpleConsumer } from '../simple-consumer.js';
+import { assignRange, compareThreadIds } from './assign.js';
+import { MessageStream, type Message } from './stream.js';
+
+export type { Message } from './stream.js';
+export { MessageStream } from './stream.js';
+
+export type AutoOffsetReset = 'smallest' | 'largest';
+
+export interface ZooKeeperConsumerOptions {
+  /** ZooKeeper connect string with the cluster's chroot (`host:port/chroot`), or a store to use (tests). */
+  readonly zookeeper: string | CoordinationStore;
+  /** Brokers to fetch from (`host:port`), or a cluster client to use. */
+  readonly bootstrap: readonly string[] | ClusterClient;
+  readonly group: string;
+  /** Where a partition without a stored offset, or with one outside the log, starts. Default 'largest'. */
+  readonly autoOffsetReset?: AutoOffsetReset;
+  /** Commit consumed offsets this often; 0 turns auto-commit off. Default 5000 ms. */
+  readonly autoCommitIntervalMs?: number;
+  /** ZooKeeper session timeout (when `zookeeper` is a connect string). Default 6000 ms. */
+  readonly sessionTimeoutMs?: number;
+  /** Wait between failed rebalance attempts. Default 2000 ms. */
+  readonly rebalanceBackoffMs?: number;
+  /** Attempts after the first before the consumer gives up. Default 4. */
+  readonly rebalanceMaxRetries?: number;
+  /** Quiet time after a watch event before rebalancing, so bursts become one. Default 250 ms. */
+  readonly rebalanceDebounceMs?: number;
+  /** Messages a stream queues before its fetchers wait. Default 1000. */
+  readonly queuedMaxMessages?: number;
+  /** Long-poll wait of one fetch. Default 500 ms. */
+  readonly fetchWaitMaxMs?: number;
+  /** Bytes one fetch asks for. Default 1 MiB. */
+  readonly fetchMaxBytes?: number;
+  /** Default `<group>_<hostname>-<time>-<random>`. */
+  readonly consumerId?: string;
+  readonly logger?: Logger;
+  /** Hears a fatal failure (a rebalance that failed after every retry). */
+  readonly onError?: (error: Error) => void;
+}
+
+/** One partition this consumer owns right now. */
+interface Claim {
+  readonly topic: string;
+  readonly partition: number;
+  readonly threadId: string;
+  readonly stream: MessageStream;
+  /** Next offset to fetch. */
+  fetchOffset: bigint;
+  /** Next offset after the last message handed to the application: what a commit stores. */
+  consumed: bigint;
+  /** The last offset committed (or read from the registry). */
+  committed: bigint | undefined;
+  active: boolean;
+  fetcher: Fetcher | undefined;
+}
+
+interface Fetcher {
+  stopped: boolean;
+  readonly done: Promise<void>;
+}
+
+interface Assignment {
+  readonly topic: string;
+  readonly partition: number;
+  readonly threadId: string;
+  readonly streamIndex: number;
+}
+
+const key = (topic: string, partition: number): string => `${topic}/${partition}`;
+const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+
+export class ZooKeeperConsumer {
+  readonly consumerId: string;
+  private readonly simple: SimpleConsumer;
+  private readonly logger: Logger;
+  private readonly streams = new Map<string, MessageStream[]>();
+  private subscription: Readonly<Record<string, number>> | undefined;
+  private readonly claims = new Map<string, Claim>();
+  private lock: Promise<unknown> = Promise.resolve();
+  private debounceTimer: NodeJS.Timeout | undefined;
+  private commitTimer: NodeJS.Timeout | undefined;
+  private rebalanceWanted = false;
+  private disconnectTimer: NodeJS.Timeout | undefined;
+  /** Fetchers stopped after a long disconnection; claims kept. */
+  private paused = false;
+  private rebalanceLoop: Promise<void> | undefined;
+  private closed = false;
+  private failure: Error | undefined;
+  private readonly unsubscribe: () => void;
+  private readonly watcher: Watcher = () => this.scheduleRebalance();
+  /** Rebalances completed (for tests and logs). */
+  rebalances = 0;
+
+  private constructor(
+    private readonly store: CoordinationStore,
+    private readonly cluster: ClusterClient,
+    private readonly ownsStore: boolean,
+    private readonly ownsCluster: boolean,
+    private readonly options: ZooKeeperConsumerOptions,
+  ) {
+    this.consumerId = pathSegment('consumer id', options.consumerId ?? `${options.group}_${hostname()}-${Date.now()}-${randomBytes(4).toString('hex')}`);
+    pathSegment('consumer group', options.group);
+    this.simple = new SimpleConsumer(cluster);
+    this.logger = (options.logger ?? createLogger({ name: 'zookeeper-consumer' })).child({ group: options.group, consumerId: this.consumerId });
+    this.unsubscribe = store.onSessionEvent((event) => this.onSessionEvent(event));
+  }
+
+  /** Connects to ZooKeeper and the brokers. Nothing is registered until `createMessageStreams`. */
+  static async connect(options: ZooKeeperConsumerOptions): Promise<ZooKeeperConsumer> {
+    const ownsStore = typeof options.zookeeper === 'string';
+    const store =
+      typeof options.zookeeper === 'string'
+        ? await ZooKeeperStore.connect(options.zookeeper, { sessionTimeoutMs: options.sessionTimeoutMs ?? 6000 })
+        : options.zookeeper;
+    let cluster: ClusterClient;
+    try {
+      cluster = options.bootstrap instanceof ClusterClient ? options.bootstrap : await ClusterClient.connect({ bootstrap: options.bootstrap });
+    } catch (error) {
+      if (ownsStore) await store.close();
+      throw error;
+    }
+    return new ZooKeeperConsumer(store, cluster, ownsStore, !(options.bootstrap instanceof ClusterClient), options);
+  }
+
+  private get group(): string {
+    return this.options.group;
+  }
+
+  /**
+   * Subscribes to `{ topic: streamCount }` (once per consumer) and returns the streams per topic.
+   * Resolves after the first rebalance attempt has been made; messages of the topic are spread
+   * over the group's streams, and every group gets the whole topic.
+   */
+  async createMessageStreams(topicCounts: Readonly<Record<string, number>>): Promise<Record<string, MessageStream[]>> {
+    this.assertOpen('createMessageStreams');
+    if (this.subscription !== undefined) {
+      throw new TributaryError({ code: 'ILLEGAL_STATE', message: 'createMessageStreams was already called on this consumer; create another consumer for other topics' });
+    }
+    const capacity = this.options.queuedMaxMessages ?? 1000;
+    const result: Record<string, MessageStream[]> = {};
+    for (const [topic, count] of Object.entries(topicCounts)) {
+      pathSegment('topic', topic);
+      if (!Number.isSafeInteger(count) || count < 1) {
+        throw new TributaryError({ code: 'CONFIG_INVALID', message: `stream count for topic ${topic} must be a positive integer, got ${String(count)}` });
+      }
+      const streams = Array.from({ length: count }, (_, index) => new MessageStream(topic, index, capacity));
+      this.streams.set(topic, streams);
+      result[topic] = streams;
+    }
+    this.subscription = { ...topicCounts };
+    await this.exclusive(() => this.register());
+    const interval = this.options.autoCommitIntervalMs ?? 5000;
+    if (interval > 0) {
+      this.commitTimer = setInterval(() => {
+        this.commitOffsets().catch((error: unknown) => this.logger.warn({ err: error }, 'auto-commit failed'));
+      }, interval);
+      this.commitTimer.unref();
+    }
+    this.rebalanceWanted = true;
+    await this.runRebalances();
+    return result;
+  }
+
+  /** Writes the consumed offset of every owned partition that moved since its last commit. */
+  async commitOffsets(): Promise<void> {
+    if (this.closed) return;
+    await this.exclusive(() => this.commitOwned());
+  }
+
+  /**
+   * Moves an owned partition to `offset`, or to the first record at or after `timestamp` (the log
+   * end when there is none). The next message of that partition comes from there; the position
+   * is committed with the next commit. A partition this consumer does not own fails with
+   * PARTITION_NOT_OWNED.
+   */
+  async seek(topic: string, partition: number, position: bigint | number | { readonly timestamp: number }): Promise<bigint> {
+    this.assertOpen('seek');
+    return this.exclusive(async () => {
+      const claim = this.claims.get(key(topic, partition));
+      if (claim === undefined) {
+        throw new TributaryError({
+          code: 'PARTITION_NOT_OWNED',
+          message: `${topic}-${partition} is not owned by consumer ${this.consumerId} of group ${this.group} right now; seek a partition its streams are reading`,
+          details: { topic, partition },
+        });
+      }
+      let offset: bigint;
+      if (typeof position === 'object') {
+        offset = await this.simple.listOffset(topic, partition, { timestamp: position.timestamp });
+        if (offset < 0n) offset = await this.simple.listOffset(topic, partition, 'latest');
+      } else {
+        offset = BigInt(position);
+      }
+      await this.stopFetcher(claim);
+      // Queued messages from before the seek are stale: a fresh claim object replaces the old one.
+      claim.active = false;
+      claim.stream.purge();
+      const fresh: Claim = { ...claim, fetchOffset: offset, consumed: offset, active: true, fetcher: undefined };
+      this.claims.set(key(topic, partition), fresh);
+      this.startFetcher(fresh);
+      return offset;
+    });
+  }
+
+  /** Commits, stops fetching, releases ownership, deregisters and ends the streams. */
+  async close(): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    if (this.commitTimer !== undefined) clearInterval(this.commitTimer);
+    if (this.debounceTimer !== undefined) clearTimeout(this.debounceTimer);
+    if (this.disconnectTimer !== undefined) clearTimeout(this.disconnectTimer);
+    await this.rebalanceLoop?.catch(() => undefined);
+    await this.exclusive(async () => {
+      await this.stopAllFetchers();
+      try {
+        await this.commitOwned();
+        await this.releaseAll();
+        if (this.subscription !== undefined) await this.store.delete(consumerPath(this.group, this.consumerId)).catch((error: unknown) => {
+          if (!hasCode(error, 'NO_NODE')) throw error;
+        });
+      } catch (error) {
+        this.logger.warn({ err: error }, 'could not commit or release cleanly at close; the session end removes the ephemerals');
+      }
+    });
+    for (const streams of this.streams.values()) for (const stream of streams) stream.close();
+    this.unsubscribe();
+    if (this.ownsStore) await this.store.close();
+    if (this.ownsCluster) this.cluster.close();
+  }
+
+  /** The partitions this consumer owns now, as `topic/partition` → thread id. */
+  ownership(): Map<string, string> {
+    return new Map([...this.claims].map(([name, claim]) => [name, claim.threadId]));
+  }
+
+  // ---- registration and session events ----
+
+  private async register(): Promise<void> {
+    await this.store.ensurePath(consumerIdsPath(this.group));
+    const data = Buffer.from(JSON.stringify({ version: 1, subscription: this.subscription, pattern: 'static', at: Date.now() }));
+    const path = consumerPath(this.group, this.consumerId);
+    try {
+      await this.store.create(path, data, 'ephemeral');
+    } catch (error) {
+      // After a lost connection the create may have happened: an existing node of this session is ours.
+      if (!hasCode(error, 'NODE_EXISTS')) throw error;
+      this.logger.info({ path }, 'consumer registration already exists; keeping it');
+    }
+    this.logger.info({ subscription: this.subscription }, 'registered in the consumer registry');
+  }
+
+  private onSessionEvent(event: SessionEvent): void {
+    if (this.closed) return;
+    if (event === 'disconnected') {
+      // The session may expire while we cannot hear it: stop handing out messages before another
+      // member can have taken our partitions (reliability.md §4.4, item 4).
+      const timeout = this.options.sessionTimeoutMs ?? 6000;
+      this.disconnectTimer ??= setTimeout(() => this.pauseFetching(), Math.floor((timeout * 2) / 3));
+      this.disconnectTimer.unref();
+      return;
+    }
+    if (this.disconnectTimer !== undefined) clearTimeout(this.disconnectTimer);
+    this.disconnectTimer = undefined;
+    if (event === 'connected' && this.paused) {
+      this.paused = false;
+      this.logger.info('ZooKeeper connection back within the session: fetching again');
+      void this.exclusive(async () => {
+        for (const claim of this.claims.values()) this.startFetcher(claim);
+      });
+      return;
+    }
+    this.paused = false;
+    if (event === 'expired') {
+      // The ephemerals are gone: another consumer may own our partitions already. Stop at once.
+      this.logger.warn('ZooKeeper session expired: stopping fetchers and dropping all ownership');
+      this.dropAllClaims();
+    } else if (event === 'reconnected-new-session' && this.subscription !== undefined) {
+      void this.exclusive(() => this.register())
+        .then(() => this.scheduleRebalance())
+        .catch((error: unknown) => this.fatal(new TributaryError({ code: 'CONSUMER_REGISTRATION_FAILED', message: `consumer ${this.consumerId} could not register again after its session expired`, cause: error })));
+    }
+  }
+
+  /**
+   * Stops the fetchers and drops the queued messages, keeping the claims: fetching resumes from
+   * the consumed offsets if the connection comes back within the session.
+   */
+  private pauseFetching(): void {
+    this.disconnectTimer = undefined;
+    if (this.closed || this.claims.size === 0) return;
+    this.logger.warn('disconnected from ZooKeeper for most of the session timeout: pausing the fetchers');
+    this.paused = true;
+    for (const [name, claim] of [...this.claims]) {
+      claim.active = false;
+      if (claim.fetcher !== undefined) claim.fetcher.stopped = true;
+      claim.stream.purge();
+      this.claims.set(name, { ...claim, fetchOffset: claim.consumed, active: true, fetcher: undefined });
+    }
+  }
+
+  /** Forgets every claim without touching ZooKeeper (the session that held them is gone). */
+  private dropAllClaims(): void {
+    for (const claim of this.claims.values()) {
+      claim.active = false;
+      if (claim.fetcher !== undefined) claim.fetcher.stopped = true;
+      claim.stream.purge();
+    }
+    this.claims.clear();
+  }
+
+  // ---- rebalance ----
+
+  private scheduleRebalance(): void {
+    if (this.closed || this.failure !== undefined || this.subscription === undefined) return;
+    this.rebalanceWanted = true;
+    if (this.debounceTimer !== undefined) clearTimeout(this.debounceTimer);
+    const debounce = this.options.rebalanceDebounceMs ?? 250;
+    this.debounceTimer = setTimeout(() => {
+      this.debounceTimer = undefined;
+      void this.runRebalances();
+    }, debounce + Math.floor(Math.random() * (debounce / 2 + 1)));
+  }
+
+  /** Runs rebalances while one is wanted; only one loop runs at a time. */
+  private runRebalances(): Promise<void> {
+    this.rebalanceLoop ??= (async () => {
+      try {
+        while (this.rebalanceWanted && !this.closed && this.failure === undefined) {
+          this.rebalanceWanted = false;
+          await this.syncedRebalance();
+        }
+      } finally {
+        this.rebalanceLoop = undefined;
+      }
+    })();
+    return this.rebalanceLoop;
+  }
+
+  private async syncedRebalance(): Promise<void> {
+    const retries = this.options.rebalanceMaxRetries ?? 4;
+    const backoff = this.options.rebalanceBackoffMs ?? 2000;
+    let lastError: unknown;
+    for (let attempt = 0; attempt <= retries; attempt += 1) {
+      if (this.closed) return;
+      try {
+        const done = await this.exclusive(() => this.rebalance(attempt));
+        if (done) {
+          this.rebalances += 1;
+          return;
+        }
+        lastError = undefined;
+      } catch (error) {
+        lastError = error;
+        this.logger.warn({ err: error, attempt }, 'rebalance attempt failed');
+        // Stop and release what we hold, so nobody waits on us while we back off.
+        await this.exclusive(async () => {
+          await this.stopAllFetchers();
+          await this.commitOwned().catch(() => undefined);
+          await this.releaseAll().catch(() => undefined);
+        }).catch(() => undefined);
+      }
+      if (attempt < retries) await sleep(backoff);
+      // A watch that fired meanwhile is served by this loop's next attempt.
+      this.rebalanceWanted = false;
+    }
+    this.fatal(
+      new TributaryError({
+        code: 'CONSUMER_REBALANCE_FAILED',
+        message: `${this.consumerId} can't rebalance after ${retries + 1} attempts (group ${this.group}); partitions owned by others were not released in time`,
+        ...(lastError === undefined ? {} : { cause: lastError }),
+        details: { group: this.group, consumerId: this.consumerId, attempts: retries + 1 },
+      }),
+    );
+  }
+
+  /** One attempt of Algorithm 1. True when this consumer owns its whole share afterwards. */
+  private async rebalance(attempt: number): Promise<boolean> {
+    const wanted = await this.computeAssignment();
+    if (wanted === undefined) return true; // our registration is missing: re-registration will rebalance again
+    const unchanged =
+      wanted.length === this.claims.size &&
+      wanted.every((a) => {
+        const claim = this.claims.get(key(a.topic, a.partition));
+        return claim !== undefined && claim.threadId === a.threadId;
+      });
+    if (unchanged) {
+      this.logger.debug({ attempt }, 'assignment unchanged; keeping ownership');
+      return true;
+    }
+    // Stop before release; commit before release (while we still own).
+    await this.stopAllFetchers();
+    await this.commitOwned();
+    await this.releaseAll();
+
+    const created: Assignment[] = [];
+    for (const assignment of wanted) {
+      const outcome = await this.claimOwnership(assignment);
+      if (outcome === 'conflict') {
+        this.logger.info({ attempt, topic: assignment.topic, partition: assignment.partition }, 'partition still owned by another consumer; releasing this attempt’s claims and backing off');
+        for (const mine of created) await this.deleteOwnerIfOurs(mine.topic, mine.partition, mine.threadId);
+        return false;
+      }
+      created.push(assignment);
+    }
+    for (const assignment of wanted) {
+      const stream = this.streams.get(assignment.topic)?.[assignment.streamIndex];
+      if (stream === undefined) continue;
+      const stored = await this.storedOffset(assignment.topic, assignment.partition);
+      const start = stored ?? (await this.resetOffset(assignment.topic, assignment.partition));
+      const claim: Claim = {
+        topic: assignment.topic,
+        partition: assignment.partition,
+        threadId: assignment.threadId,
+        stream,
+        fetchOffset: start,
+        consumed: start,
+        committed: stored,
+        active: true,
+        fetcher: undefined,
+      };
+      this.claims.set(key(assignment.topic, assignment.partition), claim);
+    }
+    for (const claim of this.claims.values()) this.startFetcher(claim);
+    this.logger.info(
+      { attempt, owned: wanted.map((a) => `${a.topic}-${a.partition}@${a.threadId}`) },
+      'rebalance done',
+    );
+    return true;
+  }
+
+  /** Reads the registries (re-arming the watches) and computes this consumer's share. */
+  private async computeAssignment(): Promise<Assignment[] | undefined> {
+    const subscription = this.subscription ?? {};
+    const ids = (await this.store.children(consumerIdsPath(this.group), this.watcher)) ?? [];
+    await this.store.children(brokerIdsPath(), this.watcher);
+    if (!ids.includes(this.consumerId)) {
+      this.logger.warn('this consumer is not in the consumer registry; waiting for re-registration');
+      return undefined;
+    }
+    const threadsByTopic = new Map<string, string[]>();
+    for (const id of ids) {
+      const node = await this.store.get(consumerPath(this.group, id));
+      if (node === undefined) continue; // left meanwhile; its departure fires the children watch
+      let registered: Record<string, unknown>;
+      try {
+        const parsed = JSON.parse(node.data.toString('utf8')) as { subscription?: Record<string, unknown> };
+        registered = parsed.subscription ?? {};
+      } catch {
+        this.logger.warn({ consumer: id }, 'unreadable consumer registration; ignoring it');
+        continue;
+      }
+      for (const [topic, count] of Object.entries(registered)) {
+        if (!(topic in subscription) || typeof count !== 'number' || !Number.isSafeInteger(count)) continue;
+        const threads = threadsByTopic.get(topic) ?? [];
+        for (let index = 0; index < count; index += 1) threads.push(`${id}-${index}`);
+        threadsByTopic.set(topic, threads);
+      }
+    }
+    const result: Assignment[] = [];
+    for (const [topic, count] of Object.entries(subscription)) {
+      const partitions = await this.topicPartitions(topic);
+      const threads = (threadsByTopic.get(topic) ?? []).sort(compareThreadIds);
+      for (let index = 0; index < count; index += 1) {
+        const threadId = `${this.consumerId}-${index}`;
+        for (const partition of assignRange(partitions, threads, threadId)) result.push({ topic, partition, threadId, streamIndex: index });
+      }
+    }
+    return result;
+  }
+
+  /** The partitions of a topic from the broker registry, watching the topic node. */
+  private async topicPartitions(topic: string): Promise<number[]> {
+    const node = await this.store.get(topicPath(topic), this.watcher);
+    if (node === undefined) {
+      // Not created yet: watch for its creation (exists sets a watch on a missing node).
+      if (await this.store.exists(topicPath(topic), this.watcher)) return this.topicPartitions(topic);
+      return [];
+    }
+    try {
+      const parsed = JSON.parse(node.data.toString('utf8')) as { partitions?: Record<string, unknown> };
+      return Object.keys(parsed.partitions ?? {})
+        .map(Number)
+        .filter((p) => Number.isSafeInteger(p) && p >= 0)
+        .sort((a, b) => a - b);
+    } catch (error) {
+      throw new TributaryError({ code: 'CORRUPT_REGISTRY', message: `${topicPath(topic)} does not hold a partition assignment`, cause: error });
+    }
+  }
+
+  /** Creates the ownership node, or reads who owns it: 'claimed' (ours now) or 'conflict'. */
+  private async claimOwnership(assignment: Assignment): Promise<'claimed' | 'conflict'> {
+    const path = ownerPath(this.group, assignment.topic, assignment.partition);
+    await this.store.ensurePath(ownersPath(this.group, assignment.topic));
+    for (let tries = 0; tries < 2; tries += 1) {
+      try {
+        await this.store.create(path, Buffer.from(assignment.threadId), 'ephemeral');
+        return 'claimed';
+      } catch (error) {
+        if (!hasCode(error, 'NODE_EXISTS')) throw error;
+      }
+      const owner = await this.store.get(path);
+      if (owner === undefined) continue; // released meanwhile: try once more
+      if (owner.data.toString('utf8') === assignment.threadId) return 'claimed'; // our own (e.g. a create whose answer was lost)
+      this.logger.debug({ path, owner: owner.data.toString('utf8') }, 'waiting for the partition ownership to be deleted');
+      return 'conflict';
+    }
+    return 'conflict';
+  }
+
+  private async deleteOwnerIfOurs(topic: string, partition: number, threadId: string): Promise<void> {
+    const path = ownerPath(this.group, topic, partition);
+    const node = await this.store.get(path);
+    if (node === undefined || node.data.toString('utf8') !== threadId) return;
+    try {
+      await this.store.delete(path, node.version);
+    } catch (error) {
+      if (!hasCode(error, 'NO_NODE') && !hasCode(error, 'BAD_VERSION')) throw error;
+    }
+  }
+
+  /** Deletes our ownership nodes and forgets the claims (fetchers must be stopped first). */
+  private async releaseAll(): Promise<void> {
+    const claims = [...this.claims.values()];
+    for (const claim of claims) {
+      claim.active = false;
+      claim.stream.purge();
+    }
+    this.claims.clear();
+    for (const claim of claims) await this.deleteOwnerIfOurs(claim.topic, claim.partition, claim.threadId);
+  }
+
+  // ---- offsets ----
+
+  private async storedOffset(topic: string, partition: number): Promise<bigint | undefined> {
+    const node = await this.store.get(offsetPath(this.group, topic, partition));
+    if (node === undefined) return undefined;
+    const text = node.data.toString('utf8').trim();
+    if (!/^\d+$/.test(text)) {
+      this.logger.warn({ topic, partition, text }, 'stored offset is not a number; using auto.offset.reset');
+      return undefined;
+    }
+    return BigInt(text);
+  }
+
+  private async resetOffset(topic: string, partition: number): Promise<bigint> {
+    const reset = this.options.autoOffsetReset ?? 'largest';
+    return this.simple.listOffset(topic, partition, reset === 'smallest' ? 'earliest' : 'latest');
+  }
+
+  /** Commits every owned partition whose consumed offset moved, each fenced by its ownership node. */
+  private async commitOwned(): Promise<void> {
+    for (const claim of [...this.claims.values()]) {
+      if (!claim.active || claim.committed === claim.consumed) continue;
+      const consumed = claim.consumed;
+      const owner = ownerPath(this.group, claim.topic, claim.partition);
+      const node = await this.store.get(owner);
+      if (node === undefined || node.data.toString('utf8') !== claim.threadId) {
+        this.logger.warn({ topic: claim.topic, partition: claim.partition }, 'not committing: this consumer no longer owns the partition');
+        continue;
+      }
+      const path = offsetPath(this.group, claim.topic, claim.partition);
+      const data = Buffer.from(consumed.toString());
+      const check: TransactionOp = { op: 'check', path: owner, expectedVersion: node.version };
+      if (await this.store.exists(path)) {
+        await this.store.transaction([check, { op: 'set', path, data }]);
+      } else {
+        await this.store.ensurePath(offsetsPath(this.group, claim.topic));
+        try {
+          await this.store.transaction([check, { op: 'create', path, data, mode: 'persistent' }]);
+        } catch (error) {
+          if (!hasCode(error, 'NODE_EXISTS')) throw error;
+          await this.store.transaction([check, { op: 'set', path, data }]);
+        }
+      }
+      claim.committed = consumed;
+    }
+  }
+
+  // ---- fetchers ----
+
+  private startFetcher(claim: Claim): void {
+    if (claim.fetcher !== undefined || !claim.active || this.paused) return;
+    const fetcher: { stopped: boolean; done: Promise<void> } = { stopped: false, done: Promise.resolve() };
+    fetcher.done = this.fetchLoop(claim, fetcher);
+    claim.fetcher = fetcher;
+  }
+
+  private async stopFetcher(claim: Claim): Promise<void> {
+    const fetcher = claim.fetcher;
+    if (fetcher === undefined) return;
+    fetcher.stopped = true;
+    claim.stream.wake();
+    await fetcher.done;
+    claim.fetcher = undefined;
+  }
+
+  private async stopAllFetchers(): Promise<void> {
+    await Promise.all([...this.claims.values()].map((claim) => this.stopFetcher(claim)));
+  }
+
+  private async fetchLoop(claim: Claim, fetcher: { stopped: boolean }): Promise<void> {
+    const running = (): boolean => !fetcher.stopped && claim.active && !this.closed;
+    let failures = 0;
+    while (running()) {
+      await claim.stream.waitForSpace();
+      if (!running()) return;
+      try {
+        const result = await this.simple.fetch(claim.topic, claim.partition, claim.fetchOffset, {
+          maxWaitMs: this.options.fetchWaitMaxMs ?? 500,
+          maxBytes: this.options.fetchMaxBytes ?? 1024 * 1024,
+        });
+        failures = 0;
+        for (const record of result.records) {
+          await claim.stream.waitForSpace();
+          if (!running()) return;
+          const message: Message = {
+            topic: claim.topic,
+            partition: claim.partition,
+            offset: record.offset,
+            key: record.key,
+            value: record.value,
+            headers: record.headers,
+            timestamp: record.timestamp,
+          };
+          claim.stream.push({
+            message,
+            current: () => claim.active,
+            delivered: () => {
+              if (claim.active && record.offset + 1n > claim.consumed) claim.consumed = record.offset + 1n;
+            },
+          });
+          claim.fetchOffset = record.offset + 1n;
+        }
+        if (result.records.length === 0 && result.nextOffset > claim.fetchOffset) claim.fetchOffset = result.nextOffset;
+      } catch (caught) {
+        if (!running()) return;
+        let error = caught;
+        if (error instanceof TributaryError && error.code === 'OFFSET_OUT_OF_RANGE') {
+          try {
+            const reset = await this.resetOffset(claim.topic, claim.partition);
+            this.logger.warn({ topic: claim.topic, partition: claim.partition, from: claim.fetchOffset.toString(), to: reset.toString() }, 'offset out of range; reset');
+            if (!running()) return;
+            claim.fetchOffset = reset;
+            claim.consumed = reset;
+            continue;
+          } catch (resetError) {
+            error = resetError;
+          }
+        }
+        failures += 1;
+        this.logger.warn({ err: error, topic: claim.topic, partition: claim.partition, failures }, 'fetch failed; retrying');
+        await sleep(Math.min(100 * 2 ** Math.min(failures, 5), 3000));
+        await this.cluster.refreshMetadata([claim.topic]).catch(() => undefined);
+      }
+    }
+  }
+
+  // ---- helpers ----
+
+  /** Runs `fn` with no other rebalance, commit or seek in progress. */
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const result = this.lock.then(fn, fn);
+    this.lock = result.catch(() => undefined);
+    return result;
+  }
+
+  private fatal(error: Error): void {
+    if (this.failure !== undefined) return;
+    this.failure = error;
+    this.logger.error({ err: error }, 'consumer failed');
+    this.dropAllClaims();
+    for (const streams of this.streams.values()) for (const stream of streams) stream.fail(error);
+    this.options.onError?.(error);
+  }
+
+  private assertOpen(operation: string): void {
+    if (this.closed) throw new TributaryError({ code: 'CLOSED', message: `${operation}: the consumer is closed` });
+    if (this.failure !== undefined) throw this.failure;
+  }
+}
