@@ -18,7 +18,7 @@ import { findCoordinatorHandler } from './handlers/find-coordinator.js';
 import { listOffsetsHandler } from './handlers/list-offsets.js';
 import { metadataHandler } from './handlers/metadata.js';
 import { produceHandler } from './handlers/produce.js';
-import { createTopicsHandler, deleteTopicsHandler } from './handlers/topics-admin.js';
+import { createPartitionsHandler, createTopicsHandler, deleteTopicsHandler } from './handlers/topics-admin.js';
 import { BrokerMetrics } from './metrics.js';
 import { RequestRouter } from './router.js';
 import { BrokerServer, type ListenAddress } from './server.js';
@@ -37,7 +37,7 @@ export interface BrokerOptions {
   readonly clusterId?: string;
 }
 
-const API_NAMES: Record<number, string> = { 0: 'Produce', 1: 'Fetch', 2: 'ListOffsets', 3: 'Metadata', 10: 'FindCoordinator', 18: 'ApiVersions', 19: 'CreateTopics', 20: 'DeleteTopics' };
+const API_NAMES: Record<number, string> = { 0: 'Produce', 1: 'Fetch', 2: 'ListOffsets', 3: 'Metadata', 10: 'FindCoordinator', 18: 'ApiVersions', 19: 'CreateTopics', 20: 'DeleteTopics', 37: 'CreatePartitions' };
 
 export class Broker {
   private stopping: Promise<void> | undefined;
@@ -103,6 +103,7 @@ export class Broker {
         metadataHandler(context),
         createTopicsHandler(context),
         deleteTopicsHandler(context),
+        createPartitionsHandler(context),
         findCoordinatorHandler(),
       ]);
       broker = new Broker(options.id, server, logs, cluster, options);

@@ -144,6 +144,37 @@ export class Cluster {
     return created;
   }
 
+  /**
+   * Grows a topic to `count` partitions; each new partition goes to the live broker that holds the
+   * fewest partitions of the topic (a broker that just joined, first). Written with the version
+   * read, so two concurrent changes cannot overwrite each other.
+   */
+  async addPartitions(name: string, count: number): Promise<TopicAssignment> {
+    const node = await this.store.get(topicPath(name));
+    if (node === undefined) throw new UnknownTopicError(name);
+    const { partitions } = JSON.parse(node.data.toString('utf8')) as { partitions: Record<string, number> };
+    const current = Object.keys(partitions).length;
+    if (count <= current) {
+      throw new TributaryError({ code: 'INVALID_PARTITIONS', message: `topic ${name} has ${current} partitions; the new count must be larger, not ${count}` });
+    }
+    const brokers = this.liveBrokers();
+    if (brokers.length === 0) throw new TributaryError({ code: 'NO_BROKERS', message: 'no live broker to assign partitions to', retriable: true });
+    const load = new Map(brokers.map((broker) => [broker.id, 0]));
+    for (const owner of Object.values(partitions)) if (load.has(owner)) load.set(owner, (load.get(owner) ?? 0) + 1);
+    for (let partition = current; partition < count; partition += 1) {
+      const [leastLoaded] = [...load.entries()].sort(([a, x], [b, y]) => x - y || a - b)[0] ?? [this.self.id];
+      partitions[String(partition)] = leastLoaded;
+      load.set(leastLoaded, (load.get(leastLoaded) ?? 0) + 1);
+    }
+    await this.store.set(topicPath(name), Buffer.from(JSON.stringify({ partitions })), node.version);
+    this.generation += 1;
+    const previous = this.topics.get(name);
+    const updated = { name, partitions: new Map(Object.entries(partitions).map(([p, b]) => [Number(p), b])), configs: previous?.configs ?? {} };
+    this.topics.set(name, updated);
+    this.listener.topicsChanged();
+    return updated;
+  }
+
   async deleteTopic(name: string): Promise<void> {
     try {
       await this.store.delete(topicPath(name));

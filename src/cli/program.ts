@@ -8,7 +8,7 @@ import { startBroker, type BrokerStartOptions } from './commands/broker.js';
 import { consume, type ConsumeOptions } from './commands/consume.js';
 import { describeGroup, listGroups, resetOffsets, type ResetOptions } from './commands/groups.js';
 import { produce, type ProduceOptions } from './commands/produce.js';
-import { createTopic, deleteTopic, describeTopic, listTopics } from './commands/topics.js';
+import { alterTopic, createTopic, deleteTopic, describeTopic, listTopics } from './commands/topics.js';
 import { notImplemented, type CommandIo } from './not-implemented.js';
 
 function collect(value: string, previous: string[]): string[] {
@@ -69,6 +69,13 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
     .requiredOption('--topic <name>', 'topic name')
     .action(async (options: { bootstrapServer: string; topic: string }) => describeTopic(io, options));
+  topics
+    .command('alter')
+    .description('grow a topic to more partitions (new ones go to the least-loaded live brokers)')
+    .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .requiredOption('--topic <name>', 'topic name')
+    .requiredOption('--partitions <n>', 'the new number of partitions', (value) => Number(value))
+    .action(async (options: { bootstrapServer: string; topic: string; partitions: number }) => alterTopic(io, options));
   topics
     .command('delete')
     .description('delete a topic and its data')

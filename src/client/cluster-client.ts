@@ -186,6 +186,11 @@ export class ClusterClient {
     for (let attempt = 1; ; attempt += 1) {
       const { partitions } = await this.topicMetadata(topic);
       const found = partitions[partition];
+      if (found === undefined && attempt === 1) {
+        // The topic may have grown since the cache was filled: ask once before saying no.
+        await this.refreshMetadata([topic]);
+        continue;
+      }
       if (found === undefined) {
         throw new TributaryError({
           code: 'UNKNOWN_TOPIC_OR_PARTITION',

@@ -1,11 +1,17 @@
 /**
- * CreateTopics and DeleteTopics. Replication factor must be 1 (or −1, "the default"): Tributary
+ * CreateTopics, CreatePartitions and DeleteTopics. Replication factor must be 1 (or −1, "the default"): Tributary
  * keeps one copy of each partition, as the paper's system did. Configs use Kafka's topic-config
  * names and are validated before anything is written.
  */
 import { TributaryError } from '../../common/errors.js';
 import { KafkaErrorCode } from '../../protocol/kafka-errors.js';
 import { CreateTopicsApi, type CreatableTopicResult, type CreateTopicsRequest, type CreateTopicsResponse } from '../../protocol/apis/create-topics.js';
+import {
+  CreatePartitionsApi,
+  type CreatePartitionsRequest,
+  type CreatePartitionsResponse,
+  type CreatePartitionsResult,
+} from '../../protocol/apis/create-partitions.js';
 import { DeleteTopicsApi, type DeleteTopicsRequest, type DeleteTopicsResponse } from '../../protocol/apis/delete-topics.js';
 import { logConfigFromTopicConfigs } from '../../storage/log-config.js';
 import { validateTopicName } from '../../storage/log-manager.js';
@@ -96,6 +102,45 @@ export function deleteTopicsHandler(context: BrokerContext): ApiHandler<DeleteTo
         }
       }
       return { throttleTimeMs: 0, responses };
+    },
+  };
+}
+
+export function createPartitionsHandler(context: BrokerContext): ApiHandler<CreatePartitionsRequest, CreatePartitionsResponse> {
+  return {
+    api: CreatePartitionsApi,
+    async handle(request) {
+      const results: CreatePartitionsResult[] = [];
+      for (const topic of request.topics) {
+        const fail = (errorCode: number, errorMessage: string): CreatePartitionsResult => ({ name: topic.name, errorCode, errorMessage });
+        const assignment = context.cluster.topic(topic.name);
+        if (assignment === undefined) {
+          results.push(fail(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${topic.name} does not exist`));
+          continue;
+        }
+        if (topic.assignments !== null) {
+          results.push(fail(KafkaErrorCode.INVALID_REQUEST, 'manual replica assignments are not supported; give the new partition count only'));
+          continue;
+        }
+        const maxPartitions = context.config['create.topic.max.partitions'];
+        if (topic.count <= assignment.partitions.size || topic.count > maxPartitions) {
+          results.push(fail(KafkaErrorCode.INVALID_PARTITIONS, `topic ${topic.name} has ${assignment.partitions.size} partitions; the new count must be larger and at most ${maxPartitions}, not ${topic.count}`));
+          continue;
+        }
+        if (request.validateOnly) {
+          results.push({ name: topic.name, errorCode: 0, errorMessage: null });
+          continue;
+        }
+        try {
+          await context.cluster.addPartitions(topic.name, topic.count);
+          context.logger.info({ topic: topic.name, partitions: topic.count }, 'added partitions');
+          results.push({ name: topic.name, errorCode: 0, errorMessage: null });
+        } catch (error) {
+          context.logger.error({ err: error, topic: topic.name }, 'adding partitions failed');
+          results.push(fail(KafkaErrorCode.UNKNOWN_SERVER_ERROR, 'adding partitions failed; see the broker log'));
+        }
+      }
+      return { throttleTimeMs: 0, results };
     },
   };
 }

@@ -1,6 +1,7 @@
 /** `tributary topics create|list|describe|delete`: topic administration over the Kafka protocol. */
 import { TributaryError } from '../../common/errors.js';
 import { KafkaConnection } from '../../client/connection.js';
+import { CreatePartitionsApi } from '../../protocol/apis/create-partitions.js';
 import { CreateTopicsApi } from '../../protocol/apis/create-topics.js';
 import { DeleteTopicsApi } from '../../protocol/apis/delete-topics.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsApi } from '../../protocol/apis/list-offsets.js';
@@ -56,6 +57,20 @@ export async function createTopic(
     if (result === undefined) fail('the broker returned no result');
     if (result.errorCode !== 0) fail(`could not create topic ${options.topic}: ${errorName(result.errorCode)}${result.errorMessage === null ? '' : ` — ${result.errorMessage}`}`);
     io.writeOut(`created topic ${options.topic} with ${options.partitions} partitions\n`);
+  });
+}
+
+export async function alterTopic(io: CommandIo, options: { bootstrapServer: string; topic: string; partitions: number }): Promise<void> {
+  await withBootstrap(options.bootstrapServer, async (connection) => {
+    const response = await connection.request(CreatePartitionsApi, 1, {
+      topics: [{ name: options.topic, count: options.partitions, assignments: null }],
+      timeoutMs: 30_000,
+      validateOnly: false,
+    });
+    const result = response.results[0];
+    if (result === undefined) fail('the broker returned no result');
+    if (result.errorCode !== 0) fail(`could not add partitions to ${options.topic}: ${errorName(result.errorCode)}${result.errorMessage === null ? '' : ` — ${result.errorMessage}`}`);
+    io.writeOut(`topic ${options.topic} now has ${options.partitions} partitions\n`);
   });
 }
 

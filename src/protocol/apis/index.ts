@@ -4,6 +4,7 @@
  */
 import type { ApiSchema } from '../schema.js';
 import { ApiVersionsApi, type ApiVersionRange } from './api-versions.js';
+import { CreatePartitionsApi } from './create-partitions.js';
 import { CreateTopicsApi } from './create-topics.js';
 import { DeleteTopicsApi } from './delete-topics.js';
 import { FetchApi } from './fetch.js';
@@ -13,6 +14,7 @@ import { MetadataApi } from './metadata.js';
 import { ProduceApi } from './produce.js';
 
 export * from './api-versions.js';
+export * from './create-partitions.js';
 export * from './create-topics.js';
 export * from './delete-topics.js';
 export * from './fetch.js';
@@ -25,7 +27,7 @@ export * from './produce.js';
 export type AnyApiSchema = ApiSchema<unknown, unknown>;
 
 /** The served APIs in api-key order; each schema's minVersion–maxVersion is what is advertised. */
-export const SUPPORTED_APIS: readonly AnyApiSchema[] = [ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi];
+export const SUPPORTED_APIS: readonly AnyApiSchema[] = [ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, CreatePartitionsApi];
 
 const BY_KEY: ReadonlyMap<number, AnyApiSchema> = new Map(SUPPORTED_APIS.map((api) => [api.apiKey, api]));
 

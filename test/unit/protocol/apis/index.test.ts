@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import {
   ApiVersionsApi,
+  CreatePartitionsApi,
   CreateTopicsApi,
   DeleteTopicsApi,
   FetchApi,
@@ -26,8 +27,9 @@ describe('SUPPORTED_APIS', () => {
       { apiKey: 18, minVersion: 0, maxVersion: 2 },
       { apiKey: 19, minVersion: 0, maxVersion: 4 },
       { apiKey: 20, minVersion: 0, maxVersion: 3 },
+      { apiKey: 37, minVersion: 0, maxVersion: 1 },
     ]);
-    expect(SUPPORTED_APIS).toStrictEqual([ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi]);
+    expect(SUPPORTED_APIS).toStrictEqual([ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, CreatePartitionsApi]);
   });
 
   it('finds an API by key and checks versions against its range', () => {
