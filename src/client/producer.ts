@@ -90,6 +90,8 @@ export interface ProducerConnectOptions extends ProducerOptions {
 /** Record bytes beyond key, value and headers: length, attributes, deltas, lengths (varints). */
 const RECORD_OVERHEAD = 21;
 const PIPELINED_BATCHES_WITHOUT_RETRIES = 5;
+/** Largest batch made by merging queued batches: below the default max.message.bytes (1 MiB). */
+const MERGED_BATCH_BYTES = 512 * 1024;
 /** Errors after which the partition's leader may have moved: ask for metadata before retrying. */
 const STALE_METADATA: ReadonlySet<string> = new Set([
   'NOT_LEADER_OR_FOLLOWER',
@@ -461,6 +463,7 @@ export class Producer {
         }
         queue.batches.shift();
         head.closed = true;
+        if (this.maxInFlight === 1) this.mergeQueued(queue, head);
         queue.inFlight.push(head);
         const forBroker = requests.get(leader) ?? [];
         requests.set(leader, forBroker);
@@ -473,6 +476,27 @@ export class Producer {
       for (const batches of batchesPerRequest) void this.sendRequest(brokerId, batches);
     }
     if (wakeAt !== Infinity) this.scheduleDrain(Math.max(1, wakeAt - now));
+  }
+
+  /**
+   * With one batch in flight per partition (the price of ordered retries), a partition would pay
+   * a round trip per batch. Instead the batches that queued up behind it while it was in flight
+   * go out together, merged into one batch of up to `MERGED_BATCH_BYTES`: the same order, fewer
+   * round trips. Only batches never sent are merged, so a retry still resends the same bytes.
+   */
+  private mergeQueued(queue: PartitionQueue, head: Batch): void {
+    if (head.encoded !== undefined || head.failures > 0) return;
+    for (let next = queue.batches[0]; next !== undefined; next = queue.batches[0]) {
+      if (!next.closed || next.encoded !== undefined || next.failures > 0 || head.bytes + next.bytes > MERGED_BATCH_BYTES) break;
+      queue.batches.shift();
+      head.records.push(...next.records);
+      head.deliveries.push(...next.deliveries);
+      head.bytes += next.bytes;
+      head.reserved += next.reserved;
+      next.reserved = 0;
+      const merged = next;
+      void head.done.then(() => merged.markDone());
+    }
   }
 
   /**

@@ -20,6 +20,7 @@
 import { createHash } from 'node:crypto';
 import {
   ApiVersionsApi,
+  CreatePartitionsApi,
   CreateTopicsApi,
   DeleteTopicsApi,
   FetchApi,
@@ -30,6 +31,7 @@ import {
   SUPPORTED_APIS,
   findApi,
   type AnyApiSchema,
+  type CreatePartitionsRequest,
   type CreateTopicsRequest,
   type DeleteTopicsRequest,
   type FetchRequest,
@@ -319,6 +321,7 @@ export class FrameFactory {
       [CreateTopicsApi, 8],
       [DeleteTopicsApi, 8],
       [FindCoordinatorApi, 6],
+      [CreatePartitionsApi, 4],
     ]);
     const correlationId = this.nextCorrelationId();
     const clientId = this.clientId();
@@ -399,6 +402,12 @@ export class FrameFactory {
         const version = rng.between(0, 3);
         const request: DeleteTopicsRequest = { topicNames: Array.from({ length: rng.between(1, 2) }, () => rng.pick(this.options.scratchTopics)), timeoutMs: 5000 };
         return { api, version, body: requestBody(DeleteTopicsApi, version, correlationId, request, clientId) };
+      }
+      case CreatePartitionsApi.apiKey: {
+        // Validate-only: the storm's own topics keep their partition counts.
+        const version = rng.between(0, 1);
+        const request: CreatePartitionsRequest = { topics: [{ name: this.topic().name, count: rng.between(0, 8), assignments: null }], timeoutMs: 5000, validateOnly: true };
+        return { api, version, body: requestBody(CreatePartitionsApi, version, correlationId, request, clientId) };
       }
       default: {
         const version = rng.between(0, 2);
