@@ -1,23 +1,9 @@
 /** The `tributary produce` and `tributary consume` tools against a broker, checked with kcat. */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startInProcessBroker, type InProcessBroker } from '../support/brokers.js';
+import { runTributary as tributary } from '../support/cli.js';
 import { kcat } from '../support/kcat.js';
 
-const bin = join(import.meta.dirname, '..', '..', 'bin', 'tributary.js');
-
-function tributary(args: string[], input = ''): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args]);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('close', (status) => resolve({ status, stdout, stderr }));
-    child.stdin.end(input);
-  });
-}
 
 let broker: InProcessBroker;
 beforeAll(async () => {

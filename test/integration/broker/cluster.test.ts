@@ -3,15 +3,16 @@
  * them; SIGKILL one and its partitions report LEADER_NOT_AVAILABLE while the others keep serving;
  * restart it and every flushed record is intact.
  */
-import { spawn } from 'node:child_process';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KafkaConnection } from '../../../src/client/connection.js';
 import { MetadataApi, type MetadataResponse } from '../../../src/protocol/apis/metadata.js';
 import { openRun } from '../../services/run-dir.js';
 import { startBrokerProcess, type BrokerProcess } from '../../support/brokers.js';
+import { runTributary } from '../../support/cli.js';
 import { kcat } from '../../support/kcat.js';
 import { services, zookeeperAddress } from '../services.js';
+
+const tributary = (...args: string[]): ReturnType<typeof runTributary> => runTributary(args);
 
 const brokers: BrokerProcess[] = [];
 afterAll(async () => {
@@ -31,16 +32,6 @@ async function metadata(bootstrap: string, topic: string): Promise<MetadataRespo
   } finally {
     connection.close();
   }
-}
-
-function tributary(...args: string[]): Promise<{ status: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [join(import.meta.dirname, '..', '..', '..', 'bin', 'tributary.js'), ...args]);
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('close', (status) => resolve({ status, output }));
-  });
 }
 
 async function consumeAll(bootstrap: string, topic: string, partition: number): Promise<string[]> {

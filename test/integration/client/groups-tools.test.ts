@@ -3,27 +3,16 @@
  * offsets they write are what the group consumer reads (decimal text under
  * /consumers/<group>/offsets/<topic>/<partition>), and a group with live members is left alone.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Producer } from '../../../src/client/producer.js';
 import { ZooKeeperStore } from '../../../src/coordination/zookeeper-store.js';
 import { openRun } from '../../services/run-dir.js';
 import { startBrokerProcess, type BrokerProcess } from '../../support/brokers.js';
+import { runTributary } from '../../support/cli.js';
 import { services, zookeeperAddress } from '../services.js';
 
-const bin = join(import.meta.dirname, '..', '..', '..', 'bin', 'tributary.js');
-function tributary(...args: string[]): Promise<{ status: number | null; stdout: string; stderr: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args]);
-    let stdout = '';
-    let stderr = '';
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    child.once('close', (status) => resolve({ status, stdout, stderr }));
-  });
-}
+const tributary = (...args: string[]): ReturnType<typeof runTributary> => runTributary(args);
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {

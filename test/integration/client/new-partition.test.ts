@@ -2,9 +2,7 @@
  * A broker joins and a topic grows a partition on it: the ZooKeeper consumer group sees the
  * topic's registry change, rebalances, and consumes the new partition.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { ZooKeeperConsumer } from '../../../src/client/group/zookeeper-consumer.js';
 import type { Message } from '../../../src/client/group/stream.js';
@@ -12,18 +10,10 @@ import { Producer } from '../../../src/client/producer.js';
 import { createLogger } from '../../../src/common/logger.js';
 import { openRun } from '../../services/run-dir.js';
 import { startBrokerProcess } from '../../support/brokers.js';
+import { runTributary } from '../../support/cli.js';
 import { services, zookeeperAddress } from '../services.js';
 
-const bin = join(import.meta.dirname, '..', '..', '..', 'bin', 'tributary.js');
-function tributary(...args: string[]): Promise<{ status: number | null; output: string }> {
-  return new Promise((resolve) => {
-    const child = spawn(process.execPath, [bin, ...args]);
-    let output = '';
-    child.stdout.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (output += chunk.toString()));
-    child.once('close', (status) => resolve({ status, output }));
-  });
-}
+const tributary = (...args: string[]): ReturnType<typeof runTributary> => runTributary(args);
 
 const cleanups: (() => Promise<unknown>)[] = [];
 afterAll(async () => {
