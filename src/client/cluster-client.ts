@@ -18,7 +18,7 @@
 import { TributaryError, isRetriable } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { MetadataApi, type MetadataRequest, type MetadataResponse } from '../protocol/apis/metadata.js';
-import { KafkaErrorCode } from '../protocol/kafka-errors.js';
+import { KafkaErrorCode, kafkaErrorName } from '../protocol/kafka-errors.js';
 import type { ApiSchema } from '../protocol/schema.js';
 import { KafkaConnection } from './connection.js';
 
@@ -86,25 +86,6 @@ interface Link {
 
 /** Connection-level failures: after one of these the connection cannot be used again. */
 const CONNECTION_FAILURES: ReadonlySet<string> = new Set(['CONNECTION_LOST', 'REQUEST_TIMED_OUT']);
-
-const ERROR_NAMES: ReadonlyMap<number, string> = new Map(Object.entries(KafkaErrorCode).map(([name, code]) => [code, name]));
-
-/** The name of a Kafka error code, as the Java client's `Errors` enum spells it. */
-export function kafkaErrorName(code: number): string {
-  return ERROR_NAMES.get(code) ?? EXTRA_ERROR_NAMES.get(code) ?? `KAFKA_ERROR_${code}`;
-}
-
-/** Codes a broker may send that Tributary itself never does; names from the Java client. */
-const EXTRA_ERROR_NAMES: ReadonlyMap<number, string> = new Map([
-  [9, 'REPLICA_NOT_AVAILABLE'],
-  [13, 'NETWORK_EXCEPTION'],
-  [19, 'NOT_ENOUGH_REPLICAS'],
-  [20, 'NOT_ENOUGH_REPLICAS_AFTER_APPEND'],
-  [29, 'TOPIC_AUTHORIZATION_FAILED'],
-  [31, 'CLUSTER_AUTHORIZATION_FAILED'],
-  [74, 'FENCED_LEADER_EPOCH'],
-  [75, 'UNKNOWN_LEADER_EPOCH'],
-]);
 
 /** Parses `host:port` or `[ipv6]:port`. */
 export function parseAddress(text: string): { host: string; port: number } {

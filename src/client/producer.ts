@@ -29,10 +29,10 @@
 import { TributaryError, isRetriable } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { ProduceApi, type ProduceRequest, type ProduceResponse } from '../protocol/apis/produce.js';
-import { KafkaErrorCode } from '../protocol/kafka-errors.js';
+import { KafkaErrorCode, kafkaErrorName } from '../protocol/kafka-errors.js';
 import { Compression, RECORD_BATCH_OVERHEAD, type CompressionName } from '../protocol/record-batch.js';
 import { encodeRecordBatch, type RecordInput } from '../protocol/records.js';
-import { ClusterClient, jitter, kafkaErrorName, type ClusterClientOptions } from './cluster-client.js';
+import { ClusterClient, jitter, type ClusterClientOptions } from './cluster-client.js';
 import { Partitioner, type NullKeyStrategy } from './partitioner.js';
 
 /** Produce v8: v7 plus the broker's error message per partition (non-flexible; Kafka 2.4+). */

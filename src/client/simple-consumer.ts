@@ -6,7 +6,7 @@
 import { TributaryError } from '../common/errors.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsApi } from '../protocol/apis/list-offsets.js';
 import { FetchApi } from '../protocol/apis/fetch.js';
-import { KafkaErrorCode } from '../protocol/kafka-errors.js';
+import { KafkaErrorCode, kafkaErrorName } from '../protocol/kafka-errors.js';
 import { BATCH_LENGTH_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/record-batch.js';
 import { decodeRecords, type Record as KafkaRecord } from '../protocol/records.js';
 import type { KafkaConnection } from './connection.js';
@@ -34,8 +34,6 @@ export interface FetchResult {
 }
 
 export type OffsetSpec = 'earliest' | 'latest' | { readonly timestamp: number };
-
-const errorNames = new Map<number, string>(Object.entries(KafkaErrorCode).map(([name, code]) => [code, name]));
 
 /** Leadership moved or is being established: refresh metadata and try again. */
 const LEADERSHIP_ERRORS = new Set<number>([
@@ -104,7 +102,7 @@ export class SimpleConsumer {
       const connection = await this.cluster.leaderConnection(topic, partition);
       const outcome = await attempt(connection);
       if (outcome.errorCode === 0) return (outcome as { value: T }).value;
-      const name = errorNames.get(outcome.errorCode) ?? `error ${outcome.errorCode}`;
+      const name = kafkaErrorName(outcome.errorCode);
       if (LEADERSHIP_ERRORS.has(outcome.errorCode) && tries < retries) {
         await new Promise((resolve) => setTimeout(resolve, (this.options.retryBackoffMs ?? 200) * 2 ** tries));
         await this.cluster.refreshMetadata([topic]);

@@ -47,6 +47,25 @@ const RETRIABLE: ReadonlySet<KafkaErrorName> = new Set<KafkaErrorName>([
   'OFFSET_NOT_AVAILABLE',
 ]);
 
+const ERROR_NAMES: ReadonlyMap<number, string> = new Map(Object.entries(KafkaErrorCode).map(([name, code]) => [code, name]));
+
+/** The name of a Kafka error code, as the Java client's `Errors` enum spells it. */
+export function kafkaErrorName(code: number): string {
+  return ERROR_NAMES.get(code) ?? EXTRA_ERROR_NAMES.get(code) ?? `KAFKA_ERROR_${code}`;
+}
+
+/** Codes a broker may send that Tributary itself never does; names from the Java client. */
+const EXTRA_ERROR_NAMES: ReadonlyMap<number, string> = new Map([
+  [9, 'REPLICA_NOT_AVAILABLE'],
+  [13, 'NETWORK_EXCEPTION'],
+  [19, 'NOT_ENOUGH_REPLICAS'],
+  [20, 'NOT_ENOUGH_REPLICAS_AFTER_APPEND'],
+  [29, 'TOPIC_AUTHORIZATION_FAILED'],
+  [31, 'CLUSTER_AUTHORIZATION_FAILED'],
+  [74, 'FENCED_LEADER_EPOCH'],
+  [75, 'UNKNOWN_LEADER_EPOCH'],
+]);
+
 export class KafkaProtocolError extends TributaryError {
   /** The numeric code written into responses. */
   readonly kafkaCode: number;

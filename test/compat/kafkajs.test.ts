@@ -10,7 +10,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { readBatchHeader } from '../../src/protocol/record-batch.js';
 import { waitUntil } from '../services/process.js';
 import { startInProcessBroker, type InProcessBroker } from '../support/brokers.js';
-import { kcatRaw } from '../support/kcat.js';
+import { readPartition, type StoredRecord } from '../support/kcat.js';
 
 let broker: InProcessBroker;
 let kafka: Kafka;
@@ -35,12 +35,7 @@ afterAll(async () => {
 });
 
 /** A message as kcat prints it back (key/value null when the record's are). */
-interface Stored {
-  readonly offset: number;
-  readonly key: Buffer | null;
-  readonly value: Buffer | null;
-  readonly headers: string;
-}
+type Stored = StoredRecord;
 
 /** What a sent message must come back as: its bytes, and its headers in kcat's `name=value,…` form. */
 interface Expected {
@@ -49,37 +44,8 @@ interface Expected {
   readonly headers: string;
 }
 
-/**
- * Reads a whole partition with kcat. Keys and values are binary, so kcat prints their lengths on
- * a line of their own (−1 for null) and then the raw bytes, followed by the headers and a newline.
- */
-async function consume(topic: string, partition: number): Promise<Stored[]> {
-  const args = ['-b', broker.bootstrap, '-C', '-t', topic, '-p', String(partition), '-o', 'beginning', '-e', '-f', '%o %K %S\n%k%s%h\n'];
-  const result = await kcatRaw(args);
-  expect(result.status, result.stderr).toBe(0);
-  const out = result.stdout;
-  const stored: Stored[] = [];
-  let at = 0;
-  const line = (): string => {
-    const end = out.indexOf(0x0a, at);
-    if (end < 0) throw new Error(`kcat output ends inside a message at byte ${at}`);
-    const text = out.subarray(at, end).toString('utf8');
-    at = end + 1;
-    return text;
-  };
-  const bytes = (length: number): Buffer | null => {
-    if (length < 0) return null;
-    const slice = Buffer.from(out.subarray(at, at + length));
-    at += length;
-    return slice;
-  };
-  while (at < out.length) {
-    const [offset, keyLength, valueLength] = line().split(' ').map(Number);
-    const key = bytes(keyLength ?? NaN);
-    const value = bytes(valueLength ?? NaN);
-    stored.push({ offset: offset ?? NaN, key, value, headers: line() });
-  }
-  return stored;
+function consume(topic: string, partition: number): Promise<Stored[]> {
+  return readPartition(broker.bootstrap, topic, partition);
 }
 
 /** Reads the partition until it holds `count` records (produced records become visible after a flush). */

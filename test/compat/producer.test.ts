@@ -18,7 +18,7 @@ import { readBatchHeader } from '../../src/protocol/record-batch.js';
 import { waitUntil } from '../services/process.js';
 import { openRun } from '../services/run-dir.js';
 import { startBrokerProcess, startInProcessBroker, type BrokerProcess, type InProcessBroker } from '../support/brokers.js';
-import { kcat, kcatRaw } from '../support/kcat.js';
+import { kcat, kcatRaw, readPartition, type StoredRecord } from '../support/kcat.js';
 
 const PARTITIONS = 8;
 
@@ -42,44 +42,10 @@ async function producer(options: Omit<Parameters<typeof Producer.connect>[0], 'b
 }
 
 /** A record as kcat prints it back. */
-interface Stored {
-  readonly offset: number;
-  readonly key: Buffer | null;
-  readonly value: Buffer | null;
-  readonly timestamp: number;
-  readonly headers: string;
-}
+type Stored = StoredRecord;
 
-/**
- * Reads a whole partition with kcat. Keys and values may be binary, so kcat prints their lengths
- * first (−1 for null), then the raw bytes, then the headers (`name=value,…`) and a newline.
- */
-async function consume(topic: string, partition: number, bootstrap = broker.bootstrap): Promise<Stored[]> {
-  const result = await kcatRaw(['-b', bootstrap, '-C', '-t', topic, '-p', String(partition), '-o', 'beginning', '-e', '-f', '%o %K %S %T\n%k%s%h\n']);
-  expect(result.status, result.stderr).toBe(0);
-  const out = result.stdout;
-  const stored: Stored[] = [];
-  let at = 0;
-  const line = (): string => {
-    const end = out.indexOf(0x0a, at);
-    if (end < 0) throw new Error(`kcat output ends inside a record at byte ${at}`);
-    const text = out.subarray(at, end).toString('utf8');
-    at = end + 1;
-    return text;
-  };
-  const bytes = (length: number): Buffer | null => {
-    if (length < 0) return null;
-    const slice = Buffer.from(out.subarray(at, at + length));
-    at += length;
-    return slice;
-  };
-  while (at < out.length) {
-    const [offset, keyLength, valueLength, timestamp] = line().split(' ').map(Number);
-    const key = bytes(keyLength ?? NaN);
-    const value = bytes(valueLength ?? NaN);
-    stored.push({ offset: offset ?? NaN, key, value, timestamp: timestamp ?? NaN, headers: line() });
-  }
-  return stored;
+function consume(topic: string, partition: number, bootstrap = broker.bootstrap): Promise<Stored[]> {
+  return readPartition(bootstrap, topic, partition);
 }
 
 /** Reads the partition until it holds `count` records (records become visible once flushed). */

@@ -1,31 +1,17 @@
 /** `tributary topics create|list|describe|delete`: topic administration over the Kafka protocol. */
 import { TributaryError } from '../../common/errors.js';
+import { parseAddress } from '../../client/cluster-client.js';
 import { KafkaConnection } from '../../client/connection.js';
 import { CreatePartitionsApi } from '../../protocol/apis/create-partitions.js';
 import { CreateTopicsApi } from '../../protocol/apis/create-topics.js';
 import { DeleteTopicsApi } from '../../protocol/apis/delete-topics.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsApi } from '../../protocol/apis/list-offsets.js';
 import { MetadataApi, type MetadataResponse } from '../../protocol/apis/metadata.js';
-import { KafkaErrorCode } from '../../protocol/kafka-errors.js';
+import { KafkaErrorCode, kafkaErrorName } from '../../protocol/kafka-errors.js';
 import type { CommandIo } from '../not-implemented.js';
 
-const errorNames = new Map<number, string>(Object.entries(KafkaErrorCode).map(([name, code]) => [code, name]));
-
-export function errorName(code: number): string {
-  return errorNames.get(code) ?? `error ${code}`;
-}
-
-function splitHostPort(value: string): { host: string; port: number } {
-  const at = value.lastIndexOf(':');
-  const port = Number(value.slice(at + 1));
-  if (at <= 0 || !Number.isInteger(port) || port < 1 || port > 65535) {
-    throw new TributaryError({ code: 'CONFIG_INVALID', message: `--bootstrap-server must be HOST:PORT, not "${value}"` });
-  }
-  return { host: value.slice(0, at), port };
-}
-
 async function withBootstrap<T>(bootstrap: string, run: (connection: KafkaConnection) => Promise<T>): Promise<T> {
-  const { host, port } = splitHostPort(bootstrap);
+  const { host, port } = parseAddress(bootstrap);
   const connection = await KafkaConnection.open(host, port, { clientId: 'tributary-topics' });
   try {
     return await run(connection);
@@ -55,7 +41,7 @@ export async function createTopic(
     });
     const result = response.topics[0];
     if (result === undefined) fail('the broker returned no result');
-    if (result.errorCode !== 0) fail(`could not create topic ${options.topic}: ${errorName(result.errorCode)}${result.errorMessage === null ? '' : ` — ${result.errorMessage}`}`);
+    if (result.errorCode !== 0) fail(`could not create topic ${options.topic}: ${kafkaErrorName(result.errorCode)}${result.errorMessage === null ? '' : ` — ${result.errorMessage}`}`);
     io.writeOut(`created topic ${options.topic} with ${options.partitions} partitions\n`);
   });
 }
@@ -69,7 +55,7 @@ export async function alterTopic(io: CommandIo, options: { bootstrapServer: stri
     });
     const result = response.results[0];
     if (result === undefined) fail('the broker returned no result');
-    if (result.errorCode !== 0) fail(`could not add partitions to ${options.topic}: ${errorName(result.errorCode)}${result.errorMessage === null ? '' : ` — ${result.errorMessage}`}`);
+    if (result.errorCode !== 0) fail(`could not add partitions to ${options.topic}: ${kafkaErrorName(result.errorCode)}${result.errorMessage === null ? '' : ` — ${result.errorMessage}`}`);
     io.writeOut(`topic ${options.topic} now has ${options.partitions} partitions\n`);
   });
 }
@@ -79,7 +65,7 @@ export async function deleteTopic(io: CommandIo, options: { bootstrapServer: str
     const response = await connection.request(DeleteTopicsApi, 3, { topicNames: [options.topic], timeoutMs: 30_000 });
     const result = response.responses[0];
     if (result === undefined) fail('the broker returned no result');
-    if (result.errorCode !== 0) fail(`could not delete topic ${options.topic}: ${errorName(result.errorCode)}`);
+    if (result.errorCode !== 0) fail(`could not delete topic ${options.topic}: ${kafkaErrorName(result.errorCode)}`);
     io.writeOut(`deleted topic ${options.topic}\n`);
   });
 }
@@ -104,7 +90,7 @@ export async function describeTopic(io: CommandIo, options: { bootstrapServer: s
   await withBootstrap(options.bootstrapServer, async (connection) => {
     const response = await metadata(connection, [options.topic]);
     const topic = response.topics[0];
-    if (topic === undefined || topic.errorCode !== 0) fail(`topic ${options.topic}: ${errorName(topic?.errorCode ?? KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}`);
+    if (topic === undefined || topic.errorCode !== 0) fail(`topic ${options.topic}: ${kafkaErrorName(topic?.errorCode ?? KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}`);
     const brokers = new Map(response.brokers.map((broker) => [broker.nodeId, broker]));
     io.writeOut(`topic ${topic.name}: ${topic.partitions.length} partitions\n`);
     io.writeOut(`${'partition'.padEnd(10)}${'broker'.padEnd(24)}${'log start'.padEnd(14)}${'log end'.padEnd(14)}status\n`);
@@ -128,7 +114,7 @@ export async function describeTopic(io: CommandIo, options: { bootstrapServer: s
         end = String(offsets[1]);
       }
       const where = broker === undefined ? `${owner} (down)` : `${partition.leaderId} ${broker.host}:${broker.port}`;
-      io.writeOut(`${String(partition.partitionIndex).padEnd(10)}${where.padEnd(24)}${start.padEnd(14)}${end.padEnd(14)}${partition.errorCode === 0 ? 'ok' : errorName(partition.errorCode)}\n`);
+      io.writeOut(`${String(partition.partitionIndex).padEnd(10)}${where.padEnd(24)}${start.padEnd(14)}${end.padEnd(14)}${partition.errorCode === 0 ? 'ok' : kafkaErrorName(partition.errorCode)}\n`);
     }
   });
 }
