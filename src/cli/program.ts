@@ -8,6 +8,19 @@ import { startBroker, type BrokerStartOptions } from './commands/broker.js';
 import { consume, type ConsumeOptions } from './commands/consume.js';
 import { describeGroup, listGroups, resetOffsets, type ResetOptions } from './commands/groups.js';
 import { produce, type ProduceOptions } from './commands/produce.js';
+import { startRegistry, type RegistryStartOptions } from './commands/registry.js';
+import {
+  checkSchema,
+  configureSchemas,
+  getSchema,
+  listSchemas,
+  registerSchema,
+  type SchemasCheckOptions,
+  type SchemasConfigOptions,
+  type SchemasGetOptions,
+  type SchemasListOptions,
+  type SchemasRegisterOptions,
+} from './commands/schemas.js';
 import { alterTopic, createTopic, deleteTopic, describeTopic, listTopics } from './commands/topics.js';
 import { notImplemented, type CommandIo } from './not-implemented.js';
 
@@ -138,7 +151,50 @@ export function buildProgram(io: CommandIo): Command {
     .action(async (options: ResetOptions) => resetOffsets(io, options));
 
   const registry = program.command('registry').description('the Avro schema registry (Confluent-compatible REST)');
-  stub(registry, 'start', 'start a schema registry instance', 7);
+  registry
+    .command('start')
+    .description('start a schema registry instance in the foreground; SIGTERM stops it cleanly')
+    .requiredOption('--listen <host:port>', 'address to serve the REST API on')
+    .option('--zookeeper <connect>', 'HOST:PORT[,…][/chroot]: keep state under /schemas, shared by every instance')
+    .option('--data-dir <dir>', 'folder of the local file store (the embedded default, one instance)')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
+    .action(async (options: RegistryStartOptions) => startRegistry(io, options));
+
+  const schemas = program.command('schemas').description('register, read and check Avro schemas in a registry');
+  schemas
+    .command('register')
+    .description('register a schema under a subject; prints its id')
+    .requiredOption('--registry <url>', 'the registry, e.g. http://127.0.0.1:8081')
+    .requiredOption('--subject <subject>', 'subject name, e.g. PageViewEvent-value')
+    .requiredOption('--file <file.avsc>', 'the Avro schema')
+    .action(async (options: SchemasRegisterOptions) => registerSchema(io, options));
+  schemas
+    .command('get')
+    .description('print a schema by id, or a subject\'s version (latest by default)')
+    .requiredOption('--registry <url>', 'the registry')
+    .option('--id <n>', 'global schema id')
+    .option('--subject <subject>', 'subject name')
+    .option('--version <v>', 'version number or latest', 'latest')
+    .action(async (options: SchemasGetOptions) => getSchema(io, options));
+  schemas
+    .command('list')
+    .description('list subjects and their versions')
+    .requiredOption('--registry <url>', 'the registry')
+    .action(async (options: SchemasListOptions) => listSchemas(io, options));
+  schemas
+    .command('check')
+    .description('test a schema against a subject; prints each incompatibility, exits 1 when incompatible')
+    .requiredOption('--registry <url>', 'the registry')
+    .requiredOption('--subject <subject>', 'subject name')
+    .requiredOption('--file <file.avsc>', 'the candidate Avro schema')
+    .action(async (options: SchemasCheckOptions) => checkSchema(io, options));
+  schemas
+    .command('config')
+    .description('show or set the compatibility level, global or of one subject')
+    .requiredOption('--registry <url>', 'the registry')
+    .option('--subject <subject>', 'subject name (default: the global level)')
+    .option('--level <level>', 'NONE, BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL or FULL_TRANSITIVE')
+    .action(async (options: SchemasConfigOptions) => configureSchemas(io, options));
 
   const mirror = program.command('mirror').description('the offline mirror: pull from online clusters');
   stub(mirror, 'start', 'start a mirror process', 8);
