@@ -160,6 +160,9 @@ export function buildProgram(io: CommandIo): Command {
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
     .action(async (options: RegistryStartOptions) => startRegistry(io, options));
 
+  // `schemas get --version V` is the subcommand's flag: program options (the program's own
+  // --version) are then read only before the subcommand name.
+  program.enablePositionalOptions();
   const schemas = program.command('schemas').description('register, read and check Avro schemas in a registry');
   schemas
     .command('register')
@@ -174,7 +177,7 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--registry <url>', 'the registry')
     .option('--id <n>', 'global schema id')
     .option('--subject <subject>', 'subject name')
-    .option('--version <v>', 'version number or latest', 'latest')
+    .option('--version <v>', 'with --subject: a version number or latest (the default)')
     .action(async (options: SchemasGetOptions) => getSchema(io, options));
   schemas
     .command('list')
