@@ -37,11 +37,14 @@ export function findJsonSyntaxError(text: string): JsonSyntaxError | undefined {
   }
 }
 
-class SyntaxStop {
+/** Unwinds the scanner at the first error; never escapes findJsonSyntaxError. */
+class SyntaxStop extends Error {
   constructor(
     readonly position: number,
     readonly problem: string,
-  ) {}
+  ) {
+    super(problem);
+  }
 }
 
 class Scanner {
