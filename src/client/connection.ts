@@ -82,10 +82,10 @@ export class KafkaConnection {
     writer.int32(0); // size, patched below
     encodeRequestHeader(writer, { apiKey: api.apiKey, apiVersion: version, correlationId, clientId: this.options.clientId ?? 'tributary' });
     encodeRequestBody(api, version, request, writer);
-    const bytes = writer.toBuffer();
-    bytes.writeInt32BE(bytes.length - 4, 0);
+    const parts = writer.finish() as Buffer[]; // a request has no external parts
+    parts[0]?.writeInt32BE(writer.length - 4, 0);
     if (!expectResponse) {
-      this.socket.write(bytes);
+      this.write(parts);
       return Promise.resolve(Buffer.alloc(0));
     }
     return new Promise((resolve, reject) => {
@@ -94,8 +94,19 @@ export class KafkaConnection {
         this.fail(new TributaryError({ code: 'REQUEST_TIMED_OUT', retriable: true, message: `${api.name} v${version} to ${this.address} got no answer in ${timeoutMs} ms` }));
       }, timeoutMs);
       this.pending.set(correlationId, { correlationId, resolve, reject, timer });
-      this.socket.write(bytes);
+      this.write(parts);
     });
+  }
+
+  /** The parts as one writev: large byte strings (record batches) go out without a copy. */
+  private write(parts: readonly Buffer[]): void {
+    if (parts.length === 1 && parts[0] !== undefined) {
+      this.socket.write(parts[0]);
+      return;
+    }
+    this.socket.cork();
+    for (const part of parts) this.socket.write(part);
+    this.socket.uncork();
   }
 
   private onData(chunk: Buffer): void {

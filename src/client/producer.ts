@@ -135,10 +135,11 @@ const ADVICE: Readonly<Record<string, string>> = {
   UNKNOWN_SERVER_ERROR: 'the broker failed unexpectedly: see its log',
 };
 
+/** Consecutive records of one `send` call, in a batch: `count` records from position `first`. */
 interface Delivery {
   readonly tracker: SendTracker;
-  /** The record's position in its `send` call. */
-  readonly index: number;
+  readonly first: number;
+  count: number;
 }
 
 /** The records of one `send`: resolves with all their metadata, or rejects at the first failure. */
@@ -176,6 +177,7 @@ interface Batch {
   readonly topic: string;
   readonly partition: number;
   readonly records: RecordInput[];
+  /** Whose records these are, in record order. */
   readonly deliveries: Delivery[];
   /** Estimated encoded size (uncompressed), header included. */
   bytes: number;
@@ -347,18 +349,30 @@ export class Producer {
       }
       return size;
     });
-    for (const [index, record] of records.entries()) {
+    // Memory for the whole call at once when there is room (the usual case), else record by record.
+    const total = sizes.reduce((sum, size) => sum + size, 0);
+    const reservedAll = this.memoryWaiters.length === 0 && this.bufferedBytes + total <= this.bufferMemory;
+    if (reservedAll) this.bufferedBytes += total;
+    const queues: (PartitionQueue | undefined)[] = [];
+    for (let index = 0; index < records.length; index++) {
+      const record = records[index] as ProducerRecord;
       const size = sizes[index] ?? 0;
-      const waiting = this.reserve(size);
-      if (waiting !== undefined) await waiting;
+      if (!reservedAll) {
+        const waiting = this.reserve(size);
+        if (waiting !== undefined) await waiting;
+      }
       const partition = record.partition ?? this.partitioner.partition(topic, record.key, count, available);
-      const input: RecordInput = { key: record.key ?? null, value: record.value, headers: record.headers ?? [], timestamp: record.timestamp ?? calledAt };
-      this.enqueue(topic, partition, input, size, { tracker, index });
+      const queue = (queues[partition] ??= this.queueFor(topic, partition));
+      const input: RecordInput =
+        record.headers === undefined
+          ? { key: record.key ?? null, value: record.value, timestamp: record.timestamp ?? calledAt }
+          : { key: record.key ?? null, value: record.value, headers: record.headers, timestamp: record.timestamp ?? calledAt };
+      this.enqueue(queue, input, size, tracker, index);
     }
   }
 
-  private enqueue(topic: string, partition: number, record: RecordInput, size: number, delivery: Delivery): void {
-    const queue = this.queueFor(topic, partition);
+  private enqueue(queue: PartitionQueue, record: RecordInput, size: number, tracker: SendTracker, index: number): void {
+    const { topic, partition } = queue;
     let batch = queue.batches.at(-1);
     if (batch !== undefined && !batch.closed && batch.records.length > 0 && batch.bytes + size > this.batchSize) batch.closed = true;
     if (batch === undefined || batch.closed) {
@@ -367,7 +381,9 @@ export class Producer {
       this.scheduleDrain(this.lingerMs);
     }
     batch.records.push(record);
-    batch.deliveries.push(delivery);
+    const last = batch.deliveries.at(-1);
+    if (last !== undefined && last.tracker === tracker && last.first + last.count === index) last.count += 1;
+    else batch.deliveries.push({ tracker, first: index, count: 1 });
     batch.bytes += size;
     batch.reserved += size;
     if (batch.bytes >= this.batchSize) {
@@ -489,8 +505,8 @@ export class Producer {
     for (let next = queue.batches[0]; next !== undefined; next = queue.batches[0]) {
       if (!next.closed || next.encoded !== undefined || next.failures > 0 || head.bytes + next.bytes > MERGED_BATCH_BYTES) break;
       queue.batches.shift();
-      head.records.push(...next.records);
-      head.deliveries.push(...next.deliveries);
+      for (const record of next.records) head.records.push(record);
+      for (const delivery of next.deliveries) head.deliveries.push(delivery);
       head.bytes += next.bytes;
       head.reserved += next.reserved;
       next.reserved = 0;
@@ -607,14 +623,12 @@ export class Producer {
   private delivered(batch: Batch, baseOffset: bigint): void {
     const queue = this.queueFor(batch.topic, batch.partition);
     removeFrom(queue.inFlight, batch);
-    batch.deliveries.forEach((delivery, i) => {
-      delivery.tracker.delivered(delivery.index, {
-        topic: batch.topic,
-        partition: batch.partition,
-        offset: baseOffset < 0n ? -1n : baseOffset + BigInt(i),
-        baseOffset,
-      });
-    });
+    let offsetDelta = 0;
+    for (const { tracker, first, count } of batch.deliveries) {
+      for (let index = first; index < first + count; index++) {
+        tracker.delivered(index, { topic: batch.topic, partition: batch.partition, offset: baseOffset < 0n ? -1n : baseOffset + BigInt(offsetDelta++), baseOffset });
+      }
+    }
     this.finish(batch);
   }
 

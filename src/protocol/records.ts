@@ -85,40 +85,30 @@ export interface DecodeOptions {
 
 /** Builds one RecordBatch v2 holding `records`, compressed as `options.compression` says, CRC included. */
 export function encodeRecordBatch(records: readonly RecordInput[], options: BatchOptions = {}): Buffer {
-  if (records.length === 0) throw new RangeError('a record batch holds at least one record');
+  const count = records.length;
+  if (count === 0) throw new RangeError('a record batch holds at least one record');
   const baseTimestamp = options.baseTimestamp ?? records[0]?.timestamp ?? 0;
+  // Sizes first (a record's length prefix precedes it), without an object per record: batches
+  // of thousands of records are the producer's hot path.
+  const bodySizes = new Int32Array(count);
   let maxTimestamp = -1;
-  const encoded = records.map((record, index) => {
+  let recordsSize = 0;
+  for (let index = 0; index < count; index++) {
+    const record = records[index] as RecordInput;
     const timestamp = record.timestamp ?? baseTimestamp;
     if (timestamp > maxTimestamp) maxTimestamp = timestamp;
-    const headerKeys = (record.headers ?? []).map((header) => Buffer.from(header.key, 'utf8'));
-    const key = record.key ?? null;
-    const value = record.value;
-    let bodySize =
-      1 +
-      varlongSize(timestamp - baseTimestamp) +
-      varintSize(index) +
-      varintSize(key === null ? -1 : key.length) +
-      (key?.length ?? 0) +
-      varintSize(value === null ? -1 : value.length) +
-      (value?.length ?? 0) +
-      varintSize(headerKeys.length);
-    (record.headers ?? []).forEach((header, headerIndex) => {
-      const headerKey = headerKeys[headerIndex] ?? Buffer.alloc(0);
-      bodySize += varintSize(headerKey.length) + headerKey.length;
-      bodySize += varintSize(header.value === null ? -1 : header.value.length) + (header.value?.length ?? 0);
-    });
-    return { record, timestamp, headerKeys, key, value, bodySize, index, baseTimestamp };
-  });
-  const recordsSize = encoded.reduce((sum, item) => sum + varintSize(item.bodySize) + item.bodySize, 0);
+    const bodySize = recordBodySize(record, index, timestamp - baseTimestamp);
+    bodySizes[index] = bodySize;
+    recordsSize += varintSize(bodySize) + bodySize;
+  }
   const codec = options.compression ?? 'none';
   let batch: Buffer;
   if (codec === 'none') {
     batch = Buffer.alloc(RECORD_BATCH_OVERHEAD + recordsSize);
-    writeRecords(batch, RECORD_BATCH_OVERHEAD, encoded);
+    writeRecords(batch, RECORD_BATCH_OVERHEAD, records, bodySizes, baseTimestamp);
   } else {
     const plain = Buffer.alloc(recordsSize);
-    writeRecords(plain, 0, encoded);
+    writeRecords(plain, 0, records, bodySizes, baseTimestamp);
     const compressed = compress(codec, plain);
     batch = Buffer.alloc(RECORD_BATCH_OVERHEAD + compressed.length);
     compressed.copy(batch, RECORD_BATCH_OVERHEAD);
@@ -128,43 +118,60 @@ export function encodeRecordBatch(records: readonly RecordInput[], options: Batc
   batch.writeInt32BE(options.partitionLeaderEpoch ?? -1, PARTITION_LEADER_EPOCH_OFFSET);
   batch.writeInt8(CURRENT_MAGIC, MAGIC_OFFSET);
   batch.writeInt16BE(Compression[codec], ATTRIBUTES_OFFSET);
-  batch.writeInt32BE(records.length - 1, LAST_OFFSET_DELTA_OFFSET);
+  batch.writeInt32BE(count - 1, LAST_OFFSET_DELTA_OFFSET);
   batch.writeBigInt64BE(BigInt(baseTimestamp), BASE_TIMESTAMP_OFFSET);
   batch.writeBigInt64BE(BigInt(maxTimestamp), MAX_TIMESTAMP_OFFSET);
   batch.writeBigInt64BE(options.producerId ?? -1n, PRODUCER_ID_OFFSET);
   batch.writeInt16BE(options.producerEpoch ?? -1, PRODUCER_EPOCH_OFFSET);
   batch.writeInt32BE(options.baseSequence ?? -1, BASE_SEQUENCE_OFFSET);
-  batch.writeInt32BE(records.length, RECORDS_COUNT_OFFSET);
+  batch.writeInt32BE(count, RECORDS_COUNT_OFFSET);
   writeBatchCrc(batch);
   return batch;
 }
 
-interface EncodedRecord {
-  readonly record: RecordInput;
-  readonly timestamp: number;
-  readonly headerKeys: readonly Buffer[];
-  readonly key: Buffer | null;
-  readonly value: Buffer | null;
-  readonly bodySize: number;
-  readonly index: number;
-  readonly baseTimestamp: number;
+/** Bytes of a record after its length prefix: attributes, deltas, key, value, headers. */
+function recordBodySize(record: RecordInput, offsetDelta: number, timestampDelta: number): number {
+  const key = record.key ?? null;
+  const value = record.value;
+  const headers = record.headers;
+  let size =
+    1 +
+    varlongSize(timestampDelta) +
+    varintSize(offsetDelta) +
+    (key === null ? 1 : varintSize(key.length) + key.length) +
+    (value === null ? 1 : varintSize(value.length) + value.length) +
+    varintSize(headers?.length ?? 0);
+  if (headers !== undefined) {
+    for (const header of headers) {
+      const keyLength = Buffer.byteLength(header.key, 'utf8');
+      size += varintSize(keyLength) + keyLength;
+      size += header.value === null ? 1 : varintSize(header.value.length) + header.value.length;
+    }
+  }
+  return size;
 }
 
 /** Writes the records back to back into `target` from `start`; returns the end position. */
-function writeRecords(target: Buffer, start: number, encoded: readonly EncodedRecord[]): number {
+function writeRecords(target: Buffer, start: number, records: readonly RecordInput[], bodySizes: Int32Array, baseTimestamp: number): number {
   let position = start;
-  for (const item of encoded) {
-    position = writeVarint(target, position, item.bodySize);
-    target.writeInt8(0, position++);
-    position = writeVarlong(target, position, item.timestamp - item.baseTimestamp);
-    position = writeVarint(target, position, item.index);
-    position = writeBytes(target, position, item.key);
-    position = writeBytes(target, position, item.value);
-    position = writeVarint(target, position, item.headerKeys.length);
-    (item.record.headers ?? []).forEach((header, headerIndex) => {
-      position = writeBytes(target, position, item.headerKeys[headerIndex] ?? Buffer.alloc(0));
-      position = writeBytes(target, position, header.value);
-    });
+  for (let index = 0; index < records.length; index++) {
+    const record = records[index] as RecordInput;
+    position = writeVarint(target, position, bodySizes[index] ?? 0);
+    target[position++] = 0; // attributes: unused
+    position = writeVarlong(target, position, (record.timestamp ?? baseTimestamp) - baseTimestamp);
+    position = writeVarint(target, position, index);
+    position = writeBytes(target, position, record.key ?? null);
+    position = writeBytes(target, position, record.value);
+    const headers = record.headers;
+    position = writeVarint(target, position, headers?.length ?? 0);
+    if (headers !== undefined) {
+      for (const header of headers) {
+        const keyLength = Buffer.byteLength(header.key, 'utf8');
+        position = writeVarint(target, position, keyLength);
+        position += target.write(header.key, position, keyLength, 'utf8');
+        position = writeBytes(target, position, header.value);
+      }
+    }
   }
   return position;
 }

@@ -25,7 +25,26 @@ export function writeVarint(bytes: Buffer, position: number, value: number): num
   return position;
 }
 
+/** Zig-zag of a safe integer as a non-negative number (exact below 2^52 in magnitude). */
+function zigzagNumber(value: number): number {
+  return value >= 0 ? value * 2 : -value * 2 - 1;
+}
+
+/** Below this magnitude a varlong is computed without BigInt (the zig-zag stays under 2^53). */
+const NUMBER_SAFE_VARLONG = 2 ** 52;
+
 export function varlongSize(value: number): number {
+  // The common case (timestamp and offset deltas) fits 32 bits, where varlong = varint.
+  if (value >= -0x80000000 && value <= 0x7fffffff) return varintSize(value);
+  if (Math.abs(value) < NUMBER_SAFE_VARLONG) {
+    let zigzag = zigzagNumber(value);
+    let size = 1;
+    while (zigzag >= 0x80) {
+      zigzag = Math.floor(zigzag / 0x80);
+      size += 1;
+    }
+    return size;
+  }
   let zigzag = (BigInt(value) << 1n) ^ (BigInt(value) >> 63n);
   let size = 1;
   while (zigzag >= 0x80n) {
@@ -36,6 +55,16 @@ export function varlongSize(value: number): number {
 }
 
 export function writeVarlong(bytes: Buffer, position: number, value: number): number {
+  if (value >= -0x80000000 && value <= 0x7fffffff) return writeVarint(bytes, position, value);
+  if (Math.abs(value) < NUMBER_SAFE_VARLONG) {
+    let zigzag = zigzagNumber(value);
+    while (zigzag >= 0x80) {
+      bytes[position++] = (zigzag % 0x80) | 0x80;
+      zigzag = Math.floor(zigzag / 0x80);
+    }
+    bytes[position++] = zigzag;
+    return position;
+  }
   let zigzag = BigInt.asUintN(64, (BigInt(value) << 1n) ^ (BigInt(value) >> 63n));
   while (zigzag >= 0x80n) {
     bytes[position++] = Number(zigzag & 0x7fn) | 0x80;
@@ -83,6 +112,17 @@ export class ByteReader {
   }
 
   varlong(what: string): number {
+    // Fast path: up to 4 bytes (28 bits) decode like a varint; record deltas almost always fit.
+    const start = this.position;
+    let small = 0;
+    for (let shift = 0; shift < 28 && start + shift / 7 < this.end; shift += 7) {
+      const byte = this.bytes[start + shift / 7] ?? 0;
+      small |= (byte & 0x7f) << shift;
+      if ((byte & 0x80) === 0) {
+        this.position = start + shift / 7 + 1;
+        return (small >>> 1) ^ -(small & 1);
+      }
+    }
     let result = 0n;
     let shift = 0n;
     for (;;) {

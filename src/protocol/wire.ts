@@ -131,6 +131,9 @@ export function isExternalPart(part: unknown): part is ExternalPart {
   return typeof part === 'object' && part !== null && (part as { kind?: unknown }).kind === 'external';
 }
 
+/** Byte strings this long are referenced by a WireWriter, not copied into it. */
+export const ZERO_COPY_BYTES = 4096;
+
 export class WireWriter {
   private readonly parts: MessagePart[] = [];
   private chunk: Buffer;
@@ -204,9 +207,20 @@ export class WireWriter {
     return this;
   }
 
+  /**
+   * Bytes of at least ZERO_COPY_BYTES are not copied: the message keeps a reference to `value`
+   * as a part of its own (a 512 KiB record batch goes to the socket as is), so the caller must
+   * not change `value` until the message is written.
+   */
   nullableBytes(value: Buffer | null): this {
     if (value === null) return this.int32(-1);
     this.int32(value.length);
+    if (value.length >= ZERO_COPY_BYTES) {
+      this.cut();
+      this.parts.push(value);
+      this.total += value.length;
+      return this;
+    }
     const at = this.room(value.length);
     value.copy(this.chunk, at);
     return this;
