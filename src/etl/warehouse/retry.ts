@@ -1,0 +1,56 @@
+/**
+ * Bounded exponential backoff for warehouse calls that are safe to repeat (reads, MKDIRS, the
+ * NameNode half of CREATE). Only errors flagged `retriable` are retried; after the last attempt
+ * the last error is thrown, still retriable, with the number of attempts in its details.
+ */
+import { setTimeout as sleep } from 'node:timers/promises';
+import { isRetriable, TributaryError } from '../../common/errors.js';
+
+export interface RetryPolicy {
+  /** Calls in all, the first included. */
+  readonly attempts: number;
+  readonly initialDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 5, initialDelayMs: 200, maxDelayMs: 5_000 };
+
+/**
+ * The pause after the `failedAttempt`-th failure (1-based): doubling from the initial delay, capped,
+ * then jittered down to between half and all of it so that many workers do not retry in step.
+ */
+export function backoffDelay(policy: RetryPolicy, failedAttempt: number, random: () => number = Math.random): number {
+  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.max(0, failedAttempt - 1));
+  return Math.round(ceiling * (0.5 + random() / 2));
+}
+
+export interface RetryHooks {
+  /** Called before each pause, e.g. to log. */
+  readonly onRetry?: (error: unknown, failedAttempt: number, delayMs: number) => void;
+  readonly random?: () => number;
+}
+
+export async function withRetries<T>(policy: RetryPolicy, action: (attempt: number) => Promise<T>, hooks: RetryHooks = {}): Promise<T> {
+  for (let attempt = 1; ; attempt += 1) {
+    try {
+      return await action(attempt);
+    } catch (error) {
+      if (!isRetriable(error)) throw error;
+      if (attempt >= policy.attempts) throw gaveUp(error, attempt);
+      const delayMs = backoffDelay(policy, attempt, hooks.random);
+      hooks.onRetry?.(error, attempt, delayMs);
+      await sleep(delayMs);
+    }
+  }
+}
+
+function gaveUp(error: unknown, attempts: number): unknown {
+  if (!(error instanceof TributaryError) || attempts <= 1) return error;
+  return new TributaryError({
+    code: error.code,
+    message: `${error.message} (gave up after ${attempts} attempts)`,
+    retriable: true,
+    cause: error,
+    details: { ...error.details, attempts },
+  });
+}
