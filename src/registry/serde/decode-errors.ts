@@ -57,7 +57,7 @@ function locate(type: Type, bytes: Buffer): Problem {
     position = decoded.offset;
   }
   if (position < bytes.length) {
-    return { offset: position, reason: `the value ends at byte ${position} but ${bytes.length - position} more bytes follow` };
+    return { offset: position, reason: `${bytes.length - position} more bytes follow the end of the value` };
   }
   return { offset: FRAME_HEADER_BYTES };
 }
