@@ -19,10 +19,10 @@
  * including from inside itself (recursion). Field defaults are not judged here: that needs the
  * resolved types, so avro-schema.ts checks them with avsc (see `DefaultedField`).
  *
- * The avsc copy differs from the document in two ways, both avsc 5.7.9 workarounds: a dotted name
- * drops its `namespace` attribute (avsc would otherwise put nested types in that namespace instead
- * of the dotted name's), and a `"namespace": null` is dropped (Java treats it as absent, avsc as
- * the null namespace).
+ * The avsc copy differs from the document in three ways, all avsc 5.7.9 workarounds: a dotted
+ * name drops its `namespace` attribute (avsc would otherwise put nested types in that namespace
+ * instead of the dotted name's), a `"namespace": null` is dropped (Java treats it as absent, avsc
+ * as the null namespace), and type aliases are written as full names (see `absoluteAlias`).
  */
 import { TributaryError } from '../../common/errors.js';
 import {
@@ -69,6 +69,16 @@ function invalid(pointer: string, problem: string): never {
     message: `Invalid Avro schema at ${pointer}: ${problem}`,
     details: { location: pointer },
   });
+}
+
+/**
+ * An alias spelled so avsc reads it as the full name the specification gives it (relative to the
+ * type's own namespace); avsc 5.7.9 qualifies an enum's or fixed's aliases with the enclosing
+ * namespace instead when the type's name is dotted. A leading dot makes avsc take a name as is.
+ */
+function absoluteAlias(alias: string, typeFullName: string): string {
+  const full = fullNameOf(alias, namespaceOf(typeFullName)) ?? alias;
+  return full.includes('.') ? full : `.${full}`;
 }
 
 function isObject(value: unknown): value is JsonObject {
@@ -247,6 +257,7 @@ class StructureWalker {
     this.definitions.set(fullName, pointer);
     const copy = { ...node };
     if (name.includes('.') || declaredNamespace === null) delete copy.namespace;
+    if (Array.isArray(node.aliases)) copy.aliases = node.aliases.map((alias) => absoluteAlias(alias as string, fullName));
     return { fullName, copy };
   }
 
