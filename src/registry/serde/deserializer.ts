@@ -32,6 +32,8 @@ export class AvroDeserializer {
   private readonly writers: WriterSchemas;
   private readonly readers = new WeakMap<object, Reader>();
   private readonly readersByFingerprint = new Map<string, Reader>();
+  /** The (reader, writer id) pair resolved most recently. */
+  private last: { readonly schema: ReaderSchema; readonly writerId: number; readonly type: Type; readonly resolver: Resolver } | undefined;
 
   constructor(client: RegistryClient) {
     this.writers = new WriterSchemas(client);
@@ -77,9 +79,17 @@ export class AvroDeserializer {
     let type = writer.type;
     let resolver: Resolver | undefined;
     if (readerSchema !== undefined) {
-      const reader = this.reader(readerSchema);
-      type = reader.type;
-      resolver = this.resolver(reader, writer);
+      // A stream of records mostly repeats one (reader, writer) pair: skip both map lookups then.
+      const last = this.last;
+      if (last !== undefined && readerSchema === last.schema && writer.id === last.writerId) {
+        type = last.type;
+        resolver = last.resolver;
+      } else {
+        const reader = this.reader(readerSchema);
+        type = reader.type;
+        resolver = this.resolver(reader, writer);
+        this.last = { schema: readerSchema, writerId: writer.id, type, resolver };
+      }
     }
     // avsc reads from a Buffer; a Buffer passes through without a copy.
     const bytes = Buffer.isBuffer(message) ? message : Buffer.from(message.buffer, message.byteOffset, message.length);
