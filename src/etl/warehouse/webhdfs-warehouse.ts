@@ -8,8 +8,11 @@
  * (webhdfs-datanode.ts says why). The NameNode is asked with `noredirect=true`, so it answers the
  * DataNode location as JSON instead of a 307 whose Location header carries raw UTF-8 bytes.
  *
- * - CREATE: `PUT ?op=CREATE&overwrite=false&noredirect=true` to the NameNode (it only picks a
- *   DataNode), then the bytes to the DataNode, which creates the file: 201, or a RemoteException.
+ * - CREATE: GETFILESTATUS first, so an existing name fails at once (the DataNode refuses it only
+ *   after it has started reading the body, and its 403 can be lost when it closes the connection
+ *   on a body still being sent). Then `PUT ?op=CREATE&overwrite=false&noredirect=true` to the
+ *   NameNode (it only picks a DataNode), then the bytes to the DataNode, which creates the file
+ *   without overwriting: 201, or a RemoteException.
  * - RENAME: `renameoptions=NONE` selects HDFS's strict rename (rename/3), which fails with a
  *   precise exception instead of the plain `{"boolean":false}` of rename/2 and never moves a file
  *   into an existing directory. A FileNotFoundException is told apart (source vs target parent) by
@@ -117,6 +120,9 @@ export class WebHdfsWarehouse implements WarehouseFileSystem {
   async create(path: string, data: WarehouseData): Promise<void> {
     const target = this.parse(path, 'create');
     if (isRoot(target)) throw this.error('WAREHOUSE_INVALID_PATH', 'create', target, { explanation: 'the root is a directory; name a file under it' });
+    // The DataNode refuses an existing name only after it has started reading the body, and may
+    // close the connection before its 403 is read; asking first keeps that answer unambiguous.
+    if ((await this.statAs(target, 'create')) !== undefined) throw this.error('WAREHOUSE_FILE_EXISTS', 'create', target);
     const answer = await this.repeatable(() =>
       this.call({ operation: 'create', subject: target, op: 'CREATE', method: 'PUT', params: { overwrite: 'false', noredirect: 'true' } }),
     );
@@ -146,7 +152,7 @@ export class WebHdfsWarehouse implements WarehouseFileSystem {
       throw this.error('WAREHOUSE_INVALID_PATH', 'rename', isRoot(source) ? source : target, { explanation: 'the root cannot be renamed or replaced', details: both });
     }
     if (source.normal === target.normal) {
-      const exists = (await this.stat(source.normal)) !== undefined;
+      const exists = (await this.statAs(source, 'rename')) !== undefined;
       throw exists
         ? this.error('WAREHOUSE_FILE_EXISTS', 'rename', target, { reason: 'the source and the target are the same path', details: both })
         : this.error('WAREHOUSE_NOT_FOUND', 'rename', source, { reason: 'the source does not exist', details: both });
@@ -208,7 +214,7 @@ export class WebHdfsWarehouse implements WarehouseFileSystem {
     } catch (error) {
       // OPEN of a directory fails on the DataNode as FileNotFoundException "Path is not a file".
       if (hasWarehouseCode(error, 'WAREHOUSE_NOT_FOUND')) {
-        const entry = await this.stat(file.normal).catch(() => undefined);
+        const entry = await this.statAs(file, 'open').catch(() => undefined);
         if (entry?.type === 'directory') throw this.error('WAREHOUSE_NOT_A_FILE', 'open', file, { cause: error });
       }
       throw error;
@@ -216,19 +222,7 @@ export class WebHdfsWarehouse implements WarehouseFileSystem {
   }
 
   async stat(path: string): Promise<WarehouseEntry | undefined> {
-    const entry = this.parse(path, 'stat');
-    return this.repeatable(async () => {
-      let answer: unknown;
-      try {
-        answer = await this.call({ operation: 'stat', subject: entry, op: 'GETFILESTATUS', method: 'GET' });
-      } catch (error) {
-        if (hasWarehouseCode(error, 'WAREHOUSE_NOT_FOUND')) return undefined;
-        throw error;
-      }
-      const status = (answer as { FileStatus?: unknown } | undefined)?.FileStatus;
-      if (!isFileStatus(status)) throw this.unexpected('stat', entry, answer);
-      return entryOf(entry, status);
-    });
+    return this.statAs(this.parse(path, 'stat'), 'stat');
   }
 
   async delete(path: string, options: DeleteOptions = {}): Promise<boolean> {
@@ -262,22 +256,22 @@ export class WebHdfsWarehouse implements WarehouseFileSystem {
       if (isAnswerLost(error)) return this.resolveLostRename(source, target, both, error);
       if (hasWarehouseCode(error, 'WAREHOUSE_NOT_FOUND')) {
         // Either the source or the target's parent is missing; HDFS says which only in prose.
-        if ((await this.stat(source.normal)) === undefined) throw this.error('WAREHOUSE_NOT_FOUND', 'rename', source, { cause: error, reason: 'the source does not exist', details: both });
+        if ((await this.statAs(source, 'rename')) === undefined) throw this.error('WAREHOUSE_NOT_FOUND', 'rename', source, { cause: error, reason: 'the source does not exist', details: both });
         if (madeParent) throw error;
         await this.mkdirs(parentOf(target).normal);
         return this.renameOnce(source, target, both, true);
       }
       // A file onto a directory (or back) fails as a bare IOException ("must both be directories").
-      if (hasWarehouseCode(error, 'WAREHOUSE_ERROR') && (await this.stat(target.normal)) !== undefined) {
+      if (hasWarehouseCode(error, 'WAREHOUSE_ERROR') && (await this.statAs(target, 'rename')) !== undefined) {
         throw this.error('WAREHOUSE_FILE_EXISTS', 'rename', target, { cause: error, details: both });
       }
       throw error;
     }
     if (answer === undefined || booleanOf(answer) === true) return;
     // `{"boolean":false}`: a server that ignored renameoptions and used rename/2. Find out why.
-    if ((await this.stat(source.normal)) === undefined) throw this.error('WAREHOUSE_NOT_FOUND', 'rename', source, { reason: 'the source does not exist', details: both });
-    if ((await this.stat(target.normal)) !== undefined) throw this.error('WAREHOUSE_FILE_EXISTS', 'rename', target, { details: both });
-    if (!madeParent && (await this.stat(parentOf(target).normal)) === undefined) {
+    if ((await this.statAs(source, 'rename')) === undefined) throw this.error('WAREHOUSE_NOT_FOUND', 'rename', source, { reason: 'the source does not exist', details: both });
+    if ((await this.statAs(target, 'rename')) !== undefined) throw this.error('WAREHOUSE_FILE_EXISTS', 'rename', target, { details: both });
+    if (!madeParent && (await this.statAs(parentOf(target), 'rename')) === undefined) {
       await this.mkdirs(parentOf(target).normal);
       return this.renameOnce(source, target, both, true);
     }
@@ -312,8 +306,8 @@ export class WebHdfsWarehouse implements WarehouseFileSystem {
     let sourceExists: boolean;
     let targetExists: boolean;
     try {
-      sourceExists = (await this.stat(source.normal)) !== undefined;
-      targetExists = (await this.stat(target.normal)) !== undefined;
+      sourceExists = (await this.statAs(source, 'rename')) !== undefined;
+      targetExists = (await this.statAs(target, 'rename')) !== undefined;
     } catch (probeError) {
       throw this.error('WAREHOUSE_OUTCOME_UNKNOWN', 'rename', target, { cause: probeError, reason: `the answer was lost (${lost.message}) and reading HDFS back failed too`, details: both });
     }
@@ -335,7 +329,7 @@ export class WebHdfsWarehouse implements WarehouseFileSystem {
   private async resolveLostDelete(doomed: WarehousePath, lost: TributaryError): Promise<boolean> {
     let entry: WarehouseEntry | undefined;
     try {
-      entry = await this.stat(doomed.normal);
+      entry = await this.statAs(doomed, 'delete');
     } catch (probeError) {
       throw this.error('WAREHOUSE_OUTCOME_UNKNOWN', 'delete', doomed, { cause: probeError, reason: `the answer was lost (${lost.message}) and reading HDFS back failed too` });
     }
@@ -345,9 +339,25 @@ export class WebHdfsWarehouse implements WarehouseFileSystem {
     return true;
   }
 
+  /** GETFILESTATUS, with errors reported as part of `operation`. */
+  private async statAs(entry: WarehousePath, operation: string): Promise<WarehouseEntry | undefined> {
+    return this.repeatable(async () => {
+      let answer: unknown;
+      try {
+        answer = await this.call({ operation, subject: entry, op: 'GETFILESTATUS', method: 'GET' });
+      } catch (error) {
+        if (hasWarehouseCode(error, 'WAREHOUSE_NOT_FOUND')) return undefined;
+        throw error;
+      }
+      const status = (answer as { FileStatus?: unknown } | undefined)?.FileStatus;
+      if (!isFileStatus(status)) throw this.unexpected(operation, entry, answer);
+      return entryOf(entry, status);
+    });
+  }
+
   /** The file's length and whether it is still open, or undefined if there is none. */
   private async findFile(file: WarehousePath): Promise<FoundFile | undefined> {
-    const entry = await this.stat(file.normal);
+    const entry = await this.statAs(file, 'create');
     if (entry === undefined) return undefined;
     if (entry.type !== 'file') return { length: entry.length, underConstruction: undefined };
     const blocks = await this.repeatable(() => this.call({ operation: 'create', subject: file, op: 'GET_BLOCK_LOCATIONS', method: 'GET' })).catch(() => undefined);
