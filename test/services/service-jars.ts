@@ -30,6 +30,12 @@ export const KAFKA_VERSION = '3.9.1';
 /** Apache Kafka's Java clients and tools, for the compatibility tests. */
 export const KAFKA_TOOLS_JARS: JarSet = { name: `kafka-tools-${KAFKA_VERSION}`, profile: 'kafka-tools' };
 
+export const AVRO_VERSION = '1.12.2';
+export const PARQUET_VERSION = '1.18.1';
+
+/** Apache's readers of the loader's data files: avro-tools and parquet-avro (etl-java-readers test). */
+export const ETL_READERS_JARS: JarSet = { name: `etl-readers-avro-${AVRO_VERSION}-parquet-${PARQUET_VERSION}`, profile: 'etl-readers' };
+
 export function cacheDir(): string {
   return process.env['TRIBUTARY_CACHE_DIR'] ?? join(homedir(), '.cache', 'tributary');
 }
