@@ -31,7 +31,7 @@ import type { Logger } from '../common/logger.js';
 import { ProduceApi, type ProduceRequest, type ProduceResponse } from '../protocol/apis/produce.js';
 import { KafkaErrorCode, kafkaErrorName } from '../protocol/kafka-errors.js';
 import { Compression, RECORD_BATCH_OVERHEAD, type CompressionName } from '../protocol/record-batch.js';
-import { encodeRecordBatch, type RecordInput } from '../protocol/records.js';
+import { encodeRecordBatch, type RecordHeader, type RecordInput } from '../protocol/records.js';
 import { ClusterClient, jitter, type ClusterClientOptions } from './cluster-client.js';
 import { Partitioner, type NullKeyStrategy } from './partitioner.js';
 
@@ -45,6 +45,15 @@ export type CompressionCodec = CompressionName;
 /** A record to send; `partition` overrides the partitioner. */
 export interface ProducerRecord extends RecordInput {
   readonly partition?: number;
+}
+
+/** The record header naming the server a record was created on (the audit counts by it). */
+export const ORIGIN_HEADER = 'tributary.origin';
+
+/** What `onAcknowledged` sees of each record: its creation time and its headers. */
+export interface AcknowledgedRecord {
+  readonly timestamp: number;
+  readonly headers?: readonly RecordHeader[];
 }
 
 /** Where a record was stored. */
@@ -77,6 +86,14 @@ export interface ProducerOptions {
   readonly partitioner?: NullKeyStrategy | Partitioner;
   /** How long the broker may take to answer a Produce; default 30 s. */
   readonly requestTimeoutMs?: number;
+  /** Origin server added as the ORIGIN_HEADER header to every record that has none. */
+  readonly origin?: string;
+  /**
+   * Called once per batch that is acknowledged (as `acks` says; with acks=0, once written), with
+   * the records as sent. The audit counts with it, so the client layer needs no audit import.
+   * It must not throw (a throw is logged and ignored) and should be quick: it runs on the I/O path.
+   */
+  readonly onAcknowledged?: (topic: string, records: readonly AcknowledgedRecord[]) => void;
   readonly logger?: Logger;
 }
 
@@ -223,6 +240,11 @@ export class Producer {
   private readonly maxInFlight: number;
   private readonly partitioner: Partitioner;
   private readonly logger: Logger | undefined;
+  /** `[origin header]`, shared by every record that had no headers; undefined without `origin`. */
+  private readonly originHeaders: readonly RecordHeader[] | undefined;
+  /** What the origin header adds to a record's size, as recordSize counts a header. */
+  private readonly originHeaderBytes: number;
+  private readonly onAcknowledged: ((topic: string, records: readonly AcknowledgedRecord[]) => void) | undefined;
 
   private readonly queues = new Map<string, PartitionQueue>();
   private bufferedBytes = 0;
@@ -254,6 +276,9 @@ export class Producer {
     this.retryBackoffMaxMs = options.retryBackoffMaxMs ?? 1000;
     this.requestTimeoutMs = options.requestTimeoutMs ?? 30_000;
     this.logger = options.logger;
+    this.originHeaders = options.origin === undefined ? undefined : [{ key: ORIGIN_HEADER, value: Buffer.from(options.origin, 'utf8') }];
+    this.originHeaderBytes = this.originHeaders === undefined ? 0 : recordSize({ value: null, headers: this.originHeaders }) - RECORD_OVERHEAD;
+    this.onAcknowledged = options.onAcknowledged;
     this.partitioner = options.partitioner instanceof Partitioner ? options.partitioner : new Partitioner({ nullKeys: options.partitioner ?? 'round-robin' });
     this.maxInFlight = this.retries > 0 ? 1 : PIPELINED_BATCHES_WITHOUT_RETRIES;
     validateOptions(this);
@@ -332,7 +357,7 @@ export class Producer {
     const count = partitions.length;
     const available = partitions.filter((partition) => partition.leader >= 0).map((partition) => partition.partition);
     const sizes = records.map((record, index) => {
-      const size = recordSize(record);
+      const size = recordSize(record) + (this.originHeaders === undefined || (record.headers !== undefined && hasOrigin(record.headers)) ? 0 : this.originHeaderBytes);
       if (size + RECORD_BATCH_OVERHEAD > this.bufferMemory) {
         throw new TributaryError({
           code: 'MESSAGE_TOO_LARGE',
@@ -363,10 +388,11 @@ export class Producer {
       }
       const partition = record.partition ?? this.partitioner.partition(topic, record.key, count, available);
       const queue = (queues[partition] ??= this.queueFor(topic, partition));
+      const headers = this.originHeaders === undefined ? record.headers : withOrigin(record.headers, this.originHeaders);
       const input: RecordInput =
-        record.headers === undefined
+        headers === undefined
           ? { key: record.key ?? null, value: record.value, timestamp: record.timestamp ?? calledAt }
-          : { key: record.key ?? null, value: record.value, headers: record.headers, timestamp: record.timestamp ?? calledAt };
+          : { key: record.key ?? null, value: record.value, headers, timestamp: record.timestamp ?? calledAt };
       this.enqueue(queue, input, size, tracker, index);
     }
   }
@@ -629,6 +655,7 @@ export class Producer {
         tracker.delivered(index, { topic: batch.topic, partition: batch.partition, offset: baseOffset < 0n ? -1n : baseOffset + BigInt(offsetDelta++), baseOffset });
       }
     }
+    if (this.onAcknowledged !== undefined) this.notifyAcknowledged(this.onAcknowledged, batch);
     this.finish(batch);
   }
 
@@ -651,6 +678,15 @@ export class Producer {
     this.logger?.error({ topic: batch.topic, partition: batch.partition, records: batch.records.length, err: final }, 'produce failed');
     for (const delivery of batch.deliveries) delivery.tracker.failed(final);
     this.finish(batch);
+  }
+
+  private notifyAcknowledged(observer: (topic: string, records: readonly AcknowledgedRecord[]) => void, batch: Batch): void {
+    try {
+      // append gave every record a timestamp.
+      observer(batch.topic, batch.records as readonly AcknowledgedRecord[]);
+    } catch (error) {
+      this.logger?.error({ topic: batch.topic, partition: batch.partition, err: error }, 'onAcknowledged threw; the records were delivered all the same');
+    }
   }
 
   private finish(batch: Batch): void {
@@ -704,6 +740,17 @@ function recordSize(record: RecordInput): number {
   let size = RECORD_OVERHEAD + (record.key?.length ?? 0) + (record.value?.length ?? 0);
   for (const header of record.headers ?? []) size += 10 + Buffer.byteLength(header.key) + (header.value?.length ?? 0);
   return size;
+}
+
+function hasOrigin(headers: readonly RecordHeader[]): boolean {
+  for (const header of headers) if (header.key === ORIGIN_HEADER) return true;
+  return false;
+}
+
+/** The record's headers with the origin header added when it has none. */
+function withOrigin(headers: readonly RecordHeader[] | undefined, originHeaders: readonly RecordHeader[]): readonly RecordHeader[] {
+  if (headers === undefined || headers.length === 0) return originHeaders;
+  return hasOrigin(headers) ? headers : [...headers, ...originHeaders];
 }
 
 function removeFrom(list: Batch[], batch: Batch): void {
