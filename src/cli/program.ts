@@ -4,8 +4,10 @@
  */
 import { Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
+import { auditReport, type AuditReportOptions } from './commands/audit.js';
 import { startBroker, type BrokerStartOptions } from './commands/broker.js';
 import { consume, type ConsumeOptions } from './commands/consume.js';
+import { etlPlan, etlRun, etlStatus, type EtlPlanOptions, type EtlRunOptions, type EtlStatusOptions } from './commands/etl.js';
 import { describeGroup, listGroups, resetOffsets, type ResetOptions } from './commands/groups.js';
 import { produce, type ProduceOptions } from './commands/produce.js';
 import { startRegistry, type RegistryStartOptions } from './commands/registry.js';
@@ -203,11 +205,38 @@ export function buildProgram(io: CommandIo): Command {
   stub(mirror, 'start', 'start a mirror process', 8);
 
   const audit = program.command('audit').description('record counts per time window at every tier');
-  stub(audit, 'report', 'reconcile the counts of each tier and report gaps', 8);
+  audit
+    .command('report')
+    .description('reconcile the counts of each tier per time window: completeness, LOSS and DUPLICATES flags, latency')
+    .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster whose _audit topic to read (the offline cluster sees every tier)')
+    .requiredOption('--registry <url>', 'the schema registry the AuditCount events are framed with')
+    .requiredOption('--topic <name>', 'the topic whose counts to reconcile')
+    .requiredOption('--from <iso>', 'first window start, inclusive, e.g. 2024-05-01T10:00:00Z')
+    .requiredOption('--to <iso>', 'last window end, inclusive (windows lie inside [from, to))')
+    .option('--format <format>', 'table or json', 'table')
+    .option('--lateness-ms <n>', 'a window is final this long after its end; earlier it shows as OPEN (default 300000)')
+    .action(async (options: AuditReportOptions) => auditReport(io, options));
 
   const etl = program.command('etl').description('load topics into HDFS, exactly once');
-  stub(etl, 'plan', 'print the offset ranges the next run of a load would read', 9);
-  stub(etl, 'run', 'run a load once: plan, extract, stage, commit', 9);
+  etl
+    .command('run')
+    .description('run a load once: recover, plan, extract, stage, commit; exits 1 if a partition could not be loaded')
+    .requiredOption('--load <file>', 'the load file (YAML, see jobs/page-views.yaml)')
+    .option('--accept-gap', 'record offsets lost to retention as a gap in the manifest and continue after them')
+    .option('--zookeeper <connect>', 'HOST:PORT[/chroot] for the run lease; without it the lease is in-process only')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
+    .action(async (options: EtlRunOptions) => etlRun(io, options));
+  etl
+    .command('plan')
+    .description('print the offset ranges the next run of a load would read, without running it')
+    .requiredOption('--load <file>', 'the load file (YAML)')
+    .option('--accept-gap', 'plan as `etl run --accept-gap` would')
+    .action(async (options: EtlPlanOptions) => etlPlan(io, options));
+  etl
+    .command('status')
+    .description('committed manifests, next offsets per partition, records per hour, quarantined records')
+    .requiredOption('--load <file>', 'the load file (YAML)')
+    .action(async (options: EtlStatusOptions) => etlStatus(io, options));
   stub(etl, 'replay', 'rebuild the hours of a time window from their recorded offset ranges', 10);
   stub(etl, 'rollback', 'restore the previous version of a replayed hour', 10);
 
