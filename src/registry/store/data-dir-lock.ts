@@ -25,7 +25,11 @@ export function lockDataDir(dataDir: string): () => void {
         if (released) return;
         released = true;
         held.delete(path);
-        unlinkSync(path);
+        try {
+          unlinkSync(path);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'ENOENT') throw error; // someone removed it: released anyway
+        }
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;

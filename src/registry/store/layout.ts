@@ -22,9 +22,10 @@
  * byte outside [A-Za-z0-9._-] written as %XX (upper-case hex), and a name made only of dots
  * written wholly as %2E. '%' itself is always escaped, so the encoding is one-to-one.
  */
+import { schemasPath } from '../../coordination/paths.js';
 import { registryError } from '../errors.js';
 
-export const ROOT_PATH = '/schemas';
+export const ROOT_PATH = schemasPath();
 export const NEXT_ID_PATH = `${ROOT_PATH}/next-id`;
 export const IDS_PATH = `${ROOT_PATH}/ids`;
 export const FINGERPRINTS_PATH = `${ROOT_PATH}/fingerprints`;
@@ -66,10 +67,6 @@ export function encodeSubject(subject: string): string {
     for (const byte of Buffer.from(character, 'utf8')) encoded += `%${byte.toString(16).toUpperCase().padStart(2, '0')}`;
   }
   return encoded;
-}
-
-export function decodeSubject(segment: string): string {
-  return decodeURIComponent(segment);
 }
 
 export interface StoredSchema {
