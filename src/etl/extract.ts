@@ -1,0 +1,130 @@
+/**
+ * One task: read a partition's planned range [start, end), decode each record (schema id + Avro)
+ * into the topic's reader schema, and bucket it by event hour (UTC). Records that cannot be
+ * loaded as they are go to the quarantine list with the reason. Only records below `end` are
+ * taken, so the result depends on the range alone, not on when the task ran.
+ */
+import type { AvroDeserializer } from '../registry/serde/deserializer.js';
+import { etlError } from './errors.js';
+import { eventTimeOf } from './event-time.js';
+import { hourOf } from './layout.js';
+import type { ReaderSchema } from './plan.js';
+import { isRecordFailure, type QuarantinedRecord } from './quarantine.js';
+import type { LoadSource } from './source.js';
+
+export interface HourBucket {
+  readonly hour: number;
+  readonly values: unknown[];
+  /** The Kafka offset of each value, in the same order (ascending). */
+  readonly offsets: number[];
+}
+
+export interface ExtractedRange {
+  readonly topic: string;
+  readonly partition: number;
+  readonly start: number;
+  readonly end: number;
+  /** Sorted by hour. */
+  readonly hours: readonly HourBucket[];
+  readonly quarantined: readonly QuarantinedRecord[];
+}
+
+export interface ExtractInputs {
+  readonly topic: string;
+  readonly partition: number;
+  readonly start: number;
+  readonly end: number;
+  readonly reader: ReaderSchema;
+  readonly timeField: string | undefined;
+  readonly source: LoadSource;
+  readonly deserializer: AvroDeserializer;
+  /** First fetch size; doubled when a single batch does not fit. Default 1 MiB. */
+  readonly maxBytes?: number;
+}
+
+const MAX_FETCH_BYTES = 256 * 1024 * 1024;
+
+export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRange> {
+  const { topic, partition, start, end, source } = inputs;
+  const buckets = new Map<number, HourBucket>();
+  const quarantined: QuarantinedRecord[] = [];
+  let maxBytes = inputs.maxBytes ?? 1024 * 1024;
+  let offset = start;
+  while (offset < end) {
+    const batch = await source.fetch(topic, partition, offset, maxBytes);
+    const records = batch.records.filter((record) => record.offset >= offset && record.offset < end);
+    if (records.length === 0 && batch.nextOffset <= offset) {
+      if (batch.highWatermark <= offset) {
+        throw etlError(
+          'ETL_FETCH_INCOMPLETE',
+          `partition ${topic}-${partition} ends at ${batch.highWatermark} now, but the plan reads up to ${end}: the log was truncated during the run. Nothing was committed; run again`,
+          { retriable: true, details: { topic, partition, offset, end, highWatermark: batch.highWatermark } },
+        );
+      }
+      if (maxBytes >= MAX_FETCH_BYTES) {
+        throw etlError('ETL_FETCH_INCOMPLETE', `partition ${topic}-${partition}: the batch at offset ${offset} does not fit in ${MAX_FETCH_BYTES} bytes`, {
+          details: { topic, partition, offset, maxBytes },
+        });
+      }
+      maxBytes *= 2; // a batch larger than maxBytes comes back cut off, and is dropped
+      continue;
+    }
+    for (const record of records) {
+      const failed = (code: string, reason: string): void => {
+        quarantined.push({ topic, partition, offset: record.offset, timestamp: record.timestamp, code, reason, key: record.key, payload: record.value });
+      };
+      if (record.value === null) {
+        failed('ETL_NULL_VALUE', 'the record has no value (a tombstone); there is nothing to decode');
+        continue;
+      }
+      let value: unknown;
+      try {
+        value = await inputs.deserializer.decode(record.value, inputs.reader.schema);
+      } catch (error) {
+        if (!isRecordFailure(error)) throw error;
+        failed(error.code, error.message);
+        continue;
+      }
+      const time = eventTimeOf(value, record.timestamp, inputs.timeField);
+      if (!time.ok) {
+        failed('ETL_NO_EVENT_TIME', time.reason);
+        continue;
+      }
+      const hour = hourOf(time.ms);
+      let bucket = buckets.get(hour);
+      if (bucket === undefined) buckets.set(hour, (bucket = { hour, values: [], offsets: [] }));
+      bucket.values.push(value);
+      bucket.offsets.push(record.offset);
+    }
+    offset = Math.max(batch.nextOffset, (records.at(-1)?.offset ?? offset - 1) + 1);
+  }
+  return { topic, partition, start, end, hours: [...buckets.values()].sort((a, b) => a.hour - b.hour), quarantined };
+}
+
+/** Offsets as compact ranges, `100-150,152,160-200`: the file metadata that maps records to offsets. */
+export function compactOffsets(offsets: readonly number[]): string {
+  const parts: string[] = [];
+  let index = 0;
+  while (index < offsets.length) {
+    const first = offsets[index]!;
+    let last = first;
+    while (index + 1 < offsets.length && offsets[index + 1] === last + 1) {
+      index += 1;
+      last += 1;
+    }
+    parts.push(first === last ? String(first) : `${first}-${last}`);
+    index += 1;
+  }
+  return parts.join(',');
+}
+
+/** The inverse of compactOffsets. */
+export function expandOffsets(text: string): number[] {
+  if (text === '') return [];
+  return text.split(',').flatMap((part) => {
+    const [first, last] = part.split('-').map(Number);
+    if (first === undefined) return [];
+    if (last === undefined) return [first];
+    return Array.from({ length: last - first + 1 }, (_, index) => first + index);
+  });
+}

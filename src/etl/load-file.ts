@@ -1,0 +1,179 @@
+/**
+ * A load file: one YAML document under jobs/ that declares a load (jobs/page-views.yaml is the
+ * annotated example). Every field is checked here; a bad file fails with CONFIG_INVALID naming
+ * the file and each offending field, and nothing runs.
+ *
+ *   name: page-views                 # [A-Za-z0-9._-], names the lease and _etl/<name>/ in the warehouse
+ *   source: { bootstrap: [h:p, …] }  # brokers of the (offline) cluster to read
+ *   topics: [page-views]             # or topicPattern: '^page-.*$' (a whole-name regex); not both
+ *   registry: http://h:p             # schema registry; topic T is read as the latest T-value
+ *   warehouse: { url: webhdfs://h:p/base?user=etl, root: warehouse }   # root: folder inside the URL's
+ *   format: avro                     # avro | parquet
+ *   codec: deflate                   # as data-files.ts allows for the format
+ *   timeField: header.time           # optional: record field (dotted) with event time in ms; else record timestamp
+ *   maxRecordsPerRun: 1000000        # per partition and run
+ *   quarantine: { maxRecords: 0 }    # undecodable records a run may set aside; more fails the run
+ *   latenessHorizon: 2h              # ms|s|m|h|d: how long an hour stays open for late records
+ *   schedule: '5 * * * *'            # cron (5 or 6 fields), used by the scheduler (#10)
+ */
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { z } from 'zod';
+import { hostPortSchema, parseConfig } from '../common/config.js';
+import { TributaryError } from '../common/errors.js';
+import { validateCodec, type DataFileCodec, type DataFileFormat } from './files/data-files.js';
+import { parseWarehousePath } from './warehouse/paths.js';
+
+export type TopicSelector =
+  | { readonly kind: 'list'; readonly names: readonly string[] }
+  | { readonly kind: 'pattern'; readonly pattern: RegExp; readonly source: string };
+
+export interface LoadDefinition {
+  /** Absolute path of the load file, for messages. */
+  readonly file: string;
+  readonly name: string;
+  readonly source: { readonly bootstrap: readonly string[] };
+  readonly topics: TopicSelector;
+  readonly registry: string;
+  /** `url` as written; a relative local path is taken from the load file's folder (`baseDirectory`). */
+  readonly warehouse: { readonly url: string; readonly root: string; readonly baseDirectory: string };
+  readonly format: DataFileFormat;
+  readonly codec: DataFileCodec;
+  readonly timeField?: string;
+  readonly maxRecordsPerRun: number;
+  readonly quarantine: { readonly maxRecords: number };
+  readonly latenessHorizonMs: number;
+  readonly schedule?: string;
+}
+
+export const LOAD_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
+/** Kafka's legal topic names; `+` is not among them, which keeps data file names unambiguous. */
+export const TOPIC_NAME_PATTERN = /^[A-Za-z0-9._-]{1,249}$/;
+const FIELD_PATH_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
+const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+const CRON_FIELD = /^[0-9A-Za-z*?/,#LW-]+$/;
+
+const topicName = z
+  .string()
+  .regex(TOPIC_NAME_PATTERN, 'a topic name is 1–249 characters of A–Z, a–z, 0–9, ".", "_" and "-"')
+  .refine((name) => name !== '.' && name !== '..', 'a topic may not be named "." or ".."');
+
+const durationSchema = z.string().transform((text, context) => {
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
+  const factor = match === null ? undefined : DURATION_UNITS_MS[match[2] ?? ''];
+  if (match === null || factor === undefined) {
+    context.addIssue({ code: 'custom', message: `"${text}" is not a duration: write a whole number and a unit, e.g. 90m, 2h, 1d (units ms, s, m, h, d)` });
+    return z.NEVER;
+  }
+  return Number(match[1]) * factor;
+});
+
+const cronSchema = z.string().refine((text) => {
+  const fields = text.trim().split(/\s+/);
+  return (fields.length === 5 || fields.length === 6) && fields.every((field) => CRON_FIELD.test(field));
+}, 'expected a cron expression of 5 fields (minute hour day-of-month month day-of-week) or 6 (seconds first), e.g. "5 * * * *"');
+
+const loadFileSchema = z
+  .strictObject({
+    name: z.string().regex(LOAD_NAME_PATTERN, 'a load name is 1–100 characters of A–Z, a–z, 0–9, ".", "_" and "-", starting with a letter or digit'),
+    source: z.strictObject({
+      bootstrap: z.preprocess(
+        (value) => (typeof value === 'string' ? value.split(',').map((part) => part.trim()) : value),
+        z.array(hostPortSchema).min(1, 'name at least one broker as HOST:PORT'),
+      ),
+    }),
+    topics: z.array(topicName).min(1, 'list at least one topic, or use topicPattern instead').optional(),
+    topicPattern: z
+      .string()
+      .min(1)
+      .refine((text) => {
+        try {
+          new RegExp(text);
+          return true;
+        } catch {
+          return false;
+        }
+      }, 'not a valid regular expression')
+      .optional(),
+    registry: z.url({ protocol: /^https?$/, error: 'expected the registry URL, e.g. http://127.0.0.1:8081' }),
+    warehouse: z.strictObject({
+      url: z.string().min(1, 'expected webhdfs://HOST[:PORT][/BASE][?user=NAME], file:///PATH or a folder'),
+      root: z.string().default(''),
+    }),
+    format: z.enum(['avro', 'parquet']),
+    codec: z.enum(['null', 'deflate', 'snappy', 'zstd', 'gzip']),
+    timeField: z.string().regex(FIELD_PATH_PATTERN, 'expected a field name, or a dotted path into nested records such as header.time').optional(),
+    maxRecordsPerRun: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).default(1_000_000),
+    quarantine: z.strictObject({ maxRecords: z.number().int().nonnegative() }).default({ maxRecords: 0 }),
+    latenessHorizon: durationSchema.default(2 * 3_600_000), // 2h
+    schedule: cronSchema.optional(),
+  })
+  .superRefine((load, context) => {
+    if ((load.topics === undefined) === (load.topicPattern === undefined)) {
+      context.addIssue({ code: 'custom', path: ['topics'], message: 'give exactly one of topics (a list) or topicPattern (a regex)' });
+    }
+    try {
+      parseWarehousePath(load.warehouse.root, 'read load file', 'warehouse.root');
+    } catch (error) {
+      context.addIssue({ code: 'custom', path: ['warehouse', 'root'], message: (error as Error).message });
+    }
+    try {
+      validateCodec(load.format, load.codec);
+    } catch (error) {
+      context.addIssue({ code: 'custom', path: ['codec'], message: (error as Error).message });
+    }
+  });
+
+/** Reads and checks a load file. */
+export async function readLoadFile(file: string): Promise<LoadDefinition> {
+  const path = resolve(file);
+  let text: string;
+  try {
+    text = await readFile(path, 'utf8');
+  } catch (error) {
+    throw new TributaryError({
+      code: 'CONFIG_INVALID',
+      message: `cannot read load file ${path}: ${(error as NodeJS.ErrnoException).code ?? (error as Error).message}. Pass --load with the path of a load YAML file (see jobs/page-views.yaml)`,
+      cause: error,
+      details: { source: path },
+    });
+  }
+  return parseLoadFile(text, path);
+}
+
+/** Checks the text of a load file; `file` names it in messages and anchors relative local warehouse paths. */
+export function parseLoadFile(text: string, file: string): LoadDefinition {
+  let document: unknown;
+  try {
+    document = parseYaml(text);
+  } catch (error) {
+    const where = error instanceof YAMLParseError && error.linePos !== undefined ? ` at line ${error.linePos[0].line}, column ${error.linePos[0].col}` : '';
+    throw new TributaryError({
+      code: 'CONFIG_INVALID',
+      message: `load file ${file} is not valid YAML${where}: ${(error as Error).message.split('\n')[0] ?? ''}. Fix the syntax and try again.`,
+      cause: error,
+      details: { source: file },
+    });
+  }
+  const parsed = parseConfig(loadFileSchema, document, `load file ${file}`);
+  const topics: TopicSelector =
+    parsed.topics !== undefined
+      ? { kind: 'list', names: [...new Set(parsed.topics)] }
+      : { kind: 'pattern', pattern: new RegExp(`^(?:${parsed.topicPattern ?? ''})$`), source: parsed.topicPattern ?? '' };
+  return {
+    file,
+    name: parsed.name,
+    source: { bootstrap: parsed.source.bootstrap },
+    topics,
+    registry: parsed.registry,
+    warehouse: { url: parsed.warehouse.url, root: parseWarehousePath(parsed.warehouse.root, 'read load file', 'warehouse.root').normal, baseDirectory: dirname(file) },
+    format: parsed.format,
+    codec: parsed.codec,
+    ...(parsed.timeField === undefined ? {} : { timeField: parsed.timeField }),
+    maxRecordsPerRun: parsed.maxRecordsPerRun,
+    quarantine: parsed.quarantine,
+    latenessHorizonMs: parsed.latenessHorizon,
+    ...(parsed.schedule === undefined ? {} : { schedule: parsed.schedule.trim() }),
+  };
+}

@@ -1,0 +1,97 @@
+/**
+ * What a load has committed, read from the warehouse alone (`tributary etl status`): each commit,
+ * where every partition stands, records per event hour, what was quarantined and which gaps were
+ * accepted. Reads every manifest, so it costs one read per commit.
+ */
+import type { WarehouseFileSystem } from './warehouse/warehouse.js';
+import { readClaim, readCommitLog } from './commit-log.js';
+import type { Manifest, NextOffsets, OffsetGap } from './manifest.js';
+
+export interface CommitSummary {
+  readonly seq: number;
+  /** `pending`: claimed, to be rolled forward by the next run. */
+  readonly state: 'published' | 'pending';
+  readonly plannedAt: string;
+  readonly partitions: number;
+  readonly records: number;
+  readonly quarantined: number;
+  readonly files: number;
+}
+
+export interface LoadStatus {
+  readonly load: string;
+  readonly commits: readonly CommitSummary[];
+  /** After the last claimed commit. */
+  readonly nextOffsets: NextOffsets;
+  /** Records per topic and event hour, over all published commits. */
+  readonly hours: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  readonly quarantined: { readonly records: number; readonly reasons: Readonly<Record<string, number>> };
+  readonly gaps: readonly (OffsetGap & { readonly topic: string; readonly partition: number; readonly seq: number })[];
+}
+
+export async function readLoadStatus(warehouse: WarehouseFileSystem, root: string, load: string): Promise<LoadStatus> {
+  const log = await readCommitLog(warehouse, root, load);
+  const manifests: Manifest[] = [];
+  for (const seq of log.claimed) manifests.push((await readClaim(warehouse, root, load, seq)).manifest);
+  const hours: Record<string, Record<string, number>> = {};
+  const reasons: Record<string, number> = {};
+  let quarantined = 0;
+  const gaps: (OffsetGap & { topic: string; partition: number; seq: number })[] = [];
+  for (const manifest of manifests) {
+    if (!log.published.has(manifest.seq)) continue;
+    for (const [topic, counts] of Object.entries(manifest.hours)) {
+      const topicHours = (hours[topic] ??= {});
+      for (const [hour, count] of Object.entries(counts)) topicHours[hour] = (topicHours[hour] ?? 0) + count;
+    }
+    quarantined += manifest.quarantine.records;
+    for (const [code, count] of Object.entries(manifest.quarantine.reasons)) reasons[code] = (reasons[code] ?? 0) + count;
+    for (const range of manifest.ranges) if (range.gap !== undefined) gaps.push({ ...range.gap, topic: range.topic, partition: range.partition, seq: manifest.seq });
+  }
+  for (const topicHours of Object.values(hours)) {
+    const sorted = Object.entries(topicHours).sort(([a], [b]) => (a < b ? -1 : 1));
+    for (const key of Object.keys(topicHours)) delete topicHours[key];
+    for (const [hour, count] of sorted) topicHours[hour] = count;
+  }
+  return {
+    load,
+    commits: manifests.map((manifest) => ({
+      seq: manifest.seq,
+      state: log.published.has(manifest.seq) ? 'published' : 'pending',
+      plannedAt: manifest.plannedAt,
+      partitions: manifest.ranges.length,
+      records: manifest.ranges.reduce((sum, range) => sum + range.records, 0),
+      quarantined: manifest.quarantine.records,
+      files: manifest.files.length,
+    })),
+    nextOffsets: manifests.at(-1)?.nextOffsets ?? {},
+    hours,
+    quarantined: { records: quarantined, reasons },
+    gaps,
+  };
+}
+
+export function formatStatus(status: LoadStatus): string {
+  const lines: string[] = [`load ${status.load}: ${status.commits.length} commits`];
+  if (status.commits.length > 0) {
+    lines.push('', 'commit      state      planned at                 partitions  records  quarantined  files');
+    for (const commit of status.commits) {
+      lines.push(
+        `${String(commit.seq).padEnd(12)}${commit.state.padEnd(11)}${commit.plannedAt.padEnd(27)}${String(commit.partitions).padEnd(12)}${String(commit.records).padEnd(9)}${String(commit.quarantined).padEnd(13)}${commit.files}`,
+      );
+    }
+  }
+  lines.push('', 'next offsets');
+  for (const [topic, partitions] of Object.entries(status.nextOffsets)) {
+    lines.push(`  ${topic}: ${Object.entries(partitions).map(([partition, offset]) => `${partition}=${offset}`).join(' ')}`);
+  }
+  lines.push('', 'records per event hour (UTC)');
+  for (const [topic, counts] of Object.entries(status.hours)) {
+    for (const [hour, count] of Object.entries(counts)) lines.push(`  ${topic} ${hour}  ${count}`);
+  }
+  lines.push('', `quarantined: ${status.quarantined.records}${Object.keys(status.quarantined.reasons).length === 0 ? '' : ` (${Object.entries(status.quarantined.reasons).map(([code, count]) => `${count} ${code}`).join(', ')})`}`);
+  if (status.gaps.length > 0) {
+    lines.push('accepted gaps (records lost to retention):');
+    for (const gap of status.gaps) lines.push(`  ${gap.topic}-${gap.partition} [${gap.from}, ${gap.to}) in commit ${gap.seq}`);
+  }
+  return `${lines.join('\n')}\n`;
+}
