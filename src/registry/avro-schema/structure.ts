@@ -207,7 +207,7 @@ class StructureWalker {
     depth: number,
   ): JsonObject {
     if (!(key in node)) {
-      invalid(pointer, `a ${String(node.type)} type needs "${key}": the type of its ${key}`);
+      invalid(pointer, `${key === 'items' ? 'an array' : 'a map'} type needs "${key}": the type of its ${key}`);
     }
     return { ...node, [key]: this.schema(node[key], childPointer(pointer, key), namespace, depth + 1) };
   }
