@@ -78,6 +78,14 @@ describe('registration', () => {
     expect(await state.maxId()).toBe(2);
   });
 
+  it('answers re-registration of an older live version with that version, not a new one', async () => {
+    await state.register('users-value', { schema: v1 });
+    await state.register('users-value', { schema: v2Default });
+    const before = await dumpTree(store);
+    expect(await state.register('users-value', { schema: v1 })).toEqual({ id: 1, version: 1, created: false });
+    expect(await dumpTree(store)).toEqual(before);
+  });
+
   it('refuses an incompatible schema with every reason and writes nothing', async () => {
     await state.register('users-value', { schema: v1 });
     const error = await refusedWithoutWrites(() => state.register('users-value', { schema: v2NoDefault }), 'SCHEMA_INCOMPATIBLE');
