@@ -1,8 +1,8 @@
 /**
  * Latency from a record's creation (its timestamp) to the moment a tier saw it, as a histogram
  * that merges across counters, windows and processes: buckets have fixed upper bounds growing by
- * 2^(1/8) (about 9%), so a percentile read from it is at most ~9% above the exact one (exact
- * below 12 ms, where bounds are whole milliseconds).
+ * at most 2^(1/8) (about 9%), so a percentile read from it is at most ~9% above the exact one
+ * (exact below 12 ms, where every millisecond has its own bucket).
  */
 import type { LatencyBucket } from './audit-count.js';
 
@@ -10,12 +10,14 @@ const STEPS_PER_DOUBLING = 8;
 /** Beyond 2^40 ms (≈ 35 years) everything shares the last bucket. */
 const MAX_EXPONENT = 40;
 
-/** Upper bounds in ms, ascending: 0 (no or negative latency, e.g. clock skew), 1, 2, … */
+/** Upper bounds in ms, ascending: 0 (no or negative latency, e.g. clock skew), 1, 2, … each at most 2^(1/8) times the previous. */
 export const LATENCY_BUCKET_BOUNDS: readonly number[] = (() => {
-  const bounds = [0];
-  for (let step = 0; step <= MAX_EXPONENT * STEPS_PER_DOUBLING; step++) {
-    const bound = Math.ceil(2 ** (step / STEPS_PER_DOUBLING));
-    if (bound > (bounds.at(-1) ?? 0)) bounds.push(bound);
+  const growth = 2 ** (1 / STEPS_PER_DOUBLING);
+  const bounds = [0, 1];
+  for (let bound = 1; bound < 2 ** MAX_EXPONENT; ) {
+    // Whole milliseconds: every millisecond its own bucket until growth exceeds one.
+    bound = Math.max(bound + 1, Math.floor(bound * growth));
+    bounds.push(bound);
   }
   return bounds;
 })();
