@@ -30,6 +30,9 @@ export const KAFKA_VERSION = '3.9.1';
 /** Apache Kafka's Java clients and tools, for the compatibility tests. */
 export const KAFKA_TOOLS_JARS: JarSet = { name: `kafka-tools-${KAFKA_VERSION}`, profile: 'kafka-tools' };
 
+/** Apache Kafka's broker (core, Scala 2.13), for the side-by-side benchmark (bench:vs-kafka). */
+export const KAFKA_SERVER_JARS: JarSet = { name: `kafka-server-${KAFKA_VERSION}`, profile: 'kafka-server' };
+
 export const AVRO_VERSION = '1.12.2';
 export const PARQUET_VERSION = '1.18.1';
 
