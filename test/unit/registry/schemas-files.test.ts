@@ -59,6 +59,7 @@ describe('schemas/*.avsc', () => {
     expect(typeOf('server')).toBe('string');
     expect(field(audit, 'tier').type.typeName).toBe('enum');
     const value = { topic: 'PageViewEvent', tier: 'MIRROR', cluster: null, server: 'mirror-1', windowStart: 0, windowEnd: 600_000, count: 12_345, publishedAt: 600_500 };
-    expect(audit.type.fromBuffer(audit.type.toBuffer(value))).toEqual(value);
+    // Fields added later (with defaults, as evolution requires) may come back too.
+    expect(audit.type.fromBuffer(audit.type.toBuffer(value))).toMatchObject(value);
   });
 });
