@@ -57,10 +57,34 @@ export interface CheckedStructure {
   readonly defaultedFields: readonly DefaultedField[];
 }
 
+/**
+ * JSON nesting allowed anywhere in the document, defaults and custom attributes included: the
+ * walks after this one recurse, and a document nested thousands deep would exhaust the stack.
+ * MAX_SCHEMA_NESTING types take at most about four JSON levels each.
+ */
+export const MAX_JSON_NESTING = 1000;
+
 export function checkSchemaStructure(document: unknown): CheckedStructure {
+  checkJsonNesting(document);
   const walker = new StructureWalker();
   const avscInput = walker.schema(document, ROOT_POINTER, '', 0);
   return { avscInput, defaultedFields: walker.defaultedFields };
+}
+
+/** Iterative, so that it cannot overflow the stack itself. */
+function checkJsonNesting(document: unknown): void {
+  const pending: [value: unknown, depth: number][] = [[document, 0]];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    const [value, depth] = next;
+    if (typeof value !== 'object' || value === null) continue;
+    if (depth >= MAX_JSON_NESTING) {
+      throw new TributaryError({
+        code: 'SCHEMA_INVALID',
+        message: `Invalid Avro schema: the JSON is nested more than ${MAX_JSON_NESTING} levels deep; no schema needs that, flatten it`,
+      });
+    }
+    for (const child of Object.values(value)) pending.push([child, depth + 1]);
+  }
 }
 
 function invalid(pointer: string, problem: string): never {

@@ -219,6 +219,18 @@ describe('parseAvroSchema: invalid schemas are refused with where and what', () 
     expect(error.message).toContain(expected);
   });
 
+  it('refuses JSON nested thousands deep anywhere, custom attributes and defaults included, without overflowing', () => {
+    const deep = `${'['.repeat(5000)}${']'.repeat(5000)}`;
+    for (const text of [
+      `{"type":"record","name":"R","x-deep":${deep},"fields":[]}`,
+      `{"type":"record","name":"R","fields":[{"name":"a","type":"int","default":${deep}}]}`,
+    ]) {
+      const error = parseError(text);
+      expect(error.code).toBe('SCHEMA_INVALID');
+      expect(error.message).toContain('nested more than 1000 levels deep');
+    }
+  });
+
   it('names every bad default at once', () => {
     const error = parseError(
       recordOf([
