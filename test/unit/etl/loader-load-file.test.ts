@@ -1,0 +1,110 @@
+/**
+ * Load files (src/etl/load-file.ts): the example in jobs/ is valid, and every kind of mistake is
+ * refused with the file and the field named.
+ */
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { TributaryError } from '../../../src/common/errors.js';
+import { parseLoadFile, readLoadFile } from '../../../src/etl/load-file.js';
+
+const VALID = `
+name: views
+source: { bootstrap: "127.0.0.1:9092, 127.0.0.1:9093" }
+topics: [views, clicks]
+registry: http://127.0.0.1:8081
+warehouse: { url: ./warehouse, root: data/etl }
+format: avro
+codec: deflate
+`;
+
+function refusal(text: string): TributaryError {
+  try {
+    parseLoadFile(text, '/jobs/bad.yaml');
+  } catch (error) {
+    if (error instanceof TributaryError) return error;
+    throw error;
+  }
+  throw new Error('the load file was accepted');
+}
+
+describe('load files', () => {
+  it('reads the example jobs/page-views.yaml', async () => {
+    const load = await readLoadFile('jobs/page-views.yaml');
+    expect(load).toMatchObject({
+      file: resolve('jobs/page-views.yaml'),
+      name: 'page-views',
+      source: { bootstrap: ['127.0.0.1:9092'] },
+      topics: { kind: 'list', names: ['page-views'] },
+      format: 'avro',
+      codec: 'deflate',
+      timeField: 'header.time',
+      maxRecordsPerRun: 1_000_000,
+      quarantine: { maxRecords: 100 },
+      latenessHorizonMs: 2 * 3_600_000,
+      schedule: '10 * * * *',
+      warehouse: { url: 'webhdfs://127.0.0.1:9870/?user=etl', root: 'warehouse' },
+    });
+  });
+
+  it('fills defaults and splits a comma-separated bootstrap', () => {
+    const load = parseLoadFile(VALID, '/jobs/views.yaml');
+    expect(load.source.bootstrap).toEqual(['127.0.0.1:9092', '127.0.0.1:9093']);
+    expect(load).toMatchObject({ maxRecordsPerRun: 1_000_000, quarantine: { maxRecords: 0 }, latenessHorizonMs: 7_200_000 });
+    expect(load.warehouse).toEqual({ url: './warehouse', root: 'data/etl', baseDirectory: '/jobs' });
+    expect(load.timeField).toBeUndefined();
+  });
+
+  it('matches a topic pattern against whole names', () => {
+    const load = parseLoadFile(VALID.replace('topics: [views, clicks]', "topicPattern: 'page-.*'"), '/jobs/views.yaml');
+    expect(load.topics.kind).toBe('pattern');
+    if (load.topics.kind !== 'pattern') return;
+    expect(load.topics.pattern.test('page-views')).toBe(true);
+    expect(load.topics.pattern.test('old-page-views')).toBe(false);
+  });
+
+  it('names the file and every offending field at once', () => {
+    const error = refusal(VALID.replace('format: avro', 'format: orc').replace('name: views', 'name: "my load"').replace('127.0.0.1:9093', 'nohost'));
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toContain('invalid configuration in load file /jobs/bad.yaml');
+    expect(error.message).toMatch(/name: a load name is/);
+    expect(error.message).toMatch(/format: /);
+    expect(error.message).toMatch(/source\.bootstrap\.1: expected HOST:PORT/);
+  });
+
+  it('wants exactly one of topics and topicPattern', () => {
+    expect(refusal(VALID.replace('topics: [views, clicks]\n', '')).message).toContain('topics: give exactly one of topics (a list) or topicPattern (a regex)');
+    expect(refusal(`${VALID}topicPattern: 'x'\n`).message).toContain('topics: give exactly one of topics');
+    expect(refusal(VALID.replace("topics: [views, clicks]", "topicPattern: '(unclosed'")).message).toContain('topicPattern: not a valid regular expression');
+    expect(refusal(VALID.replace('[views, clicks]', '[views, "a+b"]')).message).toContain('topics.1: a topic name is');
+  });
+
+  it('refuses unknown fields, bad durations, bad cron, bad time fields and escaping roots', () => {
+    expect(refusal(`${VALID}maxRecords: 5\n`).message).toContain('Unrecognized key: "maxRecords"');
+    expect(refusal(`${VALID}latenessHorizon: 2 hours\n`).message).toContain('latenessHorizon: "2 hours" is not a duration');
+    expect(refusal(`${VALID}schedule: 'every hour'\n`).message).toContain('schedule: expected a cron expression');
+    expect(refusal(`${VALID}timeField: header..time\n`).message).toContain('timeField: expected a field name');
+    expect(refusal(VALID.replace('root: data/etl', 'root: ../outside')).message).toContain('warehouse.root:');
+    expect(refusal(`${VALID}quarantine: { maxRecords: -1 }\n`).message).toContain('quarantine.maxRecords');
+    expect(refusal(`${VALID}maxRecordsPerRun: 0\n`).message).toContain('maxRecordsPerRun');
+    expect(refusal(VALID.replace('registry: http://127.0.0.1:8081', 'registry: 127.0.0.1:8081')).message).toContain('registry: expected the registry URL');
+  });
+
+  it('reports a YAML syntax error with its line', () => {
+    const error = refusal('name: views\ntopics: [a, b\nformat: avro\n');
+    expect(error.code).toBe('CONFIG_INVALID');
+    expect(error.message).toMatch(/load file \/jobs\/bad\.yaml is not valid YAML at line \d+, column \d+/);
+  });
+
+  it('says which file it could not read', async () => {
+    const folder = await mkdtemp(join(tmpdir(), 'tributary-load-'));
+    try {
+      await expect(readLoadFile(join(folder, 'missing.yaml'))).rejects.toMatchObject({ code: 'CONFIG_INVALID', message: expect.stringContaining(`cannot read load file ${join(folder, 'missing.yaml')}: ENOENT`) as unknown });
+      await writeFile(join(folder, 'empty.yaml'), '');
+      await expect(readLoadFile(join(folder, 'empty.yaml'))).rejects.toMatchObject({ code: 'CONFIG_INVALID' });
+    } finally {
+      await rm(folder, { recursive: true, force: true });
+    }
+  });
+});
