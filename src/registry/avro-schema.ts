@@ -23,7 +23,7 @@ import { checkSchemaStructure, type DefaultedField } from './avro-schema/structu
 export interface ParsedSchema {
   /** The submitted schema JSON, minified: what read endpoints return. */
   readonly text: string;
-  /** The parsed JSON document, as submitted. */
+  /** The parsed JSON document, as submitted; deeply frozen. */
   readonly json: unknown;
   readonly type: Type;
   /** Canonical JSON used to deduplicate schemas (see avro-schema/canonical-form.ts). */
@@ -43,11 +43,20 @@ export function parseAvroSchema(text: string, schemaType?: string): ParsedSchema
   const canonical = canonicalForm(document);
   return Object.freeze({
     text: JSON.stringify(document),
-    json: document,
+    json: deepFreeze(document),
     type,
     canonical,
     fingerprint: createHash('sha256').update(canonical).digest('hex'),
   });
+}
+
+/** Schemas are immutable once registered; so is the document every holder of them shares. */
+function deepFreeze(value: unknown): unknown {
+  if (typeof value === 'object' && value !== null && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const child of Object.values(value)) deepFreeze(child);
+  }
+  return value;
 }
 
 function checkSchemaType(schemaType: string | undefined): void {

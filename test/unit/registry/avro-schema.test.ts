@@ -47,8 +47,10 @@ describe('parseAvroSchema: what it returns', () => {
     expect(parsed.fingerprint).toMatch(/^[0-9a-f]{64}$/);
   });
 
-  it('is immutable', () => {
+  it('is immutable, its document included', () => {
     expect(Object.isFrozen(parsed)).toBe(true);
+    const document = parsed.json as { fields: { type: unknown[] }[] };
+    expect(Object.isFrozen(document.fields[1]?.type)).toBe(true);
   });
 
   it('accepts a primitive as the whole schema, with or without schemaType AVRO', () => {
