@@ -212,7 +212,7 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--registry <url>', 'the schema registry the AuditCount events are framed with')
     .requiredOption('--topic <name>', 'the topic whose counts to reconcile')
     .requiredOption('--from <iso>', 'first window start, inclusive, e.g. 2024-05-01T10:00:00Z')
-    .requiredOption('--to <iso>', 'last window end, inclusive (windows lie inside [from, to))')
+    .requiredOption('--to <iso>', 'end of the range: windows that start at or after --from and end at or before --to are reported')
     .option('--format <format>', 'table or json', 'table')
     .option('--lateness-ms <n>', 'a window is final this long after its end; earlier it shows as OPEN (default 300000)')
     .action(async (options: AuditReportOptions) => auditReport(io, options));
