@@ -9,6 +9,7 @@ import { startBroker, type BrokerStartOptions } from './commands/broker.js';
 import { consume, type ConsumeOptions } from './commands/consume.js';
 import { etlPlan, etlRun, etlStatus, type EtlPlanOptions, type EtlRunOptions, type EtlStatusOptions } from './commands/etl.js';
 import { describeGroup, listGroups, resetOffsets, type ResetOptions } from './commands/groups.js';
+import { startMirror, type MirrorStartOptions } from './commands/mirror.js';
 import { produce, type ProduceOptions } from './commands/produce.js';
 import { startRegistry, type RegistryStartOptions } from './commands/registry.js';
 import {
@@ -62,6 +63,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics')
     .option('--advertised-host <host>', 'host name clients are told to connect to (default: the listen host)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
+    .option('--mirror-config <file>', 'also run the offline mirror in this broker, into this broker\'s cluster (YAML or JSON: sources, whitelist, group, …)')
     .action(async (options: BrokerStartOptions) => startBroker(options));
 
   const topics = program.command('topics').description('create, delete, list and describe topics');
@@ -202,7 +204,21 @@ export function buildProgram(io: CommandIo): Command {
     .action(async (options: SchemasConfigOptions) => configureSchemas(io, options));
 
   const mirror = program.command('mirror').description('the offline mirror: pull from online clusters');
-  stub(mirror, 'start', 'start a mirror process', 8);
+  mirror
+    .command('start')
+    .description('mirror the matching topics of online clusters into the offline cluster (at least once, in order per partition); SIGTERM stops it cleanly')
+    .option('--source <name=zk>', 'an online cluster: NAME=HOST:PORT[,…]/chroot (its ZooKeeper); repeatable', collect, [])
+    .option('--target-zookeeper <connect>', 'the offline cluster by its ZooKeeper (its broker registry names the brokers)')
+    .option('--target-bootstrap <host:port,…>', 'the offline cluster by its brokers')
+    .option('--whitelist <regex>', 'mirror the topics whose whole name matches (_audit always is)')
+    .option('--blacklist <regex>', 'but not the topics whose whole name matches this')
+    .option('--group <group>', 'the ZooKeeper consumer group on every source; processes of one group share the work')
+    .option('--registry <url>', 'schema registry for the audit counts (tier MIRROR); without it nothing is counted')
+    .option('--config <file>', 'mirror settings (YAML or JSON, as --mirror-config of a broker); flags override them')
+    .option('--set <name=value>', 'one mirror setting, e.g. commitIntervalMs=500; repeatable', collect, [])
+    .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
+    .action(async (options: MirrorStartOptions) => startMirror(io, options));
 
   const audit = program.command('audit').description('record counts per time window at every tier');
   audit

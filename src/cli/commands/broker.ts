@@ -15,6 +15,7 @@ import { renderMetrics } from '../../common/metrics.js';
 import { MemoryCoordination } from '../../coordination/memory-store.js';
 import type { CoordinationStore } from '../../coordination/store.js';
 import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
+import { readEmbeddedMirrorConfig, startEmbeddedMirror } from '../../mirror/embedded.js';
 import { z } from 'zod';
 
 /** In a standalone broker's data dir: the in-process coordination state (topics, configs). */
@@ -30,6 +31,8 @@ export interface BrokerStartOptions {
   readonly metrics?: string;
   readonly advertisedHost?: string;
   readonly logLevel?: string;
+  /** Run the offline mirror in this process, into this broker's cluster (YAML or JSON settings). */
+  readonly mirrorConfig?: string;
 }
 
 const flagsSchema = z.object({
@@ -55,6 +58,7 @@ export async function startBroker(options: BrokerStartOptions): Promise<void> {
   }
   const config = parseBrokerConfig(properties, options.config === undefined ? '--set flags' : `${options.config} and --set flags`);
   const logger = createLogger({ name: `broker-${flags.id}`, level: (options.logLevel ?? 'info') as 'info', destination: pino.destination({ fd: 1, sync: false }) });
+  const mirrorSettings = options.mirrorConfig === undefined ? undefined : readEmbeddedMirrorConfig(options.mirrorConfig);
 
   let store: CoordinationStore;
   mkdirSync(flags.dataDir, { recursive: true });
@@ -88,11 +92,13 @@ export async function startBroker(options: BrokerStartOptions): Promise<void> {
     });
     await new Promise<void>((resolve) => metricsServer?.listen(address.port, address.host, resolve));
   }
+  const mirror = mirrorSettings === undefined ? undefined : await startEmbeddedMirror(mirrorSettings, `${options.advertisedHost ?? listen.host}:${broker.port}`, logger);
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
       logger.info({ signal }, 'signal received; stopping');
-      broker
-        .stop()
+      // The mirror first: its last commits wait for this broker's acknowledgements.
+      (mirror?.stop() ?? Promise.resolve())
+        .then(() => broker.stop())
         .then(() => new Promise<void>((done) => (metricsServer === undefined ? done() : metricsServer.close(() => done()))))
         .then(() => logger.flush?.())
         .then(resolve)

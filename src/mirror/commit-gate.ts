@@ -1,0 +1,125 @@
+/**
+ * The mirror's commit rule for one source cluster: a source offset may be committed only once the
+ * target acknowledged (acks=-1) every record below it that the mirror pulled, and only after the
+ * audit counts of those records were published (`beforeCommit`), so a crash can only deliver
+ * again — which the audit reports as duplicates — and never lose (KAFKA-1650: commit on the
+ * producer's callback).
+ *
+ * The pumps report each record as they pull it (`pulled`) and when the target acknowledged it
+ * (`acknowledged`); `admit` is asked before an offset is written (gated-offset-store.ts) and
+ * waits until no pulled record of that partition below the offset is still unacknowledged.
+ */
+import { setImmediate as nextMacrotask } from 'node:timers/promises';
+import { TributaryError } from '../common/errors.js';
+
+export interface CommitGateOptions {
+  /** Runs after the wait and before the offset is written: the audit counter's flush. */
+  readonly beforeCommit: () => Promise<void>;
+  /** Longest wait for acknowledgements before `admit` fails (retriable): the commit is skipped. */
+  readonly waitMs: number;
+}
+
+const partitionKey = (topic: string, partition: number): string => `${topic}\u0000${partition}`;
+
+export class CommitGate {
+  /** Per partition: offsets pulled and not yet acknowledged → how many times (a replay pulls one again). */
+  private readonly pending = new Map<string, Map<bigint, number>>();
+  /** Per partition: one past the highest acknowledged offset (for the lag). */
+  private readonly acknowledgedEnds = new Map<string, bigint>();
+  private waiters = new Set<() => void>();
+  private failure: Error | undefined;
+
+  constructor(private readonly options: CommitGateOptions) {}
+
+  /** A record the mirror took from the consumer: offsets above it are not committable until it is acknowledged. */
+  pulled(topic: string, partition: number, offset: bigint): void {
+    const key = partitionKey(topic, partition);
+    let offsets = this.pending.get(key);
+    if (offsets === undefined) this.pending.set(key, (offsets = new Map<bigint, number>()));
+    offsets.set(offset, (offsets.get(offset) ?? 0) + 1);
+  }
+
+  /** The target acknowledged the record (acks=-1). */
+  acknowledged(topic: string, partition: number, offset: bigint): void {
+    const key = partitionKey(topic, partition);
+    const offsets = this.pending.get(key);
+    const count = offsets?.get(offset);
+    if (offsets !== undefined && count !== undefined) {
+      if (count > 1) offsets.set(offset, count - 1);
+      else offsets.delete(offset);
+      if (offsets.size === 0) this.pending.delete(key);
+    }
+    if (offset + 1n > (this.acknowledgedEnds.get(key) ?? -1n)) this.acknowledgedEnds.set(key, offset + 1n);
+    this.wakeWaiters();
+  }
+
+  /** One past the highest offset of the partition the target acknowledged in this process, if any. */
+  acknowledgedEnd(topic: string, partition: number): bigint | undefined {
+    return this.acknowledgedEnds.get(partitionKey(topic, partition));
+  }
+
+  /** Records pulled and not yet acknowledged, over all partitions. */
+  get unacknowledged(): number {
+    let total = 0;
+    for (const offsets of this.pending.values()) for (const count of offsets.values()) total += count;
+    return total;
+  }
+
+  /** From now on every `admit` fails with `error`: some record will never be acknowledged. */
+  fail(error: Error): void {
+    this.failure ??= error;
+    this.wakeWaiters();
+  }
+
+  /**
+   * Resolves when committing `offset` (the next offset to read) of the partition is safe: no
+   * pulled record below it awaits acknowledgement, and `beforeCommit` has run. Fails with
+   * MIRROR_COMMIT_WAIT_TIMEOUT (retriable) after `waitMs`, or with the gate's failure.
+   */
+  async admit(topic: string, partition: number, offset: bigint): Promise<void> {
+    // A record handed out in this turn is reported by its pump's continuation, a microtask: let them all run.
+    await nextMacrotask();
+    const key = partitionKey(topic, partition);
+    const deadline = Date.now() + this.options.waitMs;
+    for (;;) {
+      if (this.failure !== undefined) throw this.failure;
+      if (this.clearBelow(key, offset)) break;
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) {
+        throw new TributaryError({
+          code: 'MIRROR_COMMIT_WAIT_TIMEOUT',
+          retriable: true,
+          message: `not committing ${topic}-${partition} at ${offset}: the target has not acknowledged every record below it within ${this.options.waitMs} ms; the commit is skipped and will be tried again`,
+          details: { topic, partition, offset: offset.toString() },
+        });
+      }
+      await this.changeOrTimeout(remaining);
+    }
+    await this.options.beforeCommit();
+  }
+
+  private clearBelow(key: string, offset: bigint): boolean {
+    const offsets = this.pending.get(key);
+    if (offsets === undefined) return true;
+    for (const pendingOffset of offsets.keys()) if (pendingOffset < offset) return false;
+    return true;
+  }
+
+  private changeOrTimeout(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        resolve();
+      }
+      this.waiters.add(done);
+    });
+  }
+
+  private wakeWaiters(): void {
+    if (this.waiters.size === 0) return;
+    const waiters = this.waiters;
+    this.waiters = new Set();
+    for (const wake of waiters) wake();
+  }
+}

@@ -1,0 +1,39 @@
+/**
+ * The mirror inside an offline broker process (`tributary broker start … --mirror-config FILE`),
+ * as the paper deploys it: the same mirror, targeting the broker it runs in. A mirror that fails
+ * stops itself (nothing more is committed) and the broker keeps serving the offline consumers;
+ * restart the process once the cause is fixed.
+ */
+import type { Logger } from '../common/logger.js';
+import { loadMirrorSettingsFile, type MirrorSettings } from './config.js';
+import { Mirror } from './mirror.js';
+
+/** Reads and validates the file; call it before starting the broker, so a bad file fails fast. */
+export function readEmbeddedMirrorConfig(path: string): MirrorSettings {
+  return loadMirrorSettingsFile(path);
+}
+
+export async function startEmbeddedMirror(settings: MirrorSettings, brokerAddress: string, logger: Logger): Promise<Mirror> {
+  // A failure may be reported while Mirror.start is still running, before there is a mirror to stop.
+  const started: { mirror?: Mirror; failed: boolean } = { failed: false };
+  started.mirror = await Mirror.start({
+    settings,
+    target: { bootstrap: [brokerAddress] },
+    logger,
+    onFatal: () => {
+      started.failed = true;
+      if (started.mirror !== undefined) void stopAfterFailure(started.mirror, logger);
+    },
+  });
+  if (started.failed) void stopAfterFailure(started.mirror, logger);
+  return started.mirror;
+}
+
+async function stopAfterFailure(mirror: Mirror, logger: Logger): Promise<void> {
+  try {
+    await mirror.stop();
+    logger.error('the embedded mirror stopped after a failure (see above); the broker keeps running');
+  } catch (error) {
+    logger.error({ err: error }, 'the embedded mirror did not stop cleanly after a failure');
+  }
+}

@@ -1,0 +1,288 @@
+/**
+ * The mirror's side of one source (online) cluster: its ZooKeeper session, a client of its
+ * brokers (found in its broker registry), and per mirrored topic one ZooKeeper consumer of the
+ * mirror's group (the paper's embedded consumer, Algorithm 1) whose streams are pumped into the
+ * offline cluster.
+ *
+ * - Topics: the topic registry (`/brokers/topics`) is watched; every topic the filter accepts gets
+ *   its consumer when it appears, so a topic created after the start is mirrored from its first
+ *   record (a group without a committed offset starts at the log start by default). One consumer
+ *   per topic lets a topic join without disturbing the others' ownership; members of the group in
+ *   other mirror processes subscribe the same way, so each topic's partitions are shared among
+ *   the processes by Algorithm 1.
+ * - Commits: the consumers never auto-commit; a timer asks them to commit, and every offset write
+ *   goes through the commit gate (acknowledged by the target, audit flushed) — see
+ *   gated-offset-store.ts for why the gate sits in the store.
+ * - Lag: every `lagIntervalMs` each owned partition's log end is compared with the last offset the
+ *   target acknowledged (or the committed one) and exported.
+ */
+import { ClusterClient } from '../client/cluster-client.js';
+import { ZooKeeperConsumer } from '../client/group/zookeeper-consumer.js';
+import { SimpleConsumer } from '../client/simple-consumer.js';
+import { bootstrapFromZooKeeper } from '../client/zookeeper-bootstrap.js';
+import { TributaryError } from '../common/errors.js';
+import type { Logger } from '../common/logger.js';
+import { offsetPath, topicPath, topicsPath } from '../coordination/paths.js';
+import type { Watcher } from '../coordination/store.js';
+import { ZooKeeperStore } from '../coordination/zookeeper-store.js';
+import { CommitGate } from './commit-gate.js';
+import type { MirrorSettings, MirrorSource } from './config.js';
+import { GatedOffsetStore } from './gated-offset-store.js';
+import type { MirrorMetrics } from './metrics.js';
+import type { MirrorAuditCounter } from './mirror-audit.js';
+import { pumpStream } from './stream-pump.js';
+import type { MirrorTarget } from './target.js';
+import type { TopicFilter } from './topic-filter.js';
+
+export interface SourceMirrorOptions {
+  readonly source: MirrorSource;
+  readonly settings: MirrorSettings;
+  readonly filter: TopicFilter;
+  readonly target: MirrorTarget;
+  readonly audit: MirrorAuditCounter | undefined;
+  /** Runs before any source offset is written (the audit flush, shared by all sources). */
+  readonly beforeCommit: () => Promise<void>;
+  readonly metrics: MirrorMetrics;
+  readonly logger: Logger;
+  /** Hears a failure after which this source cannot be mirrored safely. */
+  readonly onFatal: (error: Error) => void;
+}
+
+interface MirroredTopic {
+  readonly consumer: ZooKeeperConsumer;
+  readonly pumps: readonly Promise<void>[];
+}
+
+/** Wait before trying again to start the topics that failed (the offline cluster unreachable, say). */
+const TOPIC_SYNC_RETRY_MS = 2000;
+
+export class SourceMirror {
+  readonly name: string;
+  private readonly gate: CommitGate;
+  private readonly gatedStore: GatedOffsetStore;
+  private readonly simple: SimpleConsumer;
+  private readonly logger: Logger;
+  private readonly topics = new Map<string, MirroredTopic>();
+  private readonly watcher: Watcher = () => this.scheduleSync();
+  private syncing: Promise<void> = Promise.resolve();
+  private syncQueued = false;
+  private retryTimer: NodeJS.Timeout | undefined;
+  private commitTimer: NodeJS.Timeout | undefined;
+  private lagTimer: NodeJS.Timeout | undefined;
+  private committing = false;
+  private measuring = false;
+  private readonly reportedLag = new Set<string>();
+  private stopped = false;
+  private readonly unsubscribe: () => void;
+
+  private constructor(
+    private readonly store: ZooKeeperStore,
+    private readonly cluster: ClusterClient,
+    private readonly options: SourceMirrorOptions,
+  ) {
+    this.name = options.source.name;
+    this.logger = options.logger.child({ source: this.name });
+    this.gate = new CommitGate({ beforeCommit: options.beforeCommit, waitMs: options.settings.commitWaitMs });
+    this.gatedStore = new GatedOffsetStore(store, options.settings.group, this.gate);
+    this.simple = new SimpleConsumer(cluster);
+    // Watches die with an expired session: list the topics again on the new one.
+    this.unsubscribe = store.onSessionEvent((event) => {
+      if (event === 'reconnected-new-session') this.scheduleSync();
+    });
+  }
+
+  /** Connects to the source, subscribes every matching topic, and starts committing and measuring lag. */
+  static async start(options: SourceMirrorOptions): Promise<SourceMirror> {
+    const { source, settings, logger } = options;
+    const store = await ZooKeeperStore.connect(source.zookeeper, { sessionTimeoutMs: settings.sessionTimeoutMs, logger });
+    let cluster: ClusterClient | undefined;
+    try {
+      const bootstrap = await bootstrapFromZooKeeper(store);
+      cluster = await ClusterClient.connect({ bootstrap, clientId: `tributary-mirror-${source.name}`, allowAutoTopicCreation: false, logger });
+      const mirror = new SourceMirror(store, cluster, options);
+      mirror.scheduleSync();
+      await mirror.syncing;
+      mirror.commitTimer = setInterval(() => void mirror.commitAll(), settings.commitIntervalMs);
+      mirror.lagTimer = setInterval(() => void mirror.measureLag(), settings.lagIntervalMs);
+      mirror.logger.info({ zookeeper: source.zookeeper, bootstrap, topics: [...mirror.topics.keys()] }, 'mirroring source cluster');
+      return mirror;
+    } catch (error) {
+      cluster?.close();
+      await store.close();
+      throw error;
+    }
+  }
+
+  /** The topics mirrored from this source so far. */
+  mirroredTopics(): string[] {
+    return [...this.topics.keys()].sort();
+  }
+
+  /** Makes every later commit fail: used when some record will never be acknowledged. */
+  failCommits(error: Error): void {
+    this.gate.fail(error);
+  }
+
+  /**
+   * Stops taking records, lets the consumers commit what the target acknowledged (they close
+   * through the gate), releases ownership, and closes the connections. The target must stay open
+   * until this resolves.
+   */
+  async stop(): Promise<void> {
+    if (this.stopped) return;
+    this.stopped = true;
+    clearInterval(this.commitTimer);
+    clearInterval(this.lagTimer);
+    clearTimeout(this.retryTimer);
+    this.unsubscribe();
+    await this.syncing;
+    await Promise.all(
+      [...this.topics.values()].map(async ({ consumer, pumps }) => {
+        await consumer.close();
+        await Promise.all(pumps);
+      }),
+    );
+    for (const labels of this.reportedLag) this.options.metrics.lag.remove(JSON.parse(labels) as Record<string, string>);
+    this.cluster.close();
+    await this.store.close();
+  }
+
+  // ---- topics ----
+
+  private scheduleSync(): void {
+    if (this.stopped || this.syncQueued) return;
+    this.syncQueued = true;
+    this.syncing = this.syncing.then(async () => {
+      this.syncQueued = false;
+      if (this.stopped) return;
+      try {
+        await this.syncTopics();
+      } catch (error) {
+        this.logger.warn({ err: error, retryInMs: TOPIC_SYNC_RETRY_MS }, 'could not start mirroring every matching topic; trying again');
+        clearTimeout(this.retryTimer);
+        this.retryTimer = setTimeout(() => this.scheduleSync(), TOPIC_SYNC_RETRY_MS);
+      }
+    });
+  }
+
+  /** Reads the topic registry (re-arming its watch) and subscribes the matching topics not yet mirrored. */
+  private async syncTopics(): Promise<void> {
+    const names = await this.store.children(topicsPath(), this.watcher);
+    if (names === undefined) {
+      // No topic was ever created here: watch for the registry's creation.
+      if (await this.store.exists(topicsPath(), this.watcher)) this.scheduleSync();
+      return;
+    }
+    for (const topic of names) {
+      if (this.stopped) return;
+      if (this.topics.has(topic) || !this.options.filter.matches(topic)) continue;
+      await this.startTopic(topic);
+    }
+  }
+
+  private async startTopic(topic: string): Promise<void> {
+    const { settings, target, logger } = this.options;
+    const sourcePartitions = await this.registeredPartitions(topic);
+    if (sourcePartitions === 0) return; // not assigned yet: the watch on its node brings us back
+    const targetPartitions = await target.ensureTopic(topic, sourcePartitions);
+    const consumer = await ZooKeeperConsumer.connect({
+      zookeeper: this.gatedStore,
+      bootstrap: this.cluster,
+      group: settings.group,
+      autoOffsetReset: settings.autoOffsetReset,
+      autoCommitIntervalMs: 0,
+      sessionTimeoutMs: settings.sessionTimeoutMs,
+      rebalanceBackoffMs: settings.rebalanceBackoffMs,
+      rebalanceMaxRetries: settings.rebalanceMaxRetries,
+      logger: logger.child({ source: this.name, topic }),
+      onError: (error) => this.options.onFatal(error),
+    });
+    let streams;
+    try {
+      streams = (await consumer.createMessageStreams({ [topic]: settings.streamsPerTopic }))[topic] ?? [];
+    } catch (error) {
+      await consumer.close().catch(() => undefined);
+      throw error;
+    }
+    const pumps = streams.map((stream) =>
+      pumpStream(stream, {
+        source: this.name,
+        topic,
+        gate: this.gate,
+        target,
+        audit: this.options.audit,
+        metrics: this.options.metrics,
+        sourcePartitions: () => this.cluster.cachedTopic(topic)?.partitions.length ?? sourcePartitions,
+        maxBatchRecords: settings.maxBatchRecords,
+        maxInFlightRecords: settings.maxInFlightRecords,
+        stopping: () => this.stopped,
+        onFatal: this.options.onFatal,
+      }).catch((error: unknown) => this.options.onFatal(error instanceof Error ? error : new Error(String(error)))),
+    );
+    this.topics.set(topic, { consumer, pumps });
+    this.logger.info({ topic, sourcePartitions, targetPartitions, owned: [...consumer.ownership().keys()] }, 'mirroring topic');
+  }
+
+  /** The partition count in the source's topic registry (0 while unassigned; then its node is watched). */
+  private async registeredPartitions(topic: string): Promise<number> {
+    const node = await this.store.get(topicPath(topic), this.watcher);
+    if (node === undefined) return 0;
+    try {
+      const parsed = JSON.parse(node.data.toString('utf8')) as { partitions?: Record<string, unknown> };
+      return Object.keys(parsed.partitions ?? {}).length;
+    } catch (error) {
+      throw new TributaryError({ code: 'CORRUPT_REGISTRY', message: `${topicPath(topic)} on source ${this.name} does not hold a partition assignment`, cause: error });
+    }
+  }
+
+  // ---- commits and lag ----
+
+  private async commitAll(): Promise<void> {
+    if (this.committing || this.stopped) return;
+    this.committing = true;
+    try {
+      for (const [topic, { consumer }] of this.topics) {
+        await consumer.commitOffsets().catch((error: unknown) => this.logger.warn({ err: error, topic }, 'commit skipped; it is tried again at the next interval'));
+      }
+    } finally {
+      this.committing = false;
+    }
+  }
+
+  private async measureLag(): Promise<void> {
+    if (this.measuring || this.stopped) return;
+    this.measuring = true;
+    const reported = new Set<string>();
+    try {
+      for (const { consumer } of this.topics.values()) {
+        for (const owned of consumer.ownership().keys()) {
+          const at = owned.lastIndexOf('/');
+          const topic = owned.slice(0, at);
+          const partition = Number(owned.slice(at + 1));
+          const end = await this.simple.listOffset(topic, partition, 'latest');
+          const position = this.gate.acknowledgedEnd(topic, partition) ?? (await this.committedOffset(topic, partition)) ?? (await this.startOffset(topic, partition, end));
+          const labels = { source: this.name, topic, partition: String(partition) };
+          this.options.metrics.lag.set(labels, Number(end > position ? end - position : 0n));
+          reported.add(JSON.stringify(labels));
+        }
+      }
+      for (const labels of this.reportedLag) if (!reported.has(labels)) this.options.metrics.lag.remove(JSON.parse(labels) as Record<string, string>);
+      this.reportedLag.clear();
+      for (const labels of reported) this.reportedLag.add(labels);
+    } catch (error) {
+      this.logger.debug({ err: error }, 'could not measure the lag this time');
+    } finally {
+      this.measuring = false;
+    }
+  }
+
+  private async committedOffset(topic: string, partition: number): Promise<bigint | undefined> {
+    const text = (await this.store.get(offsetPath(this.options.settings.group, topic, partition)))?.data.toString('utf8').trim();
+    return text !== undefined && /^\d+$/.test(text) ? BigInt(text) : undefined;
+  }
+
+  /** Where a partition without a committed offset starts (auto offset reset). */
+  private async startOffset(topic: string, partition: number, end: bigint): Promise<bigint> {
+    return this.options.settings.autoOffsetReset === 'largest' ? end : this.simple.listOffset(topic, partition, 'earliest');
+  }
+}
