@@ -55,6 +55,8 @@ const KINDS_BY_TYPE_NAME: Readonly<Record<string, Kind>> = {
   boolean: 'boolean',
   int: 'int',
   long: 'long',
+  // avsc's LongType.__with (e.g. longs as bigint) makes this type name.
+  'abstract:long': 'long',
   float: 'float',
   double: 'double',
   bytes: 'bytes',

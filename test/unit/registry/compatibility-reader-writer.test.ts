@@ -146,6 +146,29 @@ describe('readerWriterIncompatibilities: what Java does not consider', () => {
     expect(check(decimal(2), decimal(4))).toEqual([]);
   });
 
+  it('reads an avsc custom long (LongType.__with, e.g. bigint longs) as a long', () => {
+    const bigintLong = avro.types.LongType.__with({
+      fromBuffer: (buffer: Buffer) => buffer.readBigInt64LE(),
+      toBuffer: (value: bigint) => {
+        const buffer = Buffer.alloc(8);
+        buffer.writeBigInt64LE(value);
+        return buffer;
+      },
+      fromJSON: (value: number) => BigInt(value),
+      toJSON: (value: bigint) => Number(value),
+      isValid: (value: unknown) => typeof value === 'bigint',
+      compare: (left: bigint, right: bigint) => (left < right ? -1 : left > right ? 1 : 0),
+    });
+    const schema = { type: 'record', name: 'R', fields: [{ name: 'at', type: 'long' }] };
+    const withBigints = avro.Type.forSchema(schema as avro.Schema, { registry: { long: bigintLong } });
+    const intField = { type: 'record', name: 'R', fields: [{ name: 'at', type: 'int' }] };
+    expect(readerWriterIncompatibilities(withBigints, parse(schema))).toEqual([]);
+    expect(readerWriterIncompatibilities(withBigints, parse(intField))).toEqual([]);
+    expect(readerWriterIncompatibilities(parse(intField), withBigints)).toEqual([
+      { type: 'TYPE_MISMATCH', location: '/fields/0/type', message: 'reader type: INT not compatible with writer type: LONG' },
+    ]);
+  });
+
   it('gives the same answers for wrapped and unwrapped avsc unions', () => {
     const reader = ['null', 'string', 'long'];
     const writer = ['null', 'int', 'boolean'];
