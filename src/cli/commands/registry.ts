@@ -6,7 +6,6 @@
 import { z } from 'zod';
 import { hostPortSchema, logLevelSchema, parseConfig, zookeeperConnectSchema } from '../../common/config.js';
 import { createLogger } from '../../common/logger.js';
-import { startRegistryServer } from '../../registry/server.js';
 import type { CommandIo } from '../not-implemented.js';
 
 export interface RegistryStartOptions {
@@ -27,6 +26,8 @@ export async function startRegistry(io: CommandIo, options: RegistryStartOptions
   const flags = parseConfig(flagsSchema, options, 'the command line');
   const at = flags.listen.lastIndexOf(':');
   const logger = createLogger({ name: 'registry', level: flags.logLevel });
+  // Loaded here, not at the top: fastify and avsc would slow every other tributary command's start.
+  const { startRegistryServer } = await import('../../registry/server.js');
   const registry = await startRegistryServer({
     host: flags.listen.slice(0, at).replace(/^\[|\]$/g, ''),
     port: Number(flags.listen.slice(at + 1)),
