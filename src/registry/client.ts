@@ -154,14 +154,16 @@ export class RegistryClient {
   }
 
   /**
-   * Whether `schemaText` could be registered next to one version of a subject under the subject's
-   * compatibility level. A subject with no versions is compatible with anything (`latest`).
+   * Whether `schemaText` is compatible, under the subject's level, with one version of a subject
+   * (`latest` by default), or with every version registration would check (`'all'`: under a
+   * transitive level that is all of them). A subject with no versions is compatible with anything.
    */
-  async testCompatibility(subject: string, schemaText: string, version: VersionSpec = 'latest', verbose = true, schemaType?: string): Promise<CompatibilityResult> {
+  async testCompatibility(subject: string, schemaText: string, version: VersionSpec | 'all' = 'latest', verbose = true, schemaType?: string): Promise<CompatibilityResult> {
+    const versions = version === 'all' ? 'versions' : `versions/${versionPath(version)}`;
     const body = await this.call(
       {
         method: 'POST',
-        path: `/compatibility/subjects/${subjectPath(subject)}/versions/${versionPath(version)}${verbose ? '?verbose=true' : ''}`,
+        path: `/compatibility/subjects/${subjectPath(subject)}/${versions}${verbose ? '?verbose=true' : ''}`,
         body: schemaRequest(schemaText, schemaType),
         read: true,
       },

@@ -85,12 +85,13 @@ export async function listSchemas(io: CommandIo, options: SchemasListOptions): P
 export async function checkSchema(io: CommandIo, options: SchemasCheckOptions): Promise<void> {
   const client = new RegistryClient({ url: options.registry });
   const schema = await readSchemaFile(options.file);
-  const result = await client.testCompatibility(options.subject, schema, 'latest', true);
+  // The versions registration would check: the latest, or all of them under a transitive level.
+  const result = await client.testCompatibility(options.subject, schema, 'all', true);
   if (result.isCompatible) {
-    io.writeOut(`compatible: ${options.file} can be registered after the latest version of subject ${options.subject}\n`);
+    io.writeOut(`compatible: ${options.file} can be registered under subject ${options.subject}\n`);
     return;
   }
-  io.writeOut(`incompatible: ${options.file} against the latest version of subject ${options.subject}\n`);
+  io.writeOut(`incompatible: ${options.file} cannot be registered under subject ${options.subject}\n`);
   for (const message of result.messages) io.writeOut(`  - ${message}\n`);
   throw new TributaryError({
     code: 'REGISTRY_INCOMPATIBLE_SCHEMA',

@@ -123,17 +123,33 @@ describe('tributary schemas', { timeout: 300_000 }, () => {
       schemas('check', '--subject', 'Article-value', '--file', file('article-no-default.avsc', ARTICLE_NO_DEFAULT)),
     ]);
     expect(compatible.status).toBe(0);
-    expect(compatible.stdout).toContain('compatible: ');
-    expect(compatible.stdout).toContain('can be registered after the latest version of subject Article-value');
+    expect(compatible.stdout).toMatch(/^compatible: .*article-v2\.avsc can be registered under subject Article-value\n$/);
 
     expect(incompatible.status).toBe(1);
-    expect(incompatible.stdout).toMatch(/^incompatible: .*article-no-default\.avsc against the latest version of subject Article-value\n/);
+    expect(incompatible.stdout).toMatch(/^incompatible: .*article-no-default\.avsc cannot be registered under subject Article-value\n/);
     const problems = incompatible.stdout.split('\n').filter((line) => line.startsWith('  - '));
     expect(problems.length).toBeGreaterThanOrEqual(1);
     expect(problems.join('\n')).toContain('author');
     expect(incompatible.stderr).toContain('is not compatible with subject Article-value');
     expect(incompatible.stderr).toContain('[REGISTRY_INCOMPATIBLE_SCHEMA]');
     expect(await client.versions('Article-value')).toEqual([1]);
+  });
+
+  it('check tests what registration would: every version under a transitive level, not only the latest', async () => {
+    const subject = 'Transitive-value';
+    const v1 = { type: 'record', name: 'T', fields: [{ name: 'a', type: 'string' }] };
+    const v2 = { ...v1, fields: [...v1.fields, { name: 'b', type: 'string', default: 'x' }] };
+    // Reads v2 data (b present) but not v1 data (b missing, no default).
+    const v3 = { ...v1, fields: [...v1.fields, { name: 'b', type: 'string' }] };
+    await client.setConfig('BACKWARD_TRANSITIVE', subject);
+    await client.register(subject, JSON.stringify(v1));
+    await client.register(subject, JSON.stringify(v2));
+    expect((await client.testCompatibility(subject, JSON.stringify(v3), 'latest')).isCompatible).toBe(true);
+    const check = await schemas('check', '--subject', subject, '--file', file('transitive-v3.avsc', v3));
+    expect(check.status).toBe(1);
+    expect(check.stdout).toContain('cannot be registered under subject Transitive-value');
+    expect(check.stdout).toContain("'b'");
+    expect(await client.versions(subject)).toEqual([1, 2]);
   });
 
   it('list prints every subject with its versions and latest id', async () => {

@@ -84,6 +84,13 @@ describe('RegistryClient requests', () => {
     expect(result).toEqual({ isCompatible: false, messages: ['a', '{"errorType":"TYPE_MISMATCH"}'] });
   });
 
+  it('tests against a numbered version, or against every version registration would check', async () => {
+    answers = [{ status: 200, body: { is_compatible: true } }];
+    expect(await client().testCompatibility('s', '"int"', 3, false)).toEqual({ isCompatible: true, messages: [] });
+    expect(await client().testCompatibility('s', '"int"', 'all')).toEqual({ isCompatible: true, messages: [] });
+    expect(seen.map((request) => request.url)).toEqual(['/compatibility/subjects/s/versions/3', '/compatibility/subjects/s/versions?verbose=true']);
+  });
+
   it('reads and sets config globally and per subject, with the PUT/GET shapes of Confluent', async () => {
     answers = [{ status: 200, body: { compatibilityLevel: 'FULL' } }];
     expect(await client().getConfig('s', { defaultToGlobal: true })).toBe('FULL');
