@@ -181,7 +181,20 @@ export class MemoryCoordination {
       for (const undo of mutation.undo.reverse()) undo();
       throw error;
     }
-    if (this.file !== undefined && mutation.events.length > 0) this.save();
+    if (this.file !== undefined && mutation.events.length > 0) {
+      // A change is acknowledged only once it is on disk: if the file cannot be written (disk
+      // full, permissions), the change is undone and the caller hears why.
+      try {
+        this.save();
+      } catch (error) {
+        for (const undo of mutation.undo.reverse()) undo();
+        throw coordinationError('PERSISTENCE_FAILED', {
+          message: `could not write ${this.file}: ${error instanceof Error ? error.message : String(error)}; free space or fix permissions, then retry`,
+          cause: error,
+          details: { file: this.file },
+        });
+      }
+    }
     this.publish(mutation);
     return result;
   }

@@ -116,6 +116,7 @@ export const COORDINATION_ERROR_CODES = [
   'CLOSED',
   'ZOOKEEPER_UNREACHABLE',
   'ZOOKEEPER_ERROR',
+  'PERSISTENCE_FAILED',
 ] as const;
 
 export type CoordinationErrorCode = (typeof COORDINATION_ERROR_CODES)[number];
@@ -137,6 +138,7 @@ const EXPLANATIONS: Readonly<Record<CoordinationErrorCode, string>> = {
   CLOSED: 'the coordination store is closed',
   ZOOKEEPER_UNREACHABLE: 'ZooKeeper is unreachable',
   ZOOKEEPER_ERROR: 'ZooKeeper failed the request',
+  PERSISTENCE_FAILED: 'the standalone store could not write its persistence file; nothing was changed',
 };
 
 /**

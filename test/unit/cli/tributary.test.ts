@@ -11,7 +11,8 @@ function tributary(...args: string[]): { status: number | null; stdout: string; 
   return { status: result.status, stdout: result.stdout, stderr: result.stderr };
 }
 
-describe('tributary command', () => {
+// Each test starts the command through tsx: seconds on a loaded 2-core machine.
+describe('tributary command', { timeout: 60_000 }, () => {
   it('lists every subcommand in --help', () => {
     const { status, stdout } = tributary('--help');
     expect(status).toBe(0);

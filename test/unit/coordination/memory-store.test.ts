@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 /**
@@ -116,6 +116,31 @@ describe('MemoryCoordination persistence', () => {
       expect(await second.children('/brokers/topics')).toEqual(['clicks']);
       await first.close();
       await second.close();
+    } finally {
+      rmSync(directory, { recursive: true, force: true });
+    }
+  });
+
+  it('refuses and undoes a change it cannot write to its file, firing no watch', async () => {
+    const directory = mkdtempSync(join(tmpdir(), 'tributary-memory-store-'));
+    try {
+      const file = join(directory, 'state.json');
+      const store = new MemoryCoordination({ file }).session();
+      await store.create('/kept', Buffer.from('v0'), 'persistent');
+      const fired: string[] = [];
+      await store.get('/kept', (event) => fired.push(event.type));
+      // The temporary file's name taken by a folder: the write fails as a full disk would.
+      mkdirSync(`${file}.tmp`);
+      await expect(store.create('/lost', Buffer.from('x'), 'persistent')).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED' });
+      await expect(store.set('/kept', Buffer.from('v1'))).rejects.toMatchObject({ code: 'PERSISTENCE_FAILED' });
+      expect(await store.exists('/lost')).toBe(false);
+      expect((await store.get('/kept'))?.data.toString()).toBe('v0');
+      expect(fired).toEqual([]);
+      rmdirSync(`${file}.tmp`);
+      await store.set('/kept', Buffer.from('v1'));
+      expect(fired).toEqual(['data-changed']);
+      expect((await new MemoryCoordination({ file }).session().get('/kept'))?.data.toString()).toBe('v1');
+      await store.close();
     } finally {
       rmSync(directory, { recursive: true, force: true });
     }
