@@ -1,10 +1,19 @@
 /**
  * The data files the HDFS loader writes: one file per topic/hour/partition/offset range, holding
- * that range's decoded records as an Avro object container file or a Parquet file. Contents depend
- * only on (records, options, code): nothing random, nothing from the wall clock.
+ * that range's decoded records as an Avro object container file (avro-container.ts) or a Parquet
+ * file (parquet-file.ts). The bytes depend only on (records, options, code): the Avro sync marker
+ * comes from `identity`, and no wall-clock time or random number enters a file, so a retried task
+ * writes byte-identical files.
  */
+import { createHash } from 'node:crypto';
 import type { Type } from 'avsc';
-import { TributaryError } from '../../common/errors.js';
+import type { AvroCodecName } from './avro-codecs.js';
+import { readAvroContainer, SYNC_MARKER_BYTES, writeAvroContainer } from './avro-container.js';
+import { dataFileError } from './errors.js';
+import { readParquetFile, writeParquetFile } from './parquet-file.js';
+import type { ParquetCompression } from './parquet-schema.js';
+
+export { parseDataFileSchema } from './schema-types.js';
 
 export type DataFileFormat = 'avro' | 'parquet';
 export type DataFileCodec = 'null' | 'deflate' | 'snappy' | 'zstd' | 'gzip';
@@ -14,29 +23,104 @@ export const DATA_FILE_EXTENSIONS: Readonly<Record<DataFileFormat, string>> = Ob
 export interface DataFileOptions {
   readonly format: DataFileFormat;
   readonly codec: DataFileCodec;
-  /** The avsc reader schema every record is valid for. */
+  /** The avsc Type every record is valid for (parseDataFileSchema keeps logical types). */
   readonly schema: Type;
   /** e.g. `topic+3+100+200`: seeds everything that would otherwise be random (the Avro sync marker). */
   readonly identity: string;
-  /** Extra file metadata, e.g. `tributary.offsets`. */
+  /** Extra file metadata, e.g. `tributary.offsets`; keys starting `avro.` or `parquet.` are reserved. */
   readonly metadata?: Readonly<Record<string, string>>;
 }
 
 export interface DecodedDataFile {
   readonly schemaJson: unknown;
   readonly records: unknown[];
+  /** The file's extra metadata (what `DataFileOptions.metadata` gave), without the reserved keys. */
   readonly metadata: Record<string, string>;
 }
 
+/** Our codec names per format, and what each is called inside the file. */
+const FORMAT_CODECS: { readonly avro: Partial<Record<DataFileCodec, AvroCodecName>>; readonly parquet: Partial<Record<DataFileCodec, ParquetCompression>> } = {
+  avro: { null: 'null', deflate: 'deflate', snappy: 'snappy', zstd: 'zstandard' },
+  parquet: { null: 'UNCOMPRESSED', snappy: 'SNAPPY', gzip: 'GZIP' },
+};
+const RESERVED_METADATA_PREFIXES = ['avro.', 'parquet.'];
+
+/** Refuses, with CONFIG_INVALID, a format or a codec that format cannot be written with. */
 export function validateCodec(format: DataFileFormat, codec: DataFileCodec): void {
-  throw new TributaryError({ code: 'CONFIG_INVALID', message: `data files are not written yet (${format}/${codec})` });
+  validateFormat(format);
+  const codecs = FORMAT_CODECS[format];
+  if (typeof codec !== 'string' || !Object.hasOwn(codecs, codec)) {
+    throw dataFileError(
+      'CONFIG_INVALID',
+      `${format} data files cannot be written with codec ${JSON.stringify(codec)}; choose one of ${Object.keys(codecs).join(', ')}`,
+      { format, codec, supported: Object.keys(codecs) },
+    );
+  }
 }
 
-export function encodeDataFile(records: readonly unknown[], options: DataFileOptions): Promise<Buffer> {
+/** One file's bytes holding `records` (values valid for `options.schema`, in offset order). */
+export async function encodeDataFile(records: readonly unknown[], options: DataFileOptions): Promise<Buffer> {
   validateCodec(options.format, options.codec);
-  return Promise.reject(new Error(`not implemented (${records.length} records)`));
+  if (typeof options.identity !== 'string' || options.identity === '') {
+    throw dataFileError('CONFIG_INVALID', 'a data file needs a non-empty identity (e.g. "topic+3+100+200") to derive its sync marker from', { identity: options.identity });
+  }
+  const metadata = checkedMetadata(options.metadata ?? {});
+  records.forEach((record, index) => checkRecord(options.schema, record, index));
+  if (options.format === 'avro') {
+    const codec = FORMAT_CODECS.avro[options.codec] ?? 'null';
+    return writeAvroContainer(options.schema, records, { codec, syncMarker: syncMarkerFor(options.identity), metadata });
+  }
+  const compression = FORMAT_CODECS.parquet[options.codec] ?? 'UNCOMPRESSED';
+  return writeParquetFile(options.schema, records, { compression, metadata });
 }
 
-export function decodeDataFile(bytes: Buffer, format: DataFileFormat): Promise<DecodedDataFile> {
-  return Promise.reject(new Error(`not implemented (${bytes.length} bytes of ${format})`));
+/** Reads a file `encodeDataFile` wrote; malformed bytes are DATA_FILE_CORRUPT. */
+export async function decodeDataFile(bytes: Buffer, format: DataFileFormat): Promise<DecodedDataFile> {
+  validateFormat(format);
+  const contents = format === 'avro' ? readAvroContainer(bytes) : await readParquetFile(bytes);
+  const metadata = Object.fromEntries(Object.entries(contents.metadata).filter(([key]) => !isReserved(key)));
+  return { schemaJson: contents.schemaJson, records: contents.records, metadata };
+}
+
+/** The Avro sync marker of the file named by `identity`: the first 16 bytes of its SHA-256. */
+export function syncMarkerFor(identity: string): Buffer {
+  return createHash('sha256').update(identity, 'utf8').digest().subarray(0, SYNC_MARKER_BYTES);
+}
+
+function validateFormat(format: DataFileFormat): void {
+  if (!Object.hasOwn(FORMAT_CODECS, format)) {
+    throw dataFileError('CONFIG_INVALID', `unknown data file format ${JSON.stringify(format)}; choose one of ${Object.keys(FORMAT_CODECS).join(', ')}`, { format });
+  }
+}
+
+function isReserved(key: string): boolean {
+  return RESERVED_METADATA_PREFIXES.some((prefix) => key.startsWith(prefix));
+}
+
+function checkedMetadata(metadata: Readonly<Record<string, string>>): Readonly<Record<string, string>> {
+  for (const [key, value] of Object.entries(metadata)) {
+    if (isReserved(key)) {
+      throw dataFileError('CONFIG_INVALID', `data file metadata key ${JSON.stringify(key)} is reserved (keys starting ${RESERVED_METADATA_PREFIXES.join(' or ')} belong to the formats)`, { key });
+    }
+    if (typeof value !== 'string') throw dataFileError('CONFIG_INVALID', `data file metadata ${JSON.stringify(key)} must be a string, not ${typeof value}`, { key });
+  }
+  return metadata;
+}
+
+/** Refuses a record the schema does not accept, naming the first bad field (avsc would write garbage). */
+function checkRecord(schema: Type, record: unknown, index: number): void {
+  if (schema.isValid(record)) return;
+  let problem: string | undefined;
+  schema.isValid(record, {
+    errorHook: (path: string[], value: unknown, type: Type) => {
+      problem ??= `field ${path.length === 0 ? '(the record itself)' : path.join('.')} holds ${shown(value)}, not ${JSON.stringify(type.schema())}`;
+    },
+  });
+  throw dataFileError('DATA_FILE_RECORD_INVALID', `record ${index} is not valid for the data file's schema: ${problem ?? 'it does not match'}`, { record: index });
+}
+
+function shown(value: unknown): string {
+  if (Buffer.isBuffer(value)) return `${value.length} bytes`;
+  const text = JSON.stringify(value) ?? String(value);
+  return text.length > 120 ? `${text.slice(0, 120)}…` : text;
 }
