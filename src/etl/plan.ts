@@ -9,6 +9,7 @@
  * past the high watermark (topic recreated, log truncated) is marked ahead and not read.
  */
 import type { TributaryError } from '../common/errors.js';
+import type { Type } from 'avsc';
 import type { ParsedSchema } from '../registry/avro-schema.js';
 import { etlError } from './errors.js';
 import type { LoadDefinition } from './load-file.js';
@@ -35,7 +36,10 @@ export interface PartitionPlan {
 
 export interface ReaderSchema {
   readonly ref: ReaderSchemaRef;
+  /** What records are decoded into. */
   readonly schema: ParsedSchema;
+  /** The same schema for the data files: logical types kept as annotations (files/data-files.ts). */
+  readonly fileType: Type;
 }
 
 /** The topic's reader schema: the latest version of subject `<topic>-value` now. */

@@ -22,6 +22,7 @@ import { readClaim, readCommitLog } from './commit-log.js';
 import { claimCommit, completeCommit, recoverCommits, removeDeadStaging, type CommitContext, type Recovery } from './commit.js';
 import { etlError } from './errors.js';
 import { extractRange } from './extract.js';
+import { parseDataFileSchema } from './files/data-files.js';
 import type { FailpointName } from './failpoints.js';
 import { stagingDir } from './layout.js';
 import { acquireLease } from './lease.js';
@@ -80,7 +81,8 @@ export function registryReaderSchemas(registry: RegistryClient): ReaderSchemaLoo
         details: { topic, subject },
       });
     }
-    return { ref: { subject: found.subject, version: found.version, id: found.id }, schema: parseAvroSchema(found.schema, found.schemaType) };
+    const schema = parseAvroSchema(found.schema, found.schemaType);
+    return { ref: { subject: found.subject, version: found.version, id: found.id }, schema, fileType: parseDataFileSchema(schema.json) };
   };
 }
 

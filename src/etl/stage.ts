@@ -70,7 +70,7 @@ export async function stageRange(context: StageContext, range: ExtractedRange, r
     const bytes = await encodeDataFile(bucket.values, {
       format: context.format,
       codec: context.codec,
-      schema: reader.schema.type,
+      schema: reader.fileType,
       identity: path,
       metadata: {
         'tributary.topic': topic,

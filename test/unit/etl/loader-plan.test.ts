@@ -3,6 +3,7 @@
  * and logs behind the committed offset mean, and which reader schemas a plan asks for.
  */
 import { describe, expect, it } from 'vitest';
+import { parseDataFileSchema } from '../../../src/etl/files/data-files.js';
 import type { LoadDefinition } from '../../../src/etl/load-file.js';
 import { MANIFEST_FORMAT, type Manifest } from '../../../src/etl/manifest.js';
 import { decidePartition, formatPlan, partitionMoves, partitionProblemError, planRun, type ReaderSchema } from '../../../src/etl/plan.js';
@@ -121,7 +122,7 @@ describe('planRun', () => {
   const lookedUp: string[] = [];
   const readerSchema = async (topic: string): Promise<ReaderSchema> => {
     lookedUp.push(topic);
-    return { ref: { subject: `${topic}-value`, version: 2, id: 7 }, schema: parseAvroSchema(readerText) };
+    return { ref: { subject: `${topic}-value`, version: 2, id: 7 }, schema: parseAvroSchema(readerText), fileType: parseDataFileSchema(readerText) };
   };
 
   it('plans every matching partition from the last manifest, as seq + 1, asking only for the reader schemas it needs', async () => {
