@@ -50,6 +50,12 @@ export const mirrorSettingsSchema = z
     maxInFlightRecords: positiveInteger.default(10_000),
     /** Records sent to the target in one `send`. */
     maxBatchRecords: positiveInteger.default(500),
+    /**
+     * Long-poll wait of one partition fetch. Short, because a topic's partitions are polled over one
+     * connection whose requests a broker serves one at a time: an idle partition's poll delays the
+     * next partition's records by up to this long.
+     */
+    fetchWaitMaxMs: positiveInteger.default(100),
     /** Streams (pumps) per mirrored topic in this process. */
     streamsPerTopic: positiveInteger.max(64).default(1),
     sessionTimeoutMs: positiveInteger.min(1000).default(6000),

@@ -50,6 +50,8 @@ export interface SourceMirrorOptions {
 
 interface MirroredTopic {
   readonly consumer: ZooKeeperConsumer;
+  /** The consumer's own connections to the source brokers (see startTopic). */
+  readonly fetchClient: ClusterClient;
   readonly pumps: readonly Promise<void>[];
 }
 
@@ -71,13 +73,16 @@ export class SourceMirror {
   private lagTimer: NodeJS.Timeout | undefined;
   private committing = false;
   private measuring = false;
+  private lagFailing = false;
   private readonly reportedLag = new Set<string>();
   private stopped = false;
   private readonly unsubscribe: () => void;
 
   private constructor(
     private readonly store: ZooKeeperStore,
+    /** Metadata and lag queries; the consumers fetch over their own connections. */
     private readonly cluster: ClusterClient,
+    private readonly bootstrap: readonly string[],
     private readonly options: SourceMirrorOptions,
   ) {
     this.name = options.source.name;
@@ -99,7 +104,7 @@ export class SourceMirror {
     try {
       const bootstrap = await bootstrapFromZooKeeper(store);
       cluster = await ClusterClient.connect({ bootstrap, clientId: `tributary-mirror-${source.name}`, allowAutoTopicCreation: false, logger });
-      const mirror = new SourceMirror(store, cluster, options);
+      const mirror = new SourceMirror(store, cluster, bootstrap, options);
       mirror.scheduleSync();
       await mirror.syncing;
       mirror.commitTimer = setInterval(() => void mirror.commitAll(), settings.commitIntervalMs);
@@ -137,9 +142,10 @@ export class SourceMirror {
     this.unsubscribe();
     await this.syncing;
     await Promise.all(
-      [...this.topics.values()].map(async ({ consumer, pumps }) => {
+      [...this.topics.values()].map(async ({ consumer, fetchClient, pumps }) => {
         await consumer.close();
         await Promise.all(pumps);
+        fetchClient.close();
       }),
     );
     for (const labels of this.reportedLag) this.options.metrics.lag.remove(JSON.parse(labels) as Record<string, string>);
@@ -185,23 +191,35 @@ export class SourceMirror {
     const sourcePartitions = await this.registeredPartitions(topic);
     if (sourcePartitions === 0) return; // not assigned yet: the watch on its node brings us back
     const targetPartitions = await target.ensureTopic(topic, sourcePartitions);
-    const consumer = await ZooKeeperConsumer.connect({
-      zookeeper: this.gatedStore,
-      bootstrap: this.cluster,
-      group: settings.group,
-      autoOffsetReset: settings.autoOffsetReset,
-      autoCommitIntervalMs: 0,
-      sessionTimeoutMs: settings.sessionTimeoutMs,
-      rebalanceBackoffMs: settings.rebalanceBackoffMs,
-      rebalanceMaxRetries: settings.rebalanceMaxRetries,
-      logger: logger.child({ source: this.name, topic }),
-      onError: (error) => this.options.onFatal(error),
-    });
+    // A broker answers one request of a connection at a time, and the consumer long-polls each
+    // partition separately: a topic's fetches get their own connections, so they queue behind
+    // the idle polls of that topic only (not of every mirrored topic, nor behind lag queries).
+    const fetchClient = await ClusterClient.connect({ bootstrap: this.bootstrap, clientId: `tributary-mirror-${this.name}-${topic}`, allowAutoTopicCreation: false, logger });
+    let consumer: ZooKeeperConsumer;
+    try {
+      consumer = await ZooKeeperConsumer.connect({
+        zookeeper: this.gatedStore,
+        bootstrap: fetchClient,
+        fetchWaitMaxMs: settings.fetchWaitMaxMs,
+        group: settings.group,
+        autoOffsetReset: settings.autoOffsetReset,
+        autoCommitIntervalMs: 0,
+        sessionTimeoutMs: settings.sessionTimeoutMs,
+        rebalanceBackoffMs: settings.rebalanceBackoffMs,
+        rebalanceMaxRetries: settings.rebalanceMaxRetries,
+        logger: logger.child({ source: this.name, topic }),
+        onError: (error) => this.options.onFatal(error),
+      });
+    } catch (error) {
+      fetchClient.close();
+      throw error;
+    }
     let streams;
     try {
       streams = (await consumer.createMessageStreams({ [topic]: settings.streamsPerTopic }))[topic] ?? [];
     } catch (error) {
       await consumer.close().catch(() => undefined);
+      fetchClient.close();
       throw error;
     }
     const pumps = streams.map((stream) =>
@@ -212,14 +230,14 @@ export class SourceMirror {
         target,
         audit: this.options.audit,
         metrics: this.options.metrics,
-        sourcePartitions: () => this.cluster.cachedTopic(topic)?.partitions.length ?? sourcePartitions,
+        sourcePartitions: () => fetchClient.cachedTopic(topic)?.partitions.length ?? sourcePartitions,
         maxBatchRecords: settings.maxBatchRecords,
         maxInFlightRecords: settings.maxInFlightRecords,
         stopping: () => this.stopped,
         onFatal: this.options.onFatal,
       }).catch((error: unknown) => this.options.onFatal(error instanceof Error ? error : new Error(String(error)))),
     );
-    this.topics.set(topic, { consumer, pumps });
+    this.topics.set(topic, { consumer, fetchClient, pumps });
     this.logger.info({ topic, sourcePartitions, targetPartitions, owned: [...consumer.ownership().keys()] }, 'mirroring topic');
   }
 
@@ -269,8 +287,11 @@ export class SourceMirror {
       for (const labels of this.reportedLag) if (!reported.has(labels)) this.options.metrics.lag.remove(JSON.parse(labels) as Record<string, string>);
       this.reportedLag.clear();
       for (const labels of reported) this.reportedLag.add(labels);
+      this.lagFailing = false;
     } catch (error) {
-      this.logger.debug({ err: error }, 'could not measure the lag this time');
+      // Once per streak of failures: a source broker that is down would repeat it every interval.
+      if (!this.lagFailing) this.logger.warn({ err: error }, 'could not measure the lag; the gauges keep their last values');
+      this.lagFailing = true;
     } finally {
       this.measuring = false;
     }

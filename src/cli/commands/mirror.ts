@@ -46,6 +46,8 @@ export async function startMirror(io: CommandIo, options: MirrorStartOptions): P
   let failure: Error | undefined;
   let wake: () => void = () => undefined;
   const finished = new Promise<void>((resolve) => (wake = resolve));
+  // Serving first: a start that waits for the group (a predecessor's partitions) is visible in the metrics.
+  const metricsServer = flags.metrics === undefined ? undefined : await serveMetrics(flags.metrics);
   const mirror = await Mirror.start({
     settings,
     target,
@@ -55,7 +57,6 @@ export async function startMirror(io: CommandIo, options: MirrorStartOptions): P
       wake();
     },
   });
-  const metricsServer = flags.metrics === undefined ? undefined : await serveMetrics(flags.metrics);
   io.writeOut(`mirroring ${JSON.stringify(mirror.topics())} in group ${settings.group}\n`);
   const onSignal = (signal: string): void => {
     logger.info({ signal }, 'signal received; stopping');
