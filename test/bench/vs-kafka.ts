@@ -1,0 +1,298 @@
+/**
+ * Tributary beside Apache Kafka 3.9.1 on the 2011 paper's workloads (`npm run bench:vs-kafka`,
+ * issue #6). A benchmark, not a test: it asserts nothing about speed and prints ratios measured in
+ * the same run; it exits non-zero only when it could not measure (a scenario that failed is
+ * reported as a note and its rows are missing).
+ *
+ * Each round starts Kafka (single-node KRaft) and a standalone Tributary broker one after the
+ * other — never both at once — each with a fresh data folder in the same run folder, and runs the
+ * same clients against each (vs-kafka/clients.ts has the details, vs-kafka/systems.ts the
+ * settings):
+ *
+ *   produce-b1, produce-b50   Java ProducerPerformance, 200-byte records, acks=1, no idempotence,
+ *                             batches of 1 and of 50 records
+ *   produce-kcat              librdkafka (kcat -P) with its default batching
+ *   consume-kcat, consume-java  kcat -C -e and the Java console consumer (assign mode), ~200 KB per fetch
+ *   storage                   bytes on disk per message at batch 1 and 50 (sum of .log files ÷ records)
+ *   latency                   Java EndToEndLatency p50/p99, and a TS-client probe on both
+ *   partitions                ProducerPerformance + kcat -C over 1/10/100/1000 partitions
+ *   prefill                   produce + consume with 1 GB and 10 GB already in the log
+ *
+ * Output: a table on stdout (min / median / max per broker, Tributary ÷ Kafka per round and of
+ * the medians), the README headline table, and — except in smoke mode — docs/benchmarks.md,
+ * docs/charts/vs-kafka.json and docs/charts/*.png (vs-kafka/charts.ts).
+ *
+ * Usage:
+ *   npm run bench:vs-kafka                      the full run (hours; a quiet machine)
+ *   npm run bench:vs-kafka -- --smoke           tiny sizes, results under $TMPDIR/tributary-bench-vs-kafka-smoke
+ *   npm run bench:vs-kafka -- --profile         the Tributary broker runs under node --cpu-prof
+ * Environment (see vs-kafka/options.ts): BENCH_RECORDS, BENCH_ROUNDS, BENCH_SCENARIOS (comma list of
+ * the names above), BENCH_PARTITIONS, BENCH_PARTITION_RECORDS, BENCH_PREFILL (e.g. 1GB,10GB),
+ * BENCH_SCALE_RECORDS, BENCH_LATENCY_MESSAGES, BENCH_WARMUP_RECORDS, BENCH_STORAGE_RECORDS,
+ * BENCH_FLUSH=paper|os, BENCH_HEAP_MB, BENCH_FETCH_BYTES, BENCH_OUT (docs folder to write),
+ * BENCH_DIR (parent of the run folder = the brokers' disk), BENCH_KEEP=1, BENCH_SMOKE=1, BENCH_PROFILE=1.
+ */
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { openRun, startGuardian, stopRun, type ServiceRun } from '../services/run-dir.js';
+import { ensureJars, KAFKA_SERVER_JARS, KAFKA_TOOLS_JARS, KAFKA_VERSION } from '../services/service-jars.js';
+import { createTopic, expectStored, logBytes, scanLog, storedRecords } from './vs-kafka/admin.js';
+import { writeDocs } from './vs-kafka/charts.js';
+import {
+  clientContext, consoleConsume, endToEndLatency, kcatConsume, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, type ClientContext,
+} from './vs-kafka/clients.js';
+import { currentLoad, describeMachine } from './vs-kafka/machine.js';
+import { formatSize, parseOptions, reductions, type BenchOptions, type ScenarioName } from './vs-kafka/options.js';
+import { summarizeProfiles } from './vs-kafka/profile.js';
+import { headlineTable } from './vs-kafka/report.js';
+import { consoleTable, type Figure, type Results, type Sample } from './vs-kafka/results.js';
+import { brokerSettings, startSystem, type RunningSystem, type SystemName } from './vs-kafka/systems.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
+const say = (line: string): void => void process.stdout.write(`${line}\n`);
+const fmt = (n: number, digits = 0): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
+/** Stored bytes per 200-byte record in a batch of many (kcat fills): 209 + a share of the 61-byte header. */
+const FILL_BYTES_PER_RECORD = 210;
+
+type FigureSpec = Omit<Figure, 'samples' | 'id'>;
+
+class Recorder {
+  constructor(private readonly results: Results) {}
+
+  add(id: string, spec: FigureSpec, sample: Sample): void {
+    let figure = this.results.figures.find((f) => f.id === id);
+    if (figure === undefined) {
+      figure = { id, ...spec, samples: [] };
+      this.results.figures.push(figure);
+    }
+    figure.samples.push(sample);
+  }
+}
+
+const sizeKey = (bytes: number): string => formatSize(bytes).replace(' ', '');
+
+async function session(round: number, system: SystemName, options: BenchOptions, run: ServiceRun, context: ClientContext, kafkaServerJars: string, results: Results, recorder: Recorder, profileDir: string): Promise<void> {
+  const dir = join(run.dir, `round-${round}-${system}`);
+  mkdirSync(dir, { recursive: true });
+  say(`\n== round ${round}/${options.rounds}: ${system} — load ${currentLoad().join(' ')}`);
+  const broker: RunningSystem = await startSystem(system, {
+    run, dir, heapMb: options.heapMb, flush: options.flush, kafkaServerJars,
+    cpuProfileDir: options.profile && system === 'tributary' ? profileDir : undefined,
+  });
+  results.startSeconds.push({ system, round, seconds: Math.round(broker.startSeconds * 10) / 10 });
+  say(`${system} up at ${broker.bootstrap} in ${fmt(broker.startSeconds, 1)} s (log ${broker.logFile})`);
+  const b = broker.bootstrap;
+  const sample = (value: number, detail?: Record<string, number | string>): Sample => (detail === undefined ? { round, system, value } : { round, system, value, detail });
+  const record = (id: string, spec: FigureSpec, value: number, detail?: Record<string, number | string>): void => {
+    recorder.add(id, spec, sample(value, detail));
+    say(`  ${id.padEnd(26)} ${fmt(value, value < 100 ? 2 : 0).padStart(12)} ${spec.unit}${detail === undefined ? '' : `  ${JSON.stringify(detail)}`}`);
+  };
+  const topic = async (name: string, partitions = 1): Promise<string> => {
+    await createTopic(b, name, partitions);
+    return name;
+  };
+  const attempt = async (scenario: ScenarioName, body: () => Promise<void>): Promise<void> => {
+    if (!options.scenarios.includes(scenario)) return;
+    const started = performance.now();
+    try {
+      await body();
+    } catch (error) {
+      const message = `${scenario} failed on ${system} in round ${round}: ${(error as Error).message.split('\n').slice(0, 6).join(' ⏎ ')}`;
+      results.notes.push(message);
+      say(`  !! ${scenario} failed on ${system} in round ${round}: ${(error as Error).stack ?? String(error)}`);
+    }
+    say(`  (${scenario}: ${fmt((performance.now() - started) / 1000, 1)} s)`);
+  };
+
+  try {
+    if (options.warmupRecords > 0) {
+      const warm = await topic('warmup');
+      await producerPerformance(context, b, warm, options.warmupRecords, 50);
+      await kcatConsume(context, b, warm, options.warmupRecords);
+      say(`  warm-up: ${fmt(options.warmupRecords)} records produced and consumed, untimed`);
+    }
+    const N = options.records;
+    const produced: Partial<Record<1 | 50, { topic: string; records: number }>> = {};
+    for (const batch of [1, 50] as const) {
+      await attempt(batch === 1 ? 'produce-b1' : 'produce-b50', async () => {
+        const t = await topic(`b${batch}`);
+        const r = await producerPerformance(context, b, t, N, batch);
+        await expectStored(b, t, 1, N);
+        produced[batch] = { topic: t, records: N };
+        record(`produce.b${batch}`, { scenario: batch === 1 ? 'produce-b1' : 'produce-b50', label: `produce, batch ${batch} (Java ProducerPerformance)`, unit: 'records/s', better: 'higher', chart: 'producer' },
+          r.recordsPerSecond, { 'MB/s': r.mbPerSecond, 'avg latency ms': r.avgLatencyMs, 'p99 latency ms': r.p99LatencyMs });
+      });
+    }
+    await attempt('storage', async () => {
+      for (const batch of [1, 50] as const) {
+        let source = produced[batch];
+        if (source === undefined) {
+          const t = await topic(`storage-b${batch}`);
+          await producerPerformance(context, b, t, options.storageRecords, batch);
+          await expectStored(b, t, 1, options.storageRecords);
+          source = { topic: t, records: options.storageRecords };
+        }
+        const scan = scanLog(broker.dataDir, source.topic);
+        if (scan.records !== source.records) throw new Error(`the log of ${source.topic} holds ${scan.records} records, expected ${source.records}`);
+        record(`storage.b${batch}`, { scenario: 'storage', label: `log bytes per message, batch ${batch}`, unit: 'B/msg', better: 'lower', chart: 'storage' },
+          scan.bytes / scan.records, { 'records per batch': scan.records / scan.batches, 'log bytes': scan.bytes, records: scan.records });
+      }
+    });
+    await attempt('produce-kcat', async () => {
+      const fixedMs = await kcatFixedCost(context, b, await topic('kcat-fixed'));
+      const t = await topic('kcat');
+      const rawMs = await kcatProduce(context, b, t, N);
+      await expectStored(b, t, 1, N);
+      const ms = Math.max(1, rawMs - fixedMs);
+      const scan = scanLog(broker.dataDir, t);
+      record('produce.kcat', { scenario: 'produce-kcat', label: 'produce, librdkafka default batching (kcat -P)', unit: 'records/s', better: 'higher', chart: 'producer' },
+        N / (ms / 1000), { 'spawn→exit s': rawMs / 1000, 'fixed cost ms': fixedMs, 'records per batch': scan.records / scan.batches });
+    });
+    if (options.scenarios.includes('consume-kcat') || options.scenarios.includes('consume-java')) {
+      let source = produced[50]?.topic;
+      if (source === undefined) {
+        source = await topic('consume-source');
+        await producerPerformance(context, b, source, N, 50);
+        await expectStored(b, source, 1, N);
+      }
+      const from = source;
+      await attempt('consume-kcat', async () => {
+        const r = await kcatConsume(context, b, from, N);
+        record('consume.kcat', { scenario: 'consume-kcat', label: 'consume, ~200 KB fetches (kcat -C)', unit: 'records/s', better: 'higher', chart: 'consumer' },
+          r.recordsPerSecond, { 'MB/s': r.mbPerSecond, seconds: r.seconds });
+      });
+      await attempt('consume-java', async () => {
+        const r = await consoleConsume(context, b, from, N);
+        record('consume.java', { scenario: 'consume-java', label: 'consume, ~200 KB fetches (Java ConsoleConsumer, assign)', unit: 'records/s', better: 'higher', chart: 'consumer' },
+          r.recordsPerSecond, { 'MB/s': r.mbPerSecond, seconds: r.seconds });
+      });
+    }
+    await attempt('latency', async () => {
+      const m = options.latencyMessages;
+      const java = await endToEndLatency(context, b, await topic('e2e-java'), m);
+      const spec = (p: string, client: string): FigureSpec => ({ scenario: 'latency', label: `end-to-end latency ${p} (${client})`, unit: 'ms', better: 'lower', chart: 'latency' });
+      record('latency.java.p50', spec('p50', 'Java EndToEndLatency, whole ms'), java.p50);
+      record('latency.java.p99', spec('p99', 'Java EndToEndLatency, whole ms'), java.p99, { 'p99.9 ms': java.p999, 'avg ms': java.avg });
+      const probe = await latencyProbe(b, await topic('e2e-probe'), m);
+      record('latency.probe.p50', spec('p50', 'TS-client probe'), probe.p50);
+      record('latency.probe.p99', spec('p99', 'TS-client probe'), probe.p99, { 'p99.9 ms': probe.p999, 'avg ms': probe.avg });
+    });
+    await attempt('partitions', async () => {
+      const n = options.partitionRecords;
+      for (const count of options.partitionCounts) {
+        const t = await topic(`partitions-${count}`, count);
+        const p = await producerPerformance(context, b, t, n, 50);
+        await expectStored(b, t, count, n);
+        record(`partitions.${count}.produce`, { scenario: 'partitions', label: `produce, ${count} partition${count === 1 ? '' : 's'} (ProducerPerformance, batch 50)`, unit: 'records/s', better: 'higher', chart: 'partitions' },
+          p.recordsPerSecond, { 'MB/s': p.mbPerSecond });
+        const c = await kcatConsume(context, b, t, n, 'all-partitions');
+        record(`partitions.${count}.consume`, { scenario: 'partitions', label: `consume, ${count} partition${count === 1 ? '' : 's'} (kcat -C)`, unit: 'records/s', better: 'higher', chart: 'partitions' },
+          c.recordsPerSecond, { 'MB/s': c.mbPerSecond });
+      }
+    });
+    await attempt('prefill', async () => {
+      const t = await topic('prefill');
+      for (const size of options.prefillBytes) {
+        const missing = size - logBytes(broker.dataDir, t);
+        if (missing > 0) {
+          const fillStart = performance.now();
+          const before = await storedRecords(b, t, 1);
+          const count = Math.ceil(missing / FILL_BYTES_PER_RECORD);
+          await kcatProduce(context, b, t, count);
+          await expectStored(b, t, 1, before + count);
+          say(`  filled ${t} to ${formatSize(logBytes(broker.dataDir, t))} in ${fmt((performance.now() - fillStart) / 1000, 1)} s (untimed)`);
+        }
+        const start = await storedRecords(b, t, 1);
+        const logSize = logBytes(broker.dataDir, t);
+        const n = options.scaleRecords;
+        const p = await producerPerformance(context, b, t, n, 50);
+        await expectStored(b, t, 1, start + n);
+        const key = sizeKey(size);
+        record(`prefill.${key}.produce`, { scenario: 'prefill', label: `produce with ${formatSize(size)} in the log (ProducerPerformance, batch 50)`, unit: 'records/s', better: 'higher', chart: 'prefill' },
+          p.recordsPerSecond, { 'log GB before': logSize / 1e9 });
+        const c = await kcatConsume(context, b, t, n, { partition: 0, offset: start });
+        record(`prefill.${key}.consume`, { scenario: 'prefill', label: `consume the newest records with ${formatSize(size)} in the log (kcat -C)`, unit: 'records/s', better: 'higher', chart: 'prefill' },
+          c.recordsPerSecond, { 'log GB before': logSize / 1e9 });
+      }
+    });
+  } finally {
+    const stopStart = performance.now();
+    await broker.stop();
+    say(`${system} stopped in ${fmt((performance.now() - stopStart) / 1000, 1)} s`);
+    if (!options.keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+async function main(): Promise<void> {
+  const options = parseOptions(process.argv.slice(2));
+  const totalStart = performance.now();
+  const run = openRun(mkdtempSync(join(options.baseDir ?? tmpdir(), 'tributary-bench-vs-kafka-')));
+  startGuardian(run);
+  process.once('SIGINT', () => {
+    void stopRun(run).finally(() => process.exit(130));
+  });
+  const docsDir = options.outDir ?? (options.smoke ? join(tmpdir(), 'tributary-bench-vs-kafka-smoke') : join(root, 'docs'));
+  const profileDir = join(options.baseDir ?? tmpdir(), 'tributary-bench-vs-kafka-profiles');
+  if (options.profile) rmSync(profileDir, { recursive: true, force: true });
+  try {
+    const reduced = reductions(options);
+    const results: Results = {
+      version: 1,
+      startedAt: new Date().toISOString(),
+      kafkaVersion: KAFKA_VERSION,
+      machine: describeMachine(run.dir),
+      options,
+      reduced,
+      settings: { kafka: brokerSettings('kafka', options.flush), tributary: brokerSettings('tributary', options.flush) },
+      figures: [],
+      notes: [],
+      startSeconds: [],
+    };
+    const m = results.machine;
+    say(`Tributary vs Apache Kafka ${KAFKA_VERSION} — ${options.smoke ? 'SMOKE run (tiny sizes)' : reduced.length > 0 ? 'REDUCED run' : 'full run'}`);
+    say(`machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, disk ${m.disk}; load ${m.loadAtStart.join(' ')}; node ${m.node}; ${m.java}; ${m.kcat}`);
+    if (reduced.length > 0) say(`reduced: ${reduced.join('; ')}`);
+    say(`scenarios: ${options.scenarios.join(', ')}; ${fmt(options.records)} records; ${options.rounds} round(s); flush ${options.flush}; run folder ${run.dir}`);
+
+    const log = (line: string): void => say(`[jars] ${line}`);
+    const kafkaServerJars = await ensureJars(KAFKA_SERVER_JARS, log);
+    const toolsJars = await ensureJars(KAFKA_TOOLS_JARS, log);
+    const context = clientContext(run, toolsJars, options.fetchBytes);
+    const recorder = new Recorder(results);
+
+    for (let round = 1; round <= options.rounds; round += 1) {
+      const order: SystemName[] = round % 2 === 1 ? ['kafka', 'tributary'] : ['tributary', 'kafka'];
+      for (const system of order) await session(round, system, options, run, context, kafkaServerJars, results, recorder, profileDir);
+    }
+
+    results.finishedAt = new Date().toISOString();
+    results.machine.loadAtEnd = currentLoad();
+    if (options.profile) {
+      const profile = summarizeProfiles(profileDir, root);
+      if (profile !== undefined) results.profile = profile;
+    }
+
+    say(`\n==== Tributary ÷ Apache Kafka ${KAFKA_VERSION} — ${options.rounds} round(s), alternated; ratio = Tributary ÷ Kafka of the medians ====`);
+    if (reduced.length > 0) say(`REDUCED RUN — not the benchmark's result: ${reduced.join('; ')}; load at start ${m.loadAtStart.join(' ')}, at end ${(m.loadAtEnd ?? []).join(' ')}`);
+    say('');
+    for (const line of consoleTable(results)) say(line);
+    if (results.profile !== undefined) {
+      say('\nTributary broker CPU profile, top self time (idle left out):');
+      for (const f of results.profile.topFunctions.slice(0, 10)) say(`  ${f.selfPercent.toFixed(1).padStart(5)}%  ${f.name}  ${f.where}`);
+    }
+    say('\nREADME headline table:\n');
+    for (const line of headlineTable(results)) say(line);
+    for (const note of results.notes) say(`note: ${note}`);
+
+    const chartNote = await writeDocs(results, docsDir);
+    say(`\nwrote ${join(docsDir, 'benchmarks.md')}, ${join(docsDir, 'charts')}${chartNote === undefined ? '' : ` — ${chartNote}`}`);
+    say(`total run time ${fmt((performance.now() - totalStart) / 1000)} s`);
+  } finally {
+    await stopRun(run, { keepDir: options.keep });
+  }
+}
+
+await main();

@@ -1,0 +1,188 @@
+/**
+ * Charts of a results file: one Vega-Lite chart per group (producer, consumer, storage, latency,
+ * partitions, data in the log) with the median as a bar and min–max as a line, plus one chart of
+ * every Tributary ÷ Kafka ratio. Rendered to SVG by Vega and to PNG by resvg.
+ *
+ *   tsx test/bench/vs-kafka/charts.ts [docs-dir]
+ *
+ * re-renders `<docs-dir>/charts/*.png` and rewrites `<docs-dir>/benchmarks.md` from
+ * `<docs-dir>/charts/vs-kafka.json` without measuring again (docs-dir defaults to docs/).
+ *
+ * The renderers (npm: vega, vega-lite, @resvg/resvg-js) are loaded when needed: without
+ * @resvg/resvg-js the charts are written as SVG; without vega/vega-lite none are written and the
+ * page says so. Everything else in the benchmark works without them.
+ */
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { markdownReport } from './report.js';
+import { formatRatio, formatValue, summarize, type Results } from './results.js';
+
+interface VegaView {
+  toSVG(): Promise<string>;
+  finalize(): void;
+}
+interface VegaModule {
+  parse(spec: unknown): unknown;
+  View: new (runtime: unknown, options: { renderer: 'none' }) => VegaView;
+}
+interface VegaLiteModule {
+  compile(spec: unknown): { spec: unknown };
+}
+interface ResvgModule {
+  Resvg: new (svg: string, options: unknown) => { render(): { asPng(): Buffer } };
+}
+
+const KAFKA = 'Apache Kafka 3.9.1';
+const TRIBUTARY = 'Tributary';
+const FONT = 'DejaVu Sans';
+
+const GROUPS: readonly { id: string; title: string }[] = [
+  { id: 'producer', title: 'Producer: 200-byte records, one partition' },
+  { id: 'consumer', title: 'Consumer: ~200 KB per fetch, one partition' },
+  { id: 'storage', title: 'Bytes on disk per 200-byte message' },
+  { id: 'latency', title: 'End-to-end latency' },
+  { id: 'partitions', title: 'Throughput by partition count' },
+  { id: 'prefill', title: 'Throughput with data already in the log' },
+];
+
+async function load<T>(name: string): Promise<T | undefined> {
+  try {
+    return (await import(name)) as T;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ERR_MODULE_NOT_FOUND') return undefined;
+    throw error;
+  }
+}
+
+function groupSpec(results: Results, group: { id: string; title: string }): object | undefined {
+  const figures = results.figures.filter((f) => f.chart === group.id);
+  const values: Record<string, unknown>[] = [];
+  for (const figure of figures) {
+    const s = summarize(figure);
+    for (const [system, side] of [[KAFKA, s.kafka], [TRIBUTARY, s.tributary]] as const) {
+      if (side === undefined) continue;
+      values.push({
+        figure: `${figure.label} [${figure.unit}]`, system, median: side.median, min: side.min, max: side.max,
+        text: `${formatValue(side.median, figure.unit)}${system === TRIBUTARY ? `  (${formatRatio(s.ratio)})` : ''}`,
+      });
+    }
+  }
+  if (values.length === 0) return undefined;
+  const unit = [...new Set(figures.map((f) => f.unit))].join(', ');
+  const reduced = results.reduced.length > 0 ? ' — REDUCED RUN, not the result' : '';
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: `${group.title}${reduced}`, subtitle: `bar = median of ${results.options.rounds} run(s), line = min–max; label = median (Tributary ÷ Kafka)` },
+    background: 'white',
+    width: 520,
+    height: { step: 22 },
+    data: { values },
+    encoding: {
+      y: { field: 'figure', type: 'nominal', sort: null, title: null, axis: { labelLimit: 420 } },
+      yOffset: { field: 'system', sort: [KAFKA, TRIBUTARY] },
+      color: { field: 'system', type: 'nominal', scale: { domain: [KAFKA, TRIBUTARY], range: ['#4c78a8', '#f58518'] }, legend: { orient: 'bottom', title: null } },
+    },
+    layer: [
+      { mark: 'bar', encoding: { x: { field: 'median', type: 'quantitative', title: unit } } },
+      { mark: { type: 'rule', color: 'black' }, encoding: { x: { field: 'min', type: 'quantitative' }, x2: { field: 'max' } } },
+      { mark: { type: 'text', align: 'left', dx: 4, fontSize: 10, color: 'black' }, encoding: { x: { field: 'max', type: 'quantitative' }, text: { field: 'text' } } },
+    ],
+    config: { font: FONT, view: { stroke: null } },
+  };
+}
+
+function ratioSpec(results: Results): object | undefined {
+  const values = results.figures.map((figure) => ({ figure, s: summarize(figure) }))
+    .filter(({ s }) => s.ratio !== undefined && Number.isFinite(s.ratio))
+    .map(({ figure, s }) => ({
+      figure: figure.label, ratio: s.ratio, text: formatRatio(s.ratio),
+      direction: figure.better === 'higher' ? 'higher is better (throughput)' : 'lower is better (latency, bytes)',
+    }));
+  if (values.length === 0) return undefined;
+  const reduced = results.reduced.length > 0 ? ' — REDUCED RUN, not the result' : '';
+  return {
+    $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
+    title: { text: `Tributary ÷ Apache Kafka 3.9.1, every figure${reduced}`, subtitle: 'ratio of the medians; the line marks 1.0' },
+    background: 'white',
+    width: 520,
+    height: { step: 16 },
+    data: { values },
+    layer: [
+      {
+        mark: 'bar',
+        encoding: {
+          y: { field: 'figure', type: 'nominal', sort: null, title: null, axis: { labelLimit: 420 } },
+          x: { field: 'ratio', type: 'quantitative', scale: { type: 'log' }, title: 'Tributary ÷ Kafka (log scale)' },
+          color: { field: 'direction', type: 'nominal', legend: { orient: 'bottom', title: null } },
+        },
+      },
+      {
+        mark: { type: 'text', align: 'left', dx: 4, fontSize: 10 },
+        encoding: { y: { field: 'figure', type: 'nominal', sort: null }, x: { field: 'ratio', type: 'quantitative' }, text: { field: 'text' } },
+      },
+      { data: { values: [{ one: 1 }] }, mark: { type: 'rule', color: 'black', strokeDash: [4, 3] }, encoding: { x: { field: 'one', type: 'quantitative' } } },
+    ],
+    config: { font: FONT, view: { stroke: null } },
+  };
+}
+
+export interface ChartOutcome {
+  /** Chart id → path relative to the docs folder. */
+  readonly files: Map<string, string>;
+  readonly note: string | undefined;
+}
+
+/** Renders every chart of `results` into `<docsDir>/charts/`. */
+export async function renderCharts(results: Results, docsDir: string): Promise<ChartOutcome> {
+  const vega = await load<VegaModule>('vega');
+  const vegaLite = await load<VegaLiteModule>('vega-lite');
+  const files = new Map<string, string>();
+  if (vega === undefined || vegaLite === undefined) {
+    return { files, note: 'Charts not drawn: the npm packages vega and vega-lite are not installed (npm i -D vega vega-lite @resvg/resvg-js).' };
+  }
+  const resvg = await load<ResvgModule>('@resvg/resvg-js');
+  const chartsDir = join(docsDir, 'charts');
+  mkdirSync(chartsDir, { recursive: true });
+  const specs: [string, object][] = [];
+  for (const group of GROUPS) {
+    const spec = groupSpec(results, group);
+    if (spec !== undefined) specs.push([group.id, spec]);
+  }
+  const ratios = ratioSpec(results);
+  if (ratios !== undefined) specs.push(['ratios', ratios]);
+  for (const [id, spec] of specs) {
+    const view = new vega.View(vega.parse(vegaLite.compile(spec).spec), { renderer: 'none' });
+    const svg = await view.toSVG();
+    view.finalize();
+    for (const ext of ['png', 'svg']) rmSync(join(chartsDir, `${id}.${ext}`), { force: true });
+    if (resvg !== undefined) {
+      const png = new resvg.Resvg(svg, { font: { loadSystemFonts: true, defaultFontFamily: FONT }, fitTo: { mode: 'zoom', value: 2 }, background: 'white' }).render().asPng();
+      writeFileSync(join(chartsDir, `${id}.png`), png);
+      files.set(id, `charts/${id}.png`);
+    } else {
+      writeFileSync(join(chartsDir, `${id}.svg`), svg);
+      files.set(id, `charts/${id}.svg`);
+    }
+  }
+  return { files, note: resvg === undefined ? 'Charts written as SVG: @resvg/resvg-js (the PNG renderer) is not installed.' : undefined };
+}
+
+export const RESULTS_FILE = join('charts', 'vs-kafka.json');
+
+/** Writes results JSON, charts and benchmarks.md into `docsDir`; returns the chart note, if any. */
+export async function writeDocs(results: Results, docsDir: string): Promise<string | undefined> {
+  mkdirSync(join(docsDir, 'charts'), { recursive: true });
+  writeFileSync(join(docsDir, RESULTS_FILE), `${JSON.stringify(results, null, 2)}\n`);
+  const charts = await renderCharts(results, docsDir);
+  const page = markdownReport(results, charts.files);
+  writeFileSync(join(docsDir, 'benchmarks.md'), charts.note === undefined ? page : `${page}\n*${charts.note}*\n`);
+  return charts.note;
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const docsDir = resolve(process.argv[2] ?? join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..', 'docs'));
+  const results = JSON.parse(readFileSync(join(docsDir, RESULTS_FILE), 'utf8')) as Results;
+  const note = await writeDocs(results, docsDir);
+  process.stdout.write(`rewrote ${join(docsDir, 'benchmarks.md')} and the charts in ${join(docsDir, 'charts')}${note === undefined ? '' : ` (${note})`}\n`);
+}

@@ -1,0 +1,240 @@
+/**
+ * The clients, run identically against either broker:
+ *
+ *   ProducerPerformance  org.apache.kafka.tools.ProducerPerformance (Kafka 3.9.1), 200-byte records,
+ *                        acks=1, enable.idempotence=false. Its own final line is the figure
+ *                        (records/s from its first send to its last acknowledgement).
+ *                        batch 1:  batch.size=1, linger.ms=0 — a batch never holds a second record.
+ *                        batch 50: batch.size=10,600, linger.ms=10. A v2 batch of n such records
+ *                        (null key, no headers, offset and timestamp deltas < 64) takes
+ *                        61 + 209·n bytes, and the Java producer's room check is exact without
+ *                        compression: 50 fit (10,511, or up to 10,561 with 2-byte time deltas),
+ *                        51 (10,720) do not. The records per batch are counted in the log after.
+ *   kcat -P              librdkafka 2.0.2 with its default batching (linger 5 ms, up to 10,000
+ *                        messages / 1 MB per batch), -X acks=1; 200-byte lines on stdin. Timed
+ *                        spawn → exit, minus kcat's fixed cost (median 1-record run of the session).
+ *   kcat -C -e           -X max.partition.fetch.bytes=<fetch bytes>, prints offsets only ('%o\n').
+ *   ConsoleConsumer      org.apache.kafka.tools.consumer.ConsoleConsumer in assign mode
+ *                        (--partition 0 --offset earliest|N --max-messages N), the same
+ *                        max.partition.fetch.bytes, print.value=false print.offset=true.
+ *                        Both consumers are timed from their first to their last output chunk
+ *                        (records after the first chunk ÷ that time): start-up, connection and
+ *                        metadata are outside the figure for both.
+ *   EndToEndLatency      org.apache.kafka.tools.EndToEndLatency <bootstrap> <topic> <n> 1 200: one
+ *                        record at a time, sent and then polled by an assigned consumer; it prints
+ *                        whole-millisecond percentiles. It is stopped once it has printed them:
+ *                        the offset commit it does afterwards is not part of the measure (and
+ *                        Tributary has no OffsetCommit yet, where it would wait 60 s).
+ *   latency probe        the same loop with Tributary's TypeScript client on both brokers, with
+ *                        microsecond resolution: a long-poll Fetch (max wait 1 s) is in flight at
+ *                        the next offset, one record is sent (acks=1), and the latency is send
+ *                        start → fetch answered with that record.
+ */
+import { randomBytes } from 'node:crypto';
+import { writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import type { Writable } from 'node:stream';
+import { ClusterClient } from '../../../src/client/cluster-client.js';
+import { Producer } from '../../../src/client/producer.js';
+import { SimpleConsumer } from '../../../src/client/simple-consumer.js';
+import type { ServiceRun } from '../../services/run-dir.js';
+import { describeProcess, expectSuccess, runJava, runProcess, TOOLS_LOG4J, type ProcessRun } from './process.js';
+import { median } from './results.js';
+
+export const VALUE_BYTES = 200;
+export const BATCH_50_BYTES = 10_600;
+const MB = 1_000_000;
+
+export interface ClientContext {
+  readonly run: ServiceRun;
+  readonly toolsJars: string;
+  readonly log4jFile: string;
+  readonly fetchBytes: number;
+}
+
+export function clientContext(run: ServiceRun, toolsJars: string, fetchBytes: number): ClientContext {
+  const log4jFile = join(run.dir, 'tools-log4j.properties');
+  writeFileSync(log4jFile, TOOLS_LOG4J);
+  return { run, toolsJars, log4jFile, fetchBytes };
+}
+
+/** Generous timeouts: a client run fails only when something is stuck (10M batch-1 records take long). */
+function timeoutFor(records: number): number {
+  return Math.max(300_000, records * 2);
+}
+
+function tool(context: ClientContext, mainClass: string, args: readonly string[], label: string, timeoutMs: number, extra: { stopWhen?: (s: string) => boolean; keepStdout?: boolean } = {}): Promise<ProcessRun> {
+  return runJava(mainClass, args, {
+    run: context.run, label, timeoutMs, classpathDir: context.toolsJars, heap: '512m', log4jFile: context.log4jFile, ...extra,
+  });
+}
+
+// ---- producers ------------------------------------------------------------------------------
+
+export type JavaBatch = 1 | 50;
+
+export function producerProps(batch: JavaBatch): string[] {
+  return ['acks=1', 'enable.idempotence=false', ...(batch === 1 ? ['batch.size=1', 'linger.ms=0'] : [`batch.size=${BATCH_50_BYTES}`, 'linger.ms=10'])];
+}
+
+export interface ProducerPerformanceResult {
+  readonly recordsPerSecond: number;
+  readonly mbPerSecond: number;
+  readonly avgLatencyMs: number;
+  readonly p99LatencyMs: number;
+}
+
+const PERF_TOTAL = /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th\./m;
+
+export async function producerPerformance(context: ClientContext, bootstrap: string, topic: string, records: number, batch: JavaBatch): Promise<ProducerPerformanceResult> {
+  const label = `ProducerPerformance batch ${batch} → ${topic}`;
+  const run = expectSuccess(label, await tool(context, 'org.apache.kafka.tools.ProducerPerformance', [
+    '--topic', topic, '--num-records', String(records), '--record-size', String(VALUE_BYTES), '--throughput', '-1',
+    '--producer-props', `bootstrap.servers=${bootstrap}`, ...producerProps(batch),
+  ], label, timeoutFor(records), { keepStdout: true }));
+  const match = PERF_TOTAL.exec(run.stdout);
+  if (match === null || Number(match[1]) !== records) throw new Error(`${label}: no total line for ${records} records\n${describeProcess(label, run)}`);
+  return { recordsPerSecond: Number(match[2]), mbPerSecond: Number(match[3]), avgLatencyMs: Number(match[4]), p99LatencyMs: Number(match[8]) };
+}
+
+/** `count` lines of 200 uppercase letters + '\n', written in 1 MiB chunks with back-pressure. */
+export function feedLines(count: number): (stdin: Writable) => Promise<void> {
+  const perChunk = Math.floor((1024 * 1024) / (VALUE_BYTES + 1));
+  const chunk = Buffer.allocUnsafe(perChunk * (VALUE_BYTES + 1));
+  const letters = randomBytes(chunk.length);
+  for (let i = 0; i < chunk.length; i += 1) chunk[i] = (i + 1) % (VALUE_BYTES + 1) === 0 ? 0x0a : 0x41 + ((letters[i] ?? 0) % 26);
+  return async (stdin) => {
+    for (let left = count; left > 0; left -= perChunk) {
+      const part = left >= perChunk ? chunk : chunk.subarray(0, left * (VALUE_BYTES + 1));
+      if (!stdin.write(part)) {
+        await new Promise<void>((resolve, reject) => {
+          const onError = (error: Error): void => reject(error);
+          stdin.once('error', onError);
+          stdin.once('drain', () => {
+            stdin.off('error', onError);
+            resolve();
+          });
+        });
+      }
+    }
+  };
+}
+
+export function kcatProduceArgs(bootstrap: string, topic: string, partition: number | undefined): string[] {
+  return ['-P', '-b', bootstrap, '-t', topic, ...(partition === undefined ? [] : ['-p', String(partition)]), '-X', 'acks=1'];
+}
+
+/** kcat -P of `records` lines; raw spawn → exit milliseconds. */
+export async function kcatProduce(context: ClientContext, bootstrap: string, topic: string, records: number, partition: number | undefined = 0): Promise<number> {
+  const label = `kcat -P → ${topic}`;
+  const run = expectSuccess(label, await runProcess('kcat', kcatProduceArgs(bootstrap, topic, partition), {
+    run: context.run, label, timeoutMs: timeoutFor(records), feed: feedLines(records),
+  }));
+  return run.exitedAt - run.spawnedAt;
+}
+
+/** Median spawn → exit of a 1-record kcat -P into `topic` (start-up, metadata, connect, teardown). */
+export async function kcatFixedCost(context: ClientContext, bootstrap: string, topic: string, samples = 3): Promise<number> {
+  await kcatProduce(context, bootstrap, topic, 1);
+  const times: number[] = [];
+  for (let i = 0; i < samples; i += 1) times.push(await kcatProduce(context, bootstrap, topic, 1));
+  return median(times);
+}
+
+// ---- consumers ------------------------------------------------------------------------------
+
+export interface ConsumeResult {
+  readonly records: number;
+  readonly recordsPerSecond: number;
+  readonly mbPerSecond: number;
+  /** Seconds from the first to the last output chunk. */
+  readonly seconds: number;
+}
+
+function consumeRate(label: string, run: ProcessRun, expected: number): ConsumeResult {
+  if (run.lines !== expected) throw new Error(`${label} printed ${run.lines} records, expected ${expected}\n${describeProcess(label, run)}`);
+  const first = run.firstOutputAt ?? run.spawnedAt;
+  const last = run.lastOutputAt ?? run.exitedAt;
+  // One chunk only (tiny runs): fall back to spawn → exit.
+  const [records, ms] = last > first ? [expected - run.firstChunkLines, last - first] : [expected, run.exitedAt - run.spawnedAt];
+  const recordsPerSecond = records / (ms / 1000);
+  return { records: expected, recordsPerSecond, mbPerSecond: (recordsPerSecond * VALUE_BYTES) / MB, seconds: ms / 1000 };
+}
+
+/** kcat -C -e of a topic (all partitions, or one from `offset`), expecting `expected` records. */
+export async function kcatConsume(context: ClientContext, bootstrap: string, topic: string, expected: number, from: { partition: number; offset: number } | 'all-partitions' = { partition: 0, offset: 0 }): Promise<ConsumeResult> {
+  const label = `kcat -C ← ${topic}`;
+  const where = from === 'all-partitions' ? ['-o', 'beginning'] : ['-p', String(from.partition), '-o', from.offset === 0 ? 'beginning' : String(from.offset)];
+  const run = expectSuccess(label, await runProcess('kcat', [
+    '-C', '-b', bootstrap, '-t', topic, ...where, '-e', '-q', '-f', '%o\\n', '-X', `max.partition.fetch.bytes=${context.fetchBytes}`,
+  ], { run: context.run, label, timeoutMs: timeoutFor(expected) }));
+  return consumeRate(label, run, expected);
+}
+
+/** The Java console consumer in assign mode from `offset` of partition 0, `expected` records. */
+export async function consoleConsume(context: ClientContext, bootstrap: string, topic: string, expected: number, offset = 0): Promise<ConsumeResult> {
+  const label = `ConsoleConsumer ← ${topic}`;
+  const run = expectSuccess(label, await tool(context, 'org.apache.kafka.tools.consumer.ConsoleConsumer', [
+    '--bootstrap-server', bootstrap, '--topic', topic, '--partition', '0', '--offset', offset === 0 ? 'earliest' : String(offset),
+    '--max-messages', String(expected), '--timeout-ms', '60000',
+    '--property', 'print.value=false', '--property', 'print.offset=true',
+    '--consumer-property', `max.partition.fetch.bytes=${context.fetchBytes}`,
+  ], label, timeoutFor(expected)));
+  return consumeRate(label, run, expected);
+}
+
+// ---- latency --------------------------------------------------------------------------------
+
+export interface LatencyResult {
+  readonly p50: number;
+  readonly p99: number;
+  readonly p999: number;
+  readonly avg: number;
+}
+
+const E2E_PERCENTILES = /Percentiles: 50th = ([\d.]+), 99th = ([\d.]+), 99\.9th = ([\d.]+)/;
+
+export async function endToEndLatency(context: ClientContext, bootstrap: string, topic: string, messages: number): Promise<LatencyResult> {
+  const label = `EndToEndLatency ${topic}`;
+  const run = expectSuccess(label, await tool(context, 'org.apache.kafka.tools.EndToEndLatency', [bootstrap, topic, String(messages), '1', String(VALUE_BYTES)],
+    label, timeoutFor(messages * 50), { stopWhen: (stdout) => E2E_PERCENTILES.test(stdout) }));
+  const percentiles = E2E_PERCENTILES.exec(run.stdout);
+  const avg = /Avg latency: ([\d.]+) ms/.exec(run.stdout);
+  if (percentiles === null || avg === null) throw new Error(`${label}: no percentiles printed\n${describeProcess(label, run)}`);
+  return { p50: Number(percentiles[1]), p99: Number(percentiles[2]), p999: Number(percentiles[3]), avg: Number(avg[1]) };
+}
+
+function percentile(sorted: readonly number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.floor(sorted.length * p))] ?? NaN;
+}
+
+/** The TypeScript-client probe (see the header); the first 5% of messages are a warm-up and not counted. */
+export async function latencyProbe(bootstrap: string, topic: string, messages: number): Promise<LatencyResult> {
+  const producer = await Producer.connect({ bootstrap: [bootstrap], acks: 1, lingerMs: 0, allowAutoTopicCreation: false });
+  const cluster = await ClusterClient.connect({ bootstrap: [bootstrap], allowAutoTopicCreation: false });
+  const consumer = new SimpleConsumer(cluster);
+  const value = randomBytes(VALUE_BYTES);
+  const warmup = Math.floor(messages / 20);
+  const latencies: number[] = [];
+  try {
+    let offset = await consumer.listOffset(topic, 0, 'latest');
+    for (let i = 0; i < warmup + messages; i += 1) {
+      const fetched = consumer.fetch(topic, 0, offset, { maxWaitMs: 1000, minBytes: 1, maxBytes: 64 * 1024 });
+      const start = performance.now();
+      const sent = producer.send(topic, [{ key: null, value, partition: 0 }]);
+      let result = await fetched;
+      while (result.records.length === 0) result = await consumer.fetch(topic, 0, offset, { maxWaitMs: 1000, minBytes: 1, maxBytes: 64 * 1024 });
+      const elapsed = performance.now() - start;
+      await sent;
+      if (result.records.length !== 1) throw new Error(`latency probe: fetch at ${offset} returned ${result.records.length} records, expected 1`);
+      offset = result.nextOffset;
+      if (i >= warmup) latencies.push(elapsed);
+    }
+  } finally {
+    await producer.close();
+    cluster.close();
+  }
+  const sorted = [...latencies].sort((a, b) => a - b);
+  return { p50: percentile(sorted, 0.5), p99: percentile(sorted, 0.99), p999: percentile(sorted, 0.999), avg: sorted.reduce((a, b) => a + b, 0) / sorted.length };
+}

@@ -1,0 +1,62 @@
+/** The machine a run happened on, for the report: CPUs, memory, the brokers' disk, versions, load. */
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, statfsSync } from 'node:fs';
+import { cpus, loadavg, release, type } from 'node:os';
+import { basename } from 'node:path';
+import { javaCommand } from '../../services/java.js';
+import type { MachineDescription } from './results.js';
+
+/** The first line of what a command printed (stdout, else stderr) that matches `pattern`. */
+function versionLine(command: string, args: readonly string[], pattern: RegExp): string {
+  const result = spawnSync(command, [...args], { encoding: 'utf8' });
+  if (result.error !== undefined) return `(${command} not found)`;
+  const lines = `${result.stdout}\n${result.stderr}`.split('\n').map((line) => line.trim());
+  return lines.find((line) => pattern.test(line)) ?? lines.find((line) => line !== '') ?? '?';
+}
+
+function describeDisk(path: string): string {
+  try {
+    const mounts = readFileSync('/proc/mounts', 'utf8').split('\n').map((line) => line.split(' ')).filter((f) => f.length >= 3);
+    const mount = mounts.filter(([, point]) => point !== undefined && (path === point || path.startsWith(point.endsWith('/') ? point : `${point}/`)))
+      .sort((a, b) => (b[1]?.length ?? 0) - (a[1]?.length ?? 0))[0];
+    const stats = statfsSync(path);
+    const sizeGB = (stats.blocks * stats.bsize) / 1e9;
+    const freeGB = (stats.bavail * stats.bsize) / 1e9;
+    const device = mount?.[0] ?? '?';
+    const block = basename(device).replace(/p?\d+$/, '');
+    const rotationalFile = `/sys/block/${block}/queue/rotational`;
+    const kind = existsSync(rotationalFile) ? `${rotationalFile}=${readFileSync(rotationalFile, 'utf8').trim()}` : 'kind unknown';
+    return `${device} (${mount?.[2] ?? '?'} on ${mount?.[1] ?? '?'}), ${kind}, ${sizeGB.toFixed(0)} GB, ${freeGB.toFixed(0)} GB free at start`;
+  } catch (error) {
+    return `(could not describe the disk of ${path}: ${(error as Error).message})`;
+  }
+}
+
+function memoryGiB(): number {
+  try {
+    const kib = Number(/MemTotal:\s+(\d+) kB/.exec(readFileSync('/proc/meminfo', 'utf8'))?.[1]);
+    return Math.round((kib / 1024 / 1024) * 10) / 10;
+  } catch {
+    return NaN;
+  }
+}
+
+export function describeMachine(dataPath: string): MachineDescription {
+  const list = cpus();
+  return {
+    cpuModel: list[0]?.model ?? '?',
+    cpus: list.length,
+    cpuMHz: list[0]?.speed ?? 0,
+    memoryGiB: memoryGiB(),
+    os: `${type()} ${release()}`,
+    disk: describeDisk(dataPath),
+    node: process.version,
+    java: versionLine(javaCommand(), ['-version'], /version/),
+    kcat: versionLine('kcat', ['-V'], /^Version/),
+    loadAtStart: loadavg().map((n) => Math.round(n * 100) / 100),
+  };
+}
+
+export function currentLoad(): number[] {
+  return loadavg().map((n) => Math.round(n * 100) / 100);
+}

@@ -1,0 +1,132 @@
+/**
+ * Knobs of `npm run bench:vs-kafka` (environment variables, plus `--smoke` and `--profile` flags).
+ * The defaults are the issue's full run (10 million records, 3 rounds, 1 GB and 10 GB pre-filled,
+ * 1/10/100/1000 partitions), meant for a quiet machine and taking hours; `--smoke` (or
+ * BENCH_SMOKE=1) shrinks everything so the script is exercised end to end in a few minutes and
+ * writes its results only into the run folder, never into docs/.
+ */
+export const SCENARIOS = [
+  'produce-b1', 'produce-b50', 'produce-kcat', 'consume-kcat', 'consume-java', 'storage', 'latency', 'partitions', 'prefill',
+] as const;
+export type ScenarioName = (typeof SCENARIOS)[number];
+
+export interface BenchOptions {
+  readonly smoke: boolean;
+  /** Records per produce/consume run (the paper: 10 million). */
+  readonly records: number;
+  readonly rounds: number;
+  readonly scenarios: readonly ScenarioName[];
+  /** Records of the untimed warm-up of each broker start (0 = none). */
+  readonly warmupRecords: number;
+  /** Messages of each end-to-end latency run. */
+  readonly latencyMessages: number;
+  readonly partitionCounts: readonly number[];
+  /** Records produced (and consumed) per partition-count run, spread over all partitions. */
+  readonly partitionRecords: number;
+  /** Log sizes (bytes) to pre-fill before measuring, ascending. */
+  readonly prefillBytes: readonly number[];
+  /** Records produced then consumed at each pre-filled size. */
+  readonly scaleRecords: number;
+  /** Records of the storage measurement when the produce scenarios did not run. */
+  readonly storageRecords: number;
+  readonly flush: 'paper' | 'os';
+  readonly heapMb: number;
+  /** Bytes per partition per fetch for both consumers (~200 KB, the paper's consumer test). */
+  readonly fetchBytes: number;
+  readonly profile: boolean;
+  /** Where results.json, benchmarks.md and the charts go; undefined = docs/ (full and reduced runs) or the run folder (smoke). */
+  readonly outDir: string | undefined;
+  /** Keep the run folder (broker data and logs) after the run. */
+  readonly keep: boolean;
+  /** Parent of the run folder (the brokers' disk); default os.tmpdir(). */
+  readonly baseDir: string | undefined;
+}
+
+export const FULL: Pick<BenchOptions, 'records' | 'rounds' | 'prefillBytes' | 'partitionCounts' | 'latencyMessages'> = {
+  records: 10_000_000,
+  rounds: 3,
+  prefillBytes: [1e9, 10e9],
+  partitionCounts: [1, 10, 100, 1000],
+  latencyMessages: 10_000,
+};
+
+function envInt(name: string, fallback: number, min = 1): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === '') return fallback;
+  const value = Number(raw.replace(/_/g, ''));
+  if (!Number.isInteger(value) || value < min) throw new Error(`${name} must be an integer ≥ ${min}, not "${raw}"`);
+  return value;
+}
+
+/** "1GB,10GB", "512MB", "2e9": decimal units (GB = 10^9 bytes). */
+export function parseSizes(text: string): number[] {
+  const units: Record<string, number> = { '': 1, b: 1, kb: 1e3, mb: 1e6, gb: 1e9, kib: 1024, mib: 1024 ** 2, gib: 1024 ** 3 };
+  return text.split(',').map((part) => part.trim()).filter((part) => part !== '').map((part) => {
+    const match = /^([\d.e+]+)\s*([a-z]*)$/i.exec(part);
+    const unit = units[(match?.[2] ?? '').toLowerCase()];
+    const value = match === null || unit === undefined ? NaN : Number(match[1]) * unit;
+    if (!Number.isFinite(value) || value <= 0) throw new Error(`bad size "${part}" (e.g. 1GB, 512MB)`);
+    return Math.round(value);
+  }).sort((a, b) => a - b);
+}
+
+export function formatSize(bytes: number): string {
+  if (bytes >= 1e9) return `${+(bytes / 1e9).toFixed(2)} GB`;
+  if (bytes >= 1e6) return `${+(bytes / 1e6).toFixed(2)} MB`;
+  return `${+(bytes / 1e3).toFixed(2)} kB`;
+}
+
+export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env): BenchOptions {
+  for (const arg of argv) if (!['--smoke', '--profile'].includes(arg)) throw new Error(`unknown argument ${arg} (known: --smoke, --profile; the rest are BENCH_* variables)`);
+  const smoke = argv.includes('--smoke') || env['BENCH_SMOKE'] === '1';
+  const records = envInt('BENCH_RECORDS', smoke ? 3_000 : FULL.records);
+  const requested = (env['BENCH_SCENARIOS'] ?? '').split(',').map((s) => s.trim()).filter((s) => s !== '');
+  for (const name of requested) if (!(SCENARIOS as readonly string[]).includes(name)) throw new Error(`unknown scenario ${name}; known: ${SCENARIOS.join(', ')}`);
+  const flush = env['BENCH_FLUSH'] ?? 'paper';
+  if (flush !== 'paper' && flush !== 'os') throw new Error(`BENCH_FLUSH must be paper or os, not ${flush}`);
+  const partitionCounts = (env['BENCH_PARTITIONS'] ?? (smoke ? '1,10' : FULL.partitionCounts.join(','))).split(',').map((p) => {
+    const n = Number(p.trim());
+    if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_PARTITIONS: bad partition count "${p}"`);
+    return n;
+  });
+  return {
+    smoke,
+    records,
+    rounds: envInt('BENCH_ROUNDS', smoke ? 1 : FULL.rounds),
+    scenarios: requested.length === 0 ? SCENARIOS : SCENARIOS.filter((s) => requested.includes(s)),
+    warmupRecords: envInt('BENCH_WARMUP_RECORDS', smoke ? 0 : Math.min(500_000, Math.max(20_000, Math.floor(records / 20))), 0),
+    latencyMessages: envInt('BENCH_LATENCY_MESSAGES', smoke ? 100 : FULL.latencyMessages),
+    partitionCounts,
+    partitionRecords: envInt('BENCH_PARTITION_RECORDS', smoke ? 1_000 : Math.min(records, 1_000_000)),
+    prefillBytes: parseSizes(env['BENCH_PREFILL'] ?? (smoke ? '1MB,2MB' : '1GB,10GB')),
+    scaleRecords: envInt('BENCH_SCALE_RECORDS', smoke ? 1_000 : Math.min(records, 1_000_000)),
+    storageRecords: envInt('BENCH_STORAGE_RECORDS', Math.min(records, 200_000)),
+    flush,
+    heapMb: envInt('BENCH_HEAP_MB', 1024),
+    fetchBytes: envInt('BENCH_FETCH_BYTES', 204_800),
+    profile: argv.includes('--profile') || env['BENCH_PROFILE'] === '1',
+    outDir: env['BENCH_OUT'] === undefined || env['BENCH_OUT'] === '' ? undefined : env['BENCH_OUT'],
+    keep: env['BENCH_KEEP'] === '1',
+    baseDir: env['BENCH_DIR'] === undefined || env['BENCH_DIR'] === '' ? undefined : env['BENCH_DIR'],
+  };
+}
+
+/** Why a run is not the issue's full run (empty = full). */
+export function reductions(options: BenchOptions): string[] {
+  const reasons: string[] = [];
+  if (options.smoke) reasons.push('smoke mode (tiny sizes, only to check the script)');
+  if (options.records < FULL.records) reasons.push(`${options.records.toLocaleString('en-US')} records per run instead of ${FULL.records.toLocaleString('en-US')}`);
+  if (options.rounds < FULL.rounds) reasons.push(`${options.rounds} round(s) instead of ${FULL.rounds}`);
+  const missing = SCENARIOS.filter((s) => !options.scenarios.includes(s));
+  if (missing.length > 0) reasons.push(`scenarios left out: ${missing.join(', ')}`);
+  if (options.scenarios.includes('prefill') && Math.max(...options.prefillBytes) < Math.max(...FULL.prefillBytes)) {
+    reasons.push(`pre-filled logs of ${options.prefillBytes.map(formatSize).join(', ')} instead of ${FULL.prefillBytes.map(formatSize).join(', ')}`);
+  }
+  if (options.scenarios.includes('partitions') && Math.max(...options.partitionCounts) < Math.max(...FULL.partitionCounts)) {
+    reasons.push(`partition counts ${options.partitionCounts.join('/')} instead of ${FULL.partitionCounts.join('/')}`);
+  }
+  if (options.scenarios.includes('latency') && options.latencyMessages < FULL.latencyMessages) {
+    reasons.push(`${options.latencyMessages} latency messages instead of ${FULL.latencyMessages}`);
+  }
+  return reasons;
+}

@@ -1,0 +1,209 @@
+/**
+ * docs/benchmarks.md and the README headline table, generated from the results file alone (so
+ * `tsx test/bench/vs-kafka/charts.ts` or a re-run can rebuild them without measuring again).
+ */
+import { formatSize } from './options.js';
+import {
+  formatRatio, formatSide, formatValue, summarize, type Figure, type FigureSummary, type Results,
+} from './results.js';
+
+const HEADLINE = ['produce.b1', 'produce.b50', 'produce.kcat', 'consume.kcat', 'consume.java', 'storage.b50', 'latency.java.p50', 'latency.java.p99', 'latency.probe.p50', 'latency.probe.p99'];
+
+const CHARTS: readonly { id: string; title: string }[] = [
+  { id: 'producer', title: 'Producer (the paper’s test)' },
+  { id: 'consumer', title: 'Consumer (the paper’s test)' },
+  { id: 'storage', title: 'Storage overhead' },
+  { id: 'latency', title: 'End-to-end latency' },
+  { id: 'partitions', title: 'Scale: partitions' },
+  { id: 'prefill', title: 'Scale: data already in the log' },
+];
+
+function mdTable(rows: readonly (readonly string[])[]): string[] {
+  const [header, ...body] = rows;
+  if (header === undefined) return [];
+  return [`| ${header.join(' | ')} |`, `|${header.map((_, i) => (i === 0 ? ' --- ' : ' ---: ')).join('|')}|`, ...body.map((r) => `| ${r.join(' | ')} |`)];
+}
+
+function asGood(s: FigureSummary): string {
+  return s.tributaryAsGood === undefined ? '' : s.tributaryAsGood ? 'yes' : 'no';
+}
+
+/** The table to paste into the README. */
+export function headlineTable(results: Results): string[] {
+  const rows: string[][] = [['', 'Apache Kafka 3.9.1', 'Tributary', 'Tributary ÷ Kafka']];
+  for (const id of HEADLINE) {
+    const figure = results.figures.find((f) => f.id === id);
+    if (figure === undefined) continue;
+    const s = summarize(figure);
+    const value = (x: typeof s.kafka): string => (x === undefined ? '—' : `${formatValue(x.median, figure.unit)} ${figure.unit}`);
+    rows.push([figure.label, value(s.kafka), value(s.tributary), formatRatio(s.ratio)]);
+  }
+  const lines = mdTable(rows);
+  const note = results.reduced.length > 0
+    ? `*Reduced run (${results.reduced.join('; ')}), load average ${results.machine.loadAtStart.join(' ')} on ${results.machine.cpus} cores at the start: not the benchmark’s result.*`
+    : `*Medians of ${results.options.rounds} alternated runs on ${results.machine.cpus} × ${results.machine.cpuModel}; details in docs/benchmarks.md.*`;
+  return [...lines, '', note];
+}
+
+function figureRows(figures: readonly Figure[]): string[] {
+  const rows: string[][] = [['figure', 'unit', 'Kafka min / **median** / max', 'Tributary min / **median** / max', 'T ÷ K per round', 'T ÷ K (medians)', 'Tributary as good?']];
+  for (const figure of figures) {
+    const s = summarize(figure);
+    rows.push([figure.label, `${figure.unit} (${figure.better} is better)`, formatSide(s.kafka, figure.unit), formatSide(s.tributary, figure.unit),
+      s.roundRatios.map((r) => r.toFixed(2)).join(', ') || '—', `**${formatRatio(s.ratio)}**`, asGood(s)]);
+  }
+  return mdTable(rows);
+}
+
+function detailRows(figures: readonly Figure[]): string[] {
+  const lines: string[] = [];
+  for (const figure of figures) {
+    const withDetail = figure.samples.filter((s) => s.detail !== undefined && Object.keys(s.detail).length > 0);
+    if (withDetail.length === 0) continue;
+    lines.push(`- ${figure.label}: ${withDetail.map((s) => `${s.system} r${s.round} {${Object.entries(s.detail ?? {}).map(([k, v]) => `${k}: ${typeof v === 'number' ? +v.toFixed(2) : v}`).join(', ')}}`).join('; ')}`);
+  }
+  return lines;
+}
+
+interface Target {
+  readonly what: string;
+  readonly check: (results: Results) => string;
+}
+
+function medianOf(results: Results, id: string, system: 'kafka' | 'tributary'): number | undefined {
+  const figure = results.figures.find((f) => f.id === id);
+  return figure === undefined ? undefined : summarize(figure)[system]?.median;
+}
+
+function ratioOf(results: Results, id: string): number | undefined {
+  const figure = results.figures.find((f) => f.id === id);
+  return figure === undefined ? undefined : summarize(figure).ratio;
+}
+
+const verdict = (ok: boolean): string => (ok ? 'reached' : '**not reached**');
+const notMeasured = 'not measured in this run';
+
+const TARGETS: readonly Target[] = [
+  ...(['b1', 'b50'] as const).map((batch): Target => ({
+    what: `Producer ≥ 1.0× Kafka at batch ${batch.slice(1)}`,
+    check: (r) => {
+      const ratio = ratioOf(r, `produce.${batch}`);
+      return ratio === undefined ? notMeasured : `${formatRatio(ratio)} — ${verdict(ratio >= 1)}`;
+    },
+  })),
+  ...(['kcat', 'java'] as const).map((client): Target => ({
+    what: `Consumer ≥ 1.0× Kafka (${client === 'kcat' ? 'kcat' : 'Java console consumer'})`,
+    check: (r) => {
+      const ratio = ratioOf(r, `consume.${client}`);
+      return ratio === undefined ? notMeasured : `${formatRatio(ratio)} — ${verdict(ratio >= 1)}`;
+    },
+  })),
+  {
+    what: 'Storage overhead ≤ 9 bytes per message at batch 50 (bytes on disk per message − 200-byte value)',
+    check: (r) => {
+      const t = medianOf(r, 'storage.b50', 'tributary');
+      const k = medianOf(r, 'storage.b50', 'kafka');
+      if (t === undefined) return notMeasured;
+      return `Tributary ${(t - 200).toFixed(1)} B${k === undefined ? '' : `, Kafka ${(k - 200).toFixed(1)} B`} — ${verdict(t - 200 <= 9)} (a v2 batch of 50 costs 61 + 50 × 9 bytes of framing: 10.2 B per message is the format's floor; the paper's 9 B was the 2011 format)`;
+    },
+  },
+  {
+    what: 'Throughput flat (±10%) between the smallest and the largest pre-filled log',
+    check: (r) => {
+      const ids = r.figures.filter((f) => f.scenario === 'prefill').map((f) => f.id);
+      const sizes = [...new Set(ids.map((id) => id.split('.')[1] ?? ''))];
+      const [smallest, largest] = [sizes[0], sizes.at(-1)];
+      if (smallest === undefined || largest === undefined || smallest === largest) return notMeasured;
+      const parts = (['produce', 'consume'] as const).map((kind) => {
+        const a = medianOf(r, `prefill.${smallest}.${kind}`, 'tributary');
+        const b = medianOf(r, `prefill.${largest}.${kind}`, 'tributary');
+        if (a === undefined || b === undefined) return `${kind}: ${notMeasured}`;
+        const change = b / a - 1;
+        return `${kind} ${change >= 0 ? '+' : ''}${(change * 100).toFixed(1)}% (${verdict(Math.abs(change) <= 0.1)})`;
+      });
+      return `Tributary, ${smallest} → ${largest}: ${parts.join('; ')}`;
+    },
+  },
+  ...([['produce.b1', 50_000, 'produced at batch 1'], ['produce.b50', 400_000, 'produced at batch 50'], ['consume.kcat', 22_000, 'consumed (kcat)'], ['consume.java', 22_000, 'consumed (Java console consumer)']] as const)
+    .map(([id, paper, what]): Target => ({
+      what: `The paper’s ${paper.toLocaleString('en-US')} messages/s ${what} exceeded`,
+      check: (r) => {
+        const t = medianOf(r, id, 'tributary');
+        return t === undefined ? notMeasured : `Tributary ${Math.round(t).toLocaleString('en-US')}/s — ${verdict(t > paper)}`;
+      },
+    })),
+];
+
+export function markdownReport(results: Results, chartFiles: ReadonlyMap<string, string>): string {
+  const m = results.machine;
+  const o = results.options;
+  const out: string[] = [];
+  out.push('# Benchmarks: Tributary beside Apache Kafka 3.9.1', '');
+  out.push(`> Generated by \`npm run bench:vs-kafka\` (test/bench/vs-kafka.ts) on ${results.finishedAt ?? results.startedAt}, from \`docs/charts/vs-kafka.json\`. ` +
+    'Re-running the benchmark rewrites this page and the charts; do not edit it by hand. A benchmark asserts nothing: every figure is a ratio measured in the same run.', '');
+  if (results.reduced.length > 0) {
+    out.push(`> **Reduced run on a loaded machine — these are not the benchmark’s results.** It was run only to check the script end to end: ${results.reduced.join('; ')}. ` +
+      `Load average at the start ${m.loadAtStart.join(' / ')}, at the end ${(m.loadAtEnd ?? []).join(' / ')}, on ${m.cpus} cores shared with other work. ` +
+      'The full run (`npm run bench:vs-kafka` with no BENCH_* variables) is for a quiet machine.', '');
+  }
+  out.push('## Headline', '', ...headlineTable(results), '');
+
+  out.push('## Machine', '');
+  out.push(`- CPU: ${m.cpus} × ${m.cpuModel}${m.cpuMHz > 0 ? ` (${m.cpuMHz} MHz reported)` : ' (clock not reported by the VM)'}`);
+  out.push(`- Memory: ${m.memoryGiB} GiB`, `- Disk of both brokers' data: ${m.disk}`, `- OS: ${m.os}`);
+  out.push(`- Node ${m.node}; ${m.java}; kcat: ${m.kcat}`);
+  out.push(`- Load average (1/5/15 min) at the start ${m.loadAtStart.join(' / ')}, at the end ${(m.loadAtEnd ?? []).join(' / ')}`);
+  const starts = (system: 'kafka' | 'tributary'): string => results.startSeconds.filter((s) => s.system === system).map((s) => s.seconds.toFixed(1)).join(', ');
+  out.push(`- Broker start-up (launch → answers Metadata), seconds: Kafka ${starts('kafka') || '—'}; Tributary ${starts('tributary') || '—'}`, '');
+
+  out.push('## Method', '');
+  out.push(
+    `- **Alternation.** ${o.rounds} round(s). In each round each broker is started fresh (empty data folder), runs every scenario, and is stopped before the other starts — never both at once; odd rounds start with Kafka, even rounds with Tributary. Both use the same disk (one run folder), loopback, and the same clients on the same machine.`,
+    `- **Brokers.** Apache Kafka ${results.kafkaVersion}: single-node KRaft (broker and controller in one JVM), storage formatted with \`kafka.tools.StorageTool format\`, then \`kafka.Kafka\`, -Xms/-Xmx ${o.heapMb} MiB and the G1 options of kafka-run-class.sh; default thread counts (3 network, 8 I/O threads). ` +
+      `Tributary: \`tributary broker start\` standalone, one Node process, --max-old-space-size=${o.heapMb}. Neither is pinned to a CPU.`,
+    `- **Flush (\`BENCH_FLUSH=${o.flush}\`).** ${o.flush === 'paper'
+      ? 'Both fsync after 10,000 messages or 100 ms, whichever comes first — the paper’s policy and Tributary’s default (Kafka also needs log.flush.scheduler.interval.ms=100, or its time rule never runs). Tributary exposes records on append (log.visible.on.append=true), as Kafka does with one replica (its high watermark moves on append), so consumers on both see a record once written, not once fsynced; acks=1 is answered after the append on both.'
+      : 'Both leave fsync to the OS (Kafka’s default; Tributary with its flush thresholds at their maximum), records visible on append.'}`,
+    `- **Records.** ${o.records.toLocaleString('en-US')} records of 200 bytes per produce/consume run, null keys, one partition (except the partition scenario).`,
+    '- **Producer.** Java `ProducerPerformance` (Kafka 3.9.1 tools), `acks=1`, `enable.idempotence=false`, `--throughput -1`. Batch 1: `batch.size=1 linger.ms=0` (a batch never takes a second record). Batch 50: `batch.size=10600 linger.ms=10` — a v2 batch of n such records takes 61 + 209·n bytes and the producer’s room check is exact without compression, so 50 fit and 51 do not; the records per batch are counted in the log afterwards (storage table). Its own total line is the figure. ' +
+      'librdkafka: `kcat -P -X acks=1` with librdkafka’s default batching, 200-byte lines on stdin; timed spawn → exit minus kcat’s fixed cost (median 1-record run in the same session).',
+    `- **Consumer.** Both read the batch-50 topic from offset 0 to its end, ${o.fetchBytes.toLocaleString('en-US')} bytes per partition per fetch (\`max.partition.fetch.bytes\`): \`kcat -C -e -f '%o\\n'\` and the Java \`ConsoleConsumer\` in assign mode (\`--partition 0 --offset earliest --max-messages N\`, print.value=false, print.offset=true). Timed from the first to the last chunk of output (start-up and metadata are outside the figure on both).`,
+    '- **Storage.** Sum of the topic’s `.log` segment files ÷ records stored, after the batch-1 and batch-50 producer runs (indexes not counted; both brokers keep RecordBatch v2 as sent).',
+    `- **End-to-end latency.** Java \`EndToEndLatency\` (${o.latencyMessages.toLocaleString('en-US')} messages, acks=1, 200 bytes): one record at a time, sent then polled; it prints whole milliseconds and is stopped once it has printed its percentiles (the offset commit it does afterwards is not measured; Tributary has no OffsetCommit API yet). ` +
+      'Also a probe with Tributary’s TypeScript client on both brokers (microsecond resolution): a long-poll Fetch waits at the next offset, one record is sent, latency = send start → fetch answered (first 5% not counted).',
+    `- **Scale, partitions.** ${o.partitionRecords.toLocaleString('en-US')} records produced by ProducerPerformance (batch-50 settings, the default sticky partitioner) into a topic of ${o.partitionCounts.join(' / ')} partitions, then read back by \`kcat -C -e\` from all partitions.`,
+    `- **Scale, data in the log.** One partition filled by kcat to ${o.prefillBytes.map(formatSize).join(', then ')} (untimed), then ${o.scaleRecords.toLocaleString('en-US')} records produced (ProducerPerformance batch 50) and those records consumed (kcat from their first offset).`,
+    `- **Warm-up.** ${o.warmupRecords > 0 ? `${o.warmupRecords.toLocaleString('en-US')} records produced and consumed, untimed, after each broker start.` : 'none in this run.'}`,
+    '- **Figures.** min / median / max over the rounds for each broker; the ratio is Tributary ÷ Kafka of the medians (and of each round’s pair). For latency and bytes per message lower is better, so a ratio above 1 means Tributary is behind there.',
+    '',
+  );
+  out.push('Broker settings beyond the defaults:', '');
+  out.push(...mdTable([['broker', 'settings'], ...Object.entries(results.settings).map(([name, s]) => [name, Object.entries(s).map(([k, v]) => `\`${k}=${v}\``).join(', ') || '(defaults)'])]), '');
+
+  out.push('## Results', '');
+  for (const chart of CHARTS) {
+    const figures = results.figures.filter((f) => f.chart === chart.id);
+    if (figures.length === 0) continue;
+    out.push(`### ${chart.title}`, '', ...figureRows(figures), '');
+    const file = chartFiles.get(chart.id);
+    if (file !== undefined) out.push(`![${chart.title}](${file})`, '');
+    const details = detailRows(figures);
+    if (details.length > 0) out.push('<details><summary>Per-run details</summary>', '', ...details, '', '</details>', '');
+  }
+  const ratios = chartFiles.get('ratios');
+  if (ratios !== undefined) out.push('### All ratios', '', `![Tributary ÷ Kafka, every figure](${ratios})`, '');
+
+  out.push('## Targets of issue #6', '');
+  if (results.reduced.length > 0) out.push('*From this reduced run on a loaded machine: indicative only.*', '');
+  out.push(...mdTable([['target', 'this run'], ...TARGETS.map((t) => [t.what, t.check(results)])]), '');
+
+  if (results.profile !== undefined) {
+    const p = results.profile;
+    out.push('## Where the Tributary broker spends its CPU', '');
+    out.push(`\`--profile\` ran the Tributary broker under \`node --cpu-prof\` (${p.files.length} profile(s), ${p.sampledSeconds} s sampled over all its scenarios; idle time left out). Self time:`, '');
+    out.push(...mdTable([['function', 'where', 'self %'], ...p.topFunctions.map((f) => [`\`${f.name}\``, f.where, f.selfPercent.toFixed(1)])]), '');
+    out.push('By file or category:', '', ...mdTable([['file', 'self %'], ...p.topFiles.map((f) => [f.file, f.selfPercent.toFixed(1)])]), '');
+  }
+  if (results.notes.length > 0) out.push('## Notes', '', ...results.notes.map((n) => `- ${n}`), '');
+  return `${out.join('\n')}\n`;
+}

@@ -1,0 +1,201 @@
+/**
+ * The two brokers under test, each started as its own process on loopback with its data in the
+ * benchmark's run folder (one disk), and never both at once:
+ *
+ *   kafka      Apache Kafka 3.9.1, single-node KRaft (broker + controller in one JVM), storage
+ *              formatted with kafka.tools.StorageTool, then kafka.Kafka; -Xms/-Xmx as given and the
+ *              JVM options of kafka-run-class.sh.
+ *   tributary  `tributary broker start` standalone (bin/tributary.js through tsx), node
+ *              --max-old-space-size set to the same heap, optionally with --cpu-prof.
+ *
+ * Flush settings (BENCH_FLUSH): `paper` (default) gives both the same fsync policy, the paper's
+ * and Tributary's default — flush after 10,000 messages or 100 ms, whichever comes first. Kafka
+ * needs log.flush.scheduler.interval.ms for the time rule (its default never runs it). Tributary
+ * gets log.visible.on.append=true: with one replica Kafka's high watermark moves on append, so
+ * consumers on both see a record once it is written, not once it is fsynced. `os` leaves fsync to
+ * the OS on both (Kafka's default; Tributary with flush thresholds at their maximum).
+ */
+import { randomBytes } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { dirname, join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import { ClusterClient } from '../../../src/client/cluster-client.js';
+import { javaCommand, javaEnvironment } from '../../services/java.js';
+import { freePort, LOOPBACK } from '../../services/network.js';
+import { startDaemon, waitUntil, type Daemon } from '../../services/process.js';
+import type { ServiceRun } from '../../services/run-dir.js';
+import { expectSuccess, KAFKA_JVM_PERFORMANCE_OPTS, runJava } from './process.js';
+
+const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+export type SystemName = 'kafka' | 'tributary';
+export const SYSTEMS: readonly SystemName[] = ['kafka', 'tributary'];
+export type FlushPolicy = 'paper' | 'os';
+
+export interface RunningSystem {
+  readonly name: SystemName;
+  readonly bootstrap: string;
+  readonly dataDir: string;
+  /** Seconds from launch until it answered metadata. */
+  readonly startSeconds: number;
+  readonly logFile: string;
+  /** Clean stop (SIGTERM, then SIGKILL after the grace period). */
+  stop(): Promise<void>;
+}
+
+export interface SystemOptions {
+  readonly run: ServiceRun;
+  /** The session's folder; the broker's data go to `<dir>/data`. */
+  readonly dir: string;
+  readonly heapMb: number;
+  readonly flush: FlushPolicy;
+  readonly kafkaServerJars: string;
+  /** Tributary only: write a V8 CPU profile into this folder (node --cpu-prof). */
+  readonly cpuProfileDir?: string | undefined;
+}
+
+const STOP_GRACE_MS = 60_000;
+const START_TIMEOUT_MS = 180_000;
+
+/** The settings each broker gets, as printed in the report. */
+export function brokerSettings(name: SystemName, flush: FlushPolicy): Record<string, string> {
+  if (name === 'kafka') {
+    return flush === 'paper'
+      ? { 'log.flush.interval.messages': '10000', 'log.flush.interval.ms': '100', 'log.flush.scheduler.interval.ms': '100' }
+      : {};
+  }
+  return {
+    'auto.create.topics.enable': 'false',
+    'log.visible.on.append': 'true',
+    ...(flush === 'paper'
+      ? { 'log.flush.interval.messages': '10000', 'log.flush.interval.ms': '100' }
+      : { 'log.flush.interval.messages': '2147483647', 'log.flush.interval.ms': '2147483647' }),
+  };
+}
+
+export async function startSystem(name: SystemName, options: SystemOptions): Promise<RunningSystem> {
+  return name === 'kafka' ? startKafka(options) : startTributary(options);
+}
+
+// ---- Apache Kafka -------------------------------------------------------------------------
+
+/** A KRaft cluster id: 16 random bytes, base64url (as Uuid.randomUuid, never starting with '-'). */
+function clusterId(): string {
+  for (;;) {
+    const id = randomBytes(16).toString('base64url');
+    if (!id.startsWith('-')) return id;
+  }
+}
+
+async function startKafka(options: SystemOptions): Promise<RunningSystem> {
+  const dir = join(options.dir, 'kafka');
+  const dataDir = join(dir, 'data');
+  mkdirSync(dataDir, { recursive: true });
+  const port = await freePort();
+  const controllerPort = await freePort();
+  const properties = join(dir, 'server.properties');
+  const settings: Record<string, string> = {
+    'process.roles': 'broker,controller',
+    'node.id': '1',
+    'controller.quorum.voters': `1@${LOOPBACK}:${controllerPort}`,
+    listeners: `PLAINTEXT://${LOOPBACK}:${port},CONTROLLER://${LOOPBACK}:${controllerPort}`,
+    'advertised.listeners': `PLAINTEXT://${LOOPBACK}:${port}`,
+    'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    'controller.listener.names': 'CONTROLLER',
+    'inter.broker.listener.name': 'PLAINTEXT',
+    'log.dirs': dataDir,
+    'num.partitions': '1',
+    'offsets.topic.replication.factor': '1',
+    'offsets.topic.num.partitions': '1',
+    'transaction.state.log.replication.factor': '1',
+    'transaction.state.log.min.isr': '1',
+    'group.initial.rebalance.delay.ms': '0',
+    'auto.create.topics.enable': 'false',
+    ...brokerSettings('kafka', options.flush),
+  };
+  writeFileSync(properties, `${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join('\n')}\n`);
+  const log4j = join(dir, 'log4j.properties');
+  writeFileSync(log4j, [
+    'log4j.rootLogger=INFO, stdout',
+    'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
+    'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',
+    'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n',
+    // Per-request and per-segment INFO lines are not wanted in a benchmark's log.
+    'log4j.logger.kafka=WARN', 'log4j.logger.org.apache.kafka=WARN', 'log4j.logger.kafka.server.KafkaRaftServer=INFO',
+    '',
+  ].join('\n'));
+  const launchedAt = performance.now();
+  const heap = `${options.heapMb}m`;
+  expectSuccess('kafka-storage format', await runJava('kafka.tools.StorageTool', ['format', '-t', clusterId(), '-c', properties], {
+    run: options.run, label: 'kafka-storage format', timeoutMs: 120_000, classpathDir: options.kafkaServerJars, heap: '256m', log4jFile: log4j,
+  }));
+  const logFile = join(dir, 'kafka.log');
+  const daemon = startDaemon({
+    run: options.run,
+    name: `kafka-${port}`,
+    command: javaCommand(),
+    args: [`-Xms${heap}`, `-Xmx${heap}`, ...KAFKA_JVM_PERFORMANCE_OPTS, `-Dlog4j.configuration=file:${log4j}`,
+      '-cp', `${options.kafkaServerJars}/*`, 'kafka.Kafka', properties],
+    logFile,
+    cwd: dir,
+    env: javaEnvironment(),
+  });
+  const bootstrap = `${LOOPBACK}:${port}`;
+  await waitForMetadata(bootstrap, 1, daemon, 'Apache Kafka');
+  return running('kafka', bootstrap, dataDir, logFile, daemon, launchedAt);
+}
+
+// ---- Tributary ----------------------------------------------------------------------------
+
+async function startTributary(options: SystemOptions): Promise<RunningSystem> {
+  const dir = join(options.dir, 'tributary');
+  const dataDir = join(dir, 'data');
+  mkdirSync(dataDir, { recursive: true });
+  const port = await freePort();
+  const logFile = join(dir, 'broker.log');
+  const nodeFlags = [`--max-old-space-size=${options.heapMb}`];
+  if (options.cpuProfileDir !== undefined) {
+    mkdirSync(options.cpuProfileDir, { recursive: true });
+    nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`);
+  }
+  const settings = brokerSettings('tributary', options.flush);
+  const launchedAt = performance.now();
+  const daemon = startDaemon({
+    run: options.run,
+    name: `tributary-${port}`,
+    command: process.execPath,
+    args: [...nodeFlags, join(root, 'bin', 'tributary.js'), 'broker', 'start', '--id', '0', '--listen', `${LOOPBACK}:${port}`,
+      '--data-dir', dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['--set', `${k}=${v}`])],
+    logFile,
+    cwd: root,
+  });
+  const bootstrap = `${LOOPBACK}:${port}`;
+  await waitForMetadata(bootstrap, 0, daemon, 'Tributary');
+  return running('tributary', bootstrap, dataDir, logFile, daemon, launchedAt);
+}
+
+// ---- shared -------------------------------------------------------------------------------
+
+function running(name: SystemName, bootstrap: string, dataDir: string, logFile: string, daemon: Daemon, launchedAt: number): RunningSystem {
+  return {
+    name,
+    bootstrap,
+    dataDir,
+    logFile,
+    startSeconds: (performance.now() - launchedAt) / 1000,
+    stop: () => daemon.stop(STOP_GRACE_MS),
+  };
+}
+
+/** Ready = it answers Metadata and lists itself (broker id `id`). */
+async function waitForMetadata(bootstrap: string, id: number, daemon: Daemon, what: string): Promise<void> {
+  await waitUntil(async () => {
+    const client = await ClusterClient.connect({ bootstrap: [bootstrap], connectTimeoutMs: 2000, requestTimeoutMs: 5000, allowAutoTopicCreation: false });
+    try {
+      return client.knownBrokers().some((broker) => broker.nodeId === id);
+    } finally {
+      client.close();
+    }
+  }, { what: `${what} on ${bootstrap} to answer Metadata`, timeoutMs: START_TIMEOUT_MS, intervalMs: 500, daemons: [daemon] });
+}
