@@ -7,6 +7,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { auditReport, type AuditReportOptions } from './commands/audit.js';
 import { startBroker, type BrokerStartOptions } from './commands/broker.js';
 import { consume, type ConsumeOptions } from './commands/consume.js';
+import { DEFAULT_DEMO_EVENTS, demo, type DemoCommandOptions } from './commands/demo.js';
 import { etlPlan, etlRun, etlStatus, type EtlPlanOptions, type EtlRunOptions, type EtlStatusOptions } from './commands/etl.js';
 import { describeGroup, listGroups, resetOffsets, type ResetOptions } from './commands/groups.js';
 import { startMirror, type MirrorStartOptions } from './commands/mirror.js';
@@ -258,7 +259,14 @@ export function buildProgram(io: CommandIo): Command {
 
   stub(program, 'worker', 'process load tasks from the BullMQ queues', 10);
   stub(program, 'scheduler', 'keep the hourly job schedulers in step with the load files', 10);
-  stub(program, 'demo', 'run the whole pipeline on one machine with embedded defaults', 10);
+  program
+    .command('demo')
+    .description('run the whole pipeline in this process: a standalone broker, the registry, sample page views over 3 hours, the audit counters and one load into a local warehouse folder; prints the hour folders and the audit report')
+    .option('--dir <dir>', 'an empty or new folder for the broker, registry and warehouse (default: a fresh temporary folder); kept afterwards')
+    .option('--events <n>', `page views to produce (default ${DEFAULT_DEMO_EVENTS})`)
+    .option('--keep-running', 'leave the broker and the registry up afterwards and print their addresses, until Ctrl-C')
+    .option('--log-level <level>', 'component logs on stderr: fatal, error, warn, info, debug or trace', 'warn')
+    .action(async (options: DemoCommandOptions) => demo(io, options));
 
   return program;
 }
