@@ -12,7 +12,7 @@ import { ClusterClient } from '../client/cluster-client.js';
 import { Producer, type ProducerRecord, type RecordMetadata } from '../client/producer.js';
 import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
-import { CreateTopicsApi } from '../protocol/apis/create-topics.js';
+import { CreateTopicsApi, type CreatableTopicResult } from '../protocol/apis/create-topics.js';
 import { KafkaErrorCode, kafkaErrorName } from '../protocol/kafka-errors.js';
 
 const CREATE_TOPICS_VERSION = 4;
@@ -67,17 +67,7 @@ export class MirrorTarget {
   }
 
   private async createIfMissing(topic: string, partitions: number): Promise<number> {
-    const broker = this.cluster.knownBrokers()[0];
-    if (broker === undefined) {
-      throw new TributaryError({ code: 'BROKER_NOT_AVAILABLE', retriable: true, message: `cannot create ${topic} in the offline cluster: no broker is known` });
-    }
-    const connection = await this.cluster.connectionTo(broker.nodeId);
-    const response = await connection.request(CreateTopicsApi, CREATE_TOPICS_VERSION, {
-      topics: [{ name: topic, numPartitions: partitions, replicationFactor: -1, assignments: [], configs: [] }],
-      timeoutMs: 30_000,
-      validateOnly: false,
-    });
-    const result = response.topics[0];
+    const result = await this.requestCreate(topic, partitions);
     const errorCode = result?.errorCode ?? KafkaErrorCode.UNKNOWN_SERVER_ERROR;
     if (errorCode === 0) {
       this.logger.info({ topic, partitions }, 'created the topic in the offline cluster');
@@ -94,5 +84,30 @@ export class MirrorTarget {
       this.logger.warn({ topic, source: partitions, target: count }, 'the offline topic has another partition count than the source: records are placed by key');
     }
     return count;
+  }
+
+  /** CreateTopics on the first known broker that answers (any broker of our clusters can create). */
+  private async requestCreate(topic: string, partitions: number): Promise<CreatableTopicResult | undefined> {
+    let lastError: unknown;
+    for (const broker of this.cluster.knownBrokers()) {
+      try {
+        const connection = await this.cluster.connectionTo(broker.nodeId);
+        const response = await connection.request(CreateTopicsApi, CREATE_TOPICS_VERSION, {
+          topics: [{ name: topic, numPartitions: partitions, replicationFactor: -1, assignments: [], configs: [] }],
+          timeoutMs: 30_000,
+          validateOnly: false,
+        });
+        return response.topics[0];
+      } catch (error) {
+        lastError = error;
+      }
+    }
+    throw new TributaryError({
+      code: 'BROKER_NOT_AVAILABLE',
+      retriable: true,
+      message: `cannot create ${topic} in the offline cluster: no known broker answered CreateTopics`,
+      ...(lastError === undefined ? {} : { cause: lastError }),
+      details: { topic, brokers: this.cluster.knownBrokers().map((broker) => broker.nodeId) },
+    });
   }
 }

@@ -4,7 +4,8 @@
  * (offline) cluster, until SIGTERM or SIGINT, which stop it cleanly: acknowledged records are
  * committed and the partitions released to the group (exit 0). A failure after which it cannot go
  * on safely ends it with status 1; nothing unacknowledged was committed, so a restart resumes.
- * Logs are JSON lines on stderr.
+ * While the offline cluster is unreachable a stop waits for its acknowledgements; SIGKILL is safe
+ * then too (the uncommitted records are delivered again). Logs are JSON lines on stderr.
  */
 import { createServer, type Server } from 'node:http';
 import { z } from 'zod';
