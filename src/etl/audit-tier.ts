@@ -12,7 +12,8 @@
  * warehouse, not what the loader meant to write.
  *
  * Limits: a load without timeField is refused (the Kafka record timestamp is not kept in the
- * files). Counts are published after the commit, so a crash between the two loses that commit's
+ * files); both fields are read from the records as written, so a load whose transform drops or
+ * renames them cannot be counted this way. Counts are published after the commit, so a crash between the two loses that commit's
  * LOADER counts (its windows then show LOSS though the data is there); no later run recounts it.
  */
 import { TributaryError } from '../common/errors.js';
