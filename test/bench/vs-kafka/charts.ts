@@ -63,7 +63,7 @@ function groupSpec(results: Results, group: { id: string; title: string }): obje
     for (const [system, side] of [[KAFKA, s.kafka], [TRIBUTARY, s.tributary]] as const) {
       if (side === undefined) continue;
       values.push({
-        figure: `${figure.label} [${figure.unit}]`, system, median: side.median, min: side.min, max: side.max,
+        figure: figure.label, system, median: side.median, min: side.min, max: side.max,
         text: `${formatValue(side.median, figure.unit)}${system === TRIBUTARY ? `  (${formatRatio(s.ratio)})` : ''}`,
       });
     }
@@ -71,23 +71,29 @@ function groupSpec(results: Results, group: { id: string; title: string }): obje
   if (values.length === 0) return undefined;
   const unit = [...new Set(figures.map((f) => f.unit))].join(', ');
   const reduced = results.reduced.length > 0 ? ' — REDUCED RUN, not the result' : '';
+  // One small chart per figure (each with its own axis: throughputs differ by orders of magnitude).
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: `${group.title}${reduced}`, subtitle: `bar = median of ${results.options.rounds} run(s), line = min–max; label = median (Tributary ÷ Kafka)` },
+    title: { text: `${group.title}${reduced}`, subtitle: `bar = median of ${results.options.rounds} run(s), line = min–max; label = median (Tributary ÷ Kafka); ${unit}` },
     background: 'white',
-    width: 520,
-    height: { step: 22 },
     data: { values },
-    encoding: {
-      y: { field: 'figure', type: 'nominal', sort: null, title: null, axis: { labelLimit: 420 } },
-      yOffset: { field: 'system', sort: [KAFKA, TRIBUTARY] },
-      color: { field: 'system', type: 'nominal', scale: { domain: [KAFKA, TRIBUTARY], range: ['#4c78a8', '#f58518'] }, legend: { orient: 'bottom', title: null } },
+    facet: {
+      row: { field: 'figure', type: 'nominal', sort: null, header: { title: null, labelAngle: 0, labelOrient: 'top', labelAlign: 'left', labelAnchor: 'start', labelFontSize: 12, labelLimit: 700 } },
     },
-    layer: [
-      { mark: 'bar', encoding: { x: { field: 'median', type: 'quantitative', title: unit } } },
-      { mark: { type: 'rule', color: 'black' }, encoding: { x: { field: 'min', type: 'quantitative' }, x2: { field: 'max' } } },
-      { mark: { type: 'text', align: 'left', dx: 4, fontSize: 10, color: 'black' }, encoding: { x: { field: 'max', type: 'quantitative' }, text: { field: 'text' } } },
-    ],
+    spec: {
+      width: 560,
+      height: { step: 18 },
+      encoding: {
+        y: { field: 'system', type: 'nominal', sort: [KAFKA, TRIBUTARY], title: null, axis: null },
+        color: { field: 'system', type: 'nominal', scale: { domain: [KAFKA, TRIBUTARY], range: ['#4c78a8', '#f58518'] }, legend: { orient: 'bottom', title: null } },
+      },
+      layer: [
+        { mark: 'bar', encoding: { x: { field: 'median', type: 'quantitative', title: null } } },
+        { mark: { type: 'rule', color: 'black' }, encoding: { x: { field: 'min', type: 'quantitative' }, x2: { field: 'max' } } },
+        { mark: { type: 'text', align: 'left', dx: 4, fontSize: 10, color: 'black' }, encoding: { x: { field: 'max', type: 'quantitative' }, text: { field: 'text' } } },
+      ],
+    },
+    resolve: { scale: { x: 'independent' } },
     config: { font: FONT, view: { stroke: null } },
   };
 }
@@ -96,32 +102,29 @@ function ratioSpec(results: Results): object | undefined {
   const values = results.figures.map((figure) => ({ figure, s: summarize(figure) }))
     .filter(({ s }) => s.ratio !== undefined && Number.isFinite(s.ratio))
     .map(({ figure, s }) => ({
-      figure: figure.label, ratio: s.ratio, text: formatRatio(s.ratio),
+      figure: figure.label, ratio: s.ratio, one: 1, text: formatRatio(s.ratio),
       direction: figure.better === 'higher' ? 'higher is better (throughput)' : 'lower is better (latency, bytes)',
     }));
   if (values.length === 0) return undefined;
   const reduced = results.reduced.length > 0 ? ' — REDUCED RUN, not the result' : '';
+  const ratiosOnly = values.map((v) => v.ratio ?? 1);
+  const domain = [Math.min(0.5, ...ratiosOnly) / 1.2, Math.max(2, ...ratiosOnly) * 1.5];
   return {
     $schema: 'https://vega.github.io/schema/vega-lite/v6.json',
-    title: { text: `Tributary ÷ Apache Kafka 3.9.1, every figure${reduced}`, subtitle: 'ratio of the medians; the line marks 1.0' },
+    title: { text: `Tributary ÷ Apache Kafka 3.9.1, every figure${reduced}`, subtitle: 'ratio of the medians, log scale; the dashed line marks 1.0' },
     background: 'white',
-    width: 520,
-    height: { step: 16 },
+    width: 420,
+    height: { step: 18 },
     data: { values },
+    encoding: {
+      y: { field: 'figure', type: 'nominal', sort: null, title: null, axis: { labelLimit: 480 } },
+      color: { field: 'direction', type: 'nominal', legend: { orient: 'bottom', title: null, labelLimit: 400 } },
+    },
     layer: [
-      {
-        mark: 'bar',
-        encoding: {
-          y: { field: 'figure', type: 'nominal', sort: null, title: null, axis: { labelLimit: 420 } },
-          x: { field: 'ratio', type: 'quantitative', scale: { type: 'log' }, title: 'Tributary ÷ Kafka (log scale)' },
-          color: { field: 'direction', type: 'nominal', legend: { orient: 'bottom', title: null } },
-        },
-      },
-      {
-        mark: { type: 'text', align: 'left', dx: 4, fontSize: 10 },
-        encoding: { y: { field: 'figure', type: 'nominal', sort: null }, x: { field: 'ratio', type: 'quantitative' }, text: { field: 'text' } },
-      },
-      { data: { values: [{ one: 1 }] }, mark: { type: 'rule', color: 'black', strokeDash: [4, 3] }, encoding: { x: { field: 'one', type: 'quantitative' } } },
+      { mark: { type: 'rule', strokeWidth: 2 }, encoding: { x: { field: 'one', type: 'quantitative', scale: { type: 'log', domain } }, x2: { field: 'ratio' } } },
+      { mark: { type: 'point', filled: true, size: 60 }, encoding: { x: { field: 'ratio', type: 'quantitative', title: 'Tributary ÷ Kafka' } } },
+      { mark: { type: 'text', align: 'left', dx: 7, fontSize: 10, color: 'black' }, encoding: { x: { field: 'ratio', type: 'quantitative' }, text: { field: 'text' } } },
+      { mark: { type: 'rule', color: 'black', strokeDash: [4, 3] }, encoding: { x: { field: 'one', type: 'quantitative' }, y: { value: 0 }, y2: { value: { expr: 'height' } }, color: { value: 'black' } } },
     ],
     config: { font: FONT, view: { stroke: null } },
   };
