@@ -76,6 +76,7 @@ export async function completeCommit(context: CommitContext, manifest: Manifest,
     while (next < moves.length) {
       const file = moves[next++]!;
       await moveIntoPlace(context, manifest.seq, file);
+      context.logger.debug({ seq: manifest.seq, path: file.path, event: 'renamed-file' }, 'file in place');
       context.failpoint?.('after-rename');
     }
   };

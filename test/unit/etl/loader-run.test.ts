@@ -331,6 +331,29 @@ describe('loader runs', () => {
     await expect(first).resolves.toMatchObject({ outcome: 'committed' });
   });
 
+  it('stops without committing when its coordination session expired during the run (lease lost)', async () => {
+    await produce(source, 40, 4);
+    const store = new MemoryCoordination().session();
+    const paused = pausedSource(source);
+    const run = runLoad(options(warehouse, paused.source, { store }));
+    await paused.entered;
+    await store.expireSession();
+    paused.release();
+    await expect(run).rejects.toMatchObject({ code: 'ETL_LEASE_LOST', message: expect.stringContaining('lost its lease /etl/locks/views') as unknown });
+    expect((await readCommitLog(warehouse, 'wh', 'views')).claimed).toEqual([]);
+    expect(warehouse.filesUnder('wh/views/')).toEqual([]);
+  });
+
+  it('numbers runs in the coordination store and records the number in the manifest', async () => {
+    await produce(source, 8, 4);
+    const tree = new MemoryCoordination();
+    await runLoad(options(warehouse, source, { store: tree.session(), numberRuns: true }));
+    await produce(source, 8, 4, 8);
+    await runLoad(options(warehouse, source, { store: tree.session(), numberRuns: true }));
+    expect([(await manifestOf(warehouse, 1)).runNumber, (await manifestOf(warehouse, 2)).runNumber]).toEqual([1, 2]);
+    expect(await tree.session().get('/etl/locks/views')).toBeUndefined();
+  });
+
   it('fences a stale run: one that lost its lease while paused cannot commit after another run did', async () => {
     await produce(source, 40, 4);
     const paused = pausedSource(source);

@@ -1,0 +1,53 @@
+/**
+ * Names the loader gives things (src/etl/layout.ts), the offsets a data file records
+ * (compactOffsets), and event times (event-time.ts): all from the record and the range, never the clock.
+ */
+import { describe, expect, it } from 'vitest';
+import { eventTimeOf } from '../../../src/etl/event-time.js';
+import { compactOffsets, expandOffsets } from '../../../src/etl/extract.js';
+import { claimPath, dataFilePath, hourKey, hourOf, parseCommitName, parseStagingName, publishedPath, quarantineDir, stagingDir } from '../../../src/etl/layout.js';
+
+describe('warehouse layout', () => {
+  const hour = hourOf(Date.UTC(2026, 10, 29, 15, 59, 59, 999));
+
+  it('puts data in <root>/<topic>/hourly/YYYY/MM/DD/HH/<topic>+<partition>+<start>+<end>.<ext> (UTC)', () => {
+    expect(dataFilePath('warehouse', 'page-views', hour, 3, 1000, 2000, 'avro')).toBe('warehouse/page-views/hourly/2026/11/29/15/page-views+3+1000+2000.avro');
+    expect(dataFilePath('', 'v', hourOf(0), 0, 0, 1, 'parquet')).toBe('v/hourly/1970/01/01/00/v+0+0+1.parquet');
+    expect(hourKey(hour)).toBe('2026-11-29T15');
+  });
+
+  it('keeps the commit log and staging under <root>/_etl/<load>/ with ten-digit, sortable seqs', () => {
+    expect(claimPath('w', 'views', 7)).toBe('w/_etl/views/commits/0000000007.pending');
+    expect(publishedPath('w', 'views', 7)).toBe('w/_etl/views/commits/0000000007.json');
+    expect(stagingDir('w', 'views', 12, 'a1b2c3')).toBe('w/_etl/views/staging/0000000012-a1b2c3');
+    expect(quarantineDir('w', 'views', 12)).toBe('w/_etl/views/quarantine/0000000012');
+    expect(parseCommitName('0000000007.pending')).toEqual({ seq: 7, kind: 'claim' });
+    expect(parseCommitName('0000000007.json')).toEqual({ seq: 7, kind: 'published' });
+    expect(parseCommitName('7.json')).toBeUndefined();
+    expect(parseStagingName('0000000012-a1b2c3')).toEqual({ seq: 12, attempt: 'a1b2c3' });
+    expect(parseStagingName('notes')).toBeUndefined();
+  });
+});
+
+describe('record offsets in data files', () => {
+  it('are written as compact ranges and read back exactly', () => {
+    const offsets = [100, 101, 102, 105, 107, 108, 200];
+    expect(compactOffsets(offsets)).toBe('100-102,105,107-108,200');
+    expect(expandOffsets(compactOffsets(offsets))).toEqual(offsets);
+    expect(compactOffsets([])).toBe('');
+    expect(expandOffsets('')).toEqual([]);
+  });
+});
+
+describe('event time', () => {
+  it('comes from the time field, else the record timestamp', () => {
+    expect(eventTimeOf({ header: { time: 1_700_000_000_000 } }, 5, 'header.time')).toEqual({ ok: true, ms: 1_700_000_000_000 });
+    expect(eventTimeOf({ header: { time: 1 } }, 5, undefined)).toEqual({ ok: true, ms: 5 });
+  });
+
+  it('is refused, with the reason, when missing or not a time', () => {
+    expect(eventTimeOf({ header: {} }, 5, 'header.time')).toEqual({ ok: false, reason: 'field header.time is missing, not a time in ms since the epoch' });
+    expect(eventTimeOf({ header: { time: null } }, 5, 'header.time')).toEqual({ ok: false, reason: 'field header.time is null, not a time in ms since the epoch' });
+    expect(eventTimeOf({}, -1, undefined)).toEqual({ ok: false, reason: 'the record timestamp is -1, not a time in ms since the epoch' });
+  });
+});
