@@ -8,6 +8,8 @@ import { etlError } from './errors.js';
 import type { ReaderSchema } from './plan.js';
 
 const NUMERIC = new Set(['int', 'long']);
+/** 9999-12-31T23:59:59.999Z: later times have no four-digit year folder. */
+const LATEST_EVENT_TIME_MS = 253_402_300_799_999;
 
 function fieldTypeAt(type: Type, path: readonly string[]): Type | undefined {
   let current: Type = type;
@@ -56,7 +58,7 @@ export function eventTimeOf(value: unknown, recordTimestamp: number, timeField: 
       time = typeof time === 'object' && time !== null ? (time as Record<string, unknown>)[name] : undefined;
     }
   }
-  if (typeof time !== 'number' || !Number.isSafeInteger(time) || time < 0) {
+  if (typeof time !== 'number' || !Number.isSafeInteger(time) || time < 0 || time > LATEST_EVENT_TIME_MS) {
     return { ok: false, reason: `${from} is ${time === undefined ? 'missing' : JSON.stringify(time)}, not a time in ms since the epoch` };
   }
   return { ok: true, ms: time };

@@ -49,5 +49,6 @@ describe('event time', () => {
     expect(eventTimeOf({ header: {} }, 5, 'header.time')).toEqual({ ok: false, reason: 'field header.time is missing, not a time in ms since the epoch' });
     expect(eventTimeOf({ header: { time: null } }, 5, 'header.time')).toEqual({ ok: false, reason: 'field header.time is null, not a time in ms since the epoch' });
     expect(eventTimeOf({}, -1, undefined)).toEqual({ ok: false, reason: 'the record timestamp is -1, not a time in ms since the epoch' });
+    expect(eventTimeOf({ t: 1e17 }, 5, 't')).toEqual({ ok: false, reason: 'field t is 100000000000000000, not a time in ms since the epoch' });
   });
 });

@@ -183,6 +183,21 @@ describe('loader runs', () => {
     expect(warehouse.filesUnder('wh/_etl/views/staging/')).toEqual([]);
   });
 
+  it('writes Parquet files that read back to the same records, with their offsets', async () => {
+    const produced = await produce(source, 120, 4);
+    await runLoad(options(warehouse, source, { load: load({ format: 'parquet', codec: 'snappy' }) }));
+    const files = warehouse.filesUnder(`wh/${TOPIC}/hourly/`);
+    expect(files.every((file) => file.endsWith('.parquet'))).toBe(true);
+    const found = new Map<string, unknown>();
+    for (const file of files) {
+      const decoded = await decodeDataFile(warehouse.files.get(file)!, 'parquet');
+      const offsets = expandOffsets(decoded.metadata['tributary.offsets'] ?? '');
+      decoded.records.forEach((value, index) => found.set(`${decoded.metadata['tributary.partition']}/${offsets[index]}`, { ...(value as object) }));
+    }
+    expect(found.size).toBe(produced.length);
+    for (const record of produced) expect(found.get(`${record.partition}/${record.offset}`)).toEqual(record.value);
+  });
+
   it('continues where the last commit ends and has nothing to do when nothing is new', async () => {
     await produce(source, 80, 4);
     await runLoad(options(warehouse, source));
