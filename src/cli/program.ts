@@ -7,6 +7,7 @@ import packageJson from '../../package.json' with { type: 'json' };
 import { auditReport, type AuditReportOptions } from './commands/audit.js';
 import { startBroker, type BrokerStartOptions } from './commands/broker.js';
 import { consume, type ConsumeOptions } from './commands/consume.js';
+import { startDashboardCommand, type DashboardCommandOptions } from './commands/dashboard.js';
 import { DEFAULT_DEMO_EVENTS, demo, type DemoCommandOptions } from './commands/demo.js';
 import { etlPlan, etlRun, etlStatus, type EtlPlanOptions, type EtlRunOptions, type EtlStatusOptions } from './commands/etl.js';
 import { describeGroup, listGroups, resetOffsets, type ResetOptions } from './commands/groups.js';
@@ -267,6 +268,21 @@ export function buildProgram(io: CommandIo): Command {
     .option('--keep-running', 'leave the broker and the registry up afterwards and print their addresses, until Ctrl-C')
     .option('--log-level <level>', 'component logs on stderr: fatal, error, warn, info, debug or trace', 'warn')
     .action(async (options: DemoCommandOptions) => demo(io, options));
+
+  program
+    .command('dashboard')
+    .description('serve Bull Board for the BullMQ queues and pages of loads, last runs, records per hour with completeness, audit completeness and consumer-group lag; SIGTERM stops it')
+    .requiredOption('--listen <host:port>', 'address to serve the dashboard on')
+    .requiredOption('--redis <url>', 'the Redis of the BullMQ queues, e.g. redis://127.0.0.1:6379')
+    .option('--loads <dir>', 'folder of the load files (YAML), e.g. jobs/')
+    .option('--zookeeper <connect>', 'HOST:PORT[/chroot] of the cluster whose consumer-group lag to show')
+    .option('--bootstrap-server <host:port,…>', 'brokers of the cluster whose _audit topic to read (with --registry)')
+    .option('--registry <url>', 'the schema registry the audit counts are framed with (with --bootstrap-server)')
+    .option('--queue <name>', 'a queue to show even before Redis holds it (the others are found in Redis); repeatable', collect, [])
+    .option('--prefix <prefix>', 'the BullMQ key prefix of the queues', 'bull')
+    .option('--read-only', 'Bull Board without the buttons that retry, clean, pause or delete')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
+    .action(async (options: DashboardCommandOptions) => startDashboardCommand(io, options));
 
   return program;
 }

@@ -1,0 +1,55 @@
+/**
+ * The audit counts, read as `tributary audit report` reads them: the `_audit` topic of the
+ * cluster given by --bootstrap-server (normally the offline one, where the mirror brings every
+ * tier's counts), decoded with the registry given by --registry. A connection per request: the
+ * dashboard is looked at now and then, and a broker restart between two looks must not matter.
+ */
+import { readAuditTopic, type AuditTopicContents } from '../../audit/read-audit-topic.js';
+import { reconcile, type Reconciliation } from '../../audit/reconcile.js';
+import { ClusterClient } from '../../client/cluster-client.js';
+import type { Logger } from '../../common/logger.js';
+import { RegistryClient } from '../../registry/client.js';
+import { AvroDeserializer } from '../../registry/serde/deserializer.js';
+
+export interface AuditSourceOptions {
+  readonly bootstrap: readonly string[];
+  readonly registry: string;
+  readonly logger: Logger;
+}
+
+export interface AuditRange {
+  readonly from: number;
+  readonly to: number;
+  readonly now: number;
+  readonly latenessMs: number;
+}
+
+export interface TopicAudit {
+  readonly reconciliation: Reconciliation;
+  readonly contents: Omit<AuditTopicContents, 'events'>;
+}
+
+export class AuditSource {
+  /** Kept for the dashboard's life: it caches writer schemas by id, which never change. */
+  private readonly deserializer: AvroDeserializer;
+
+  constructor(private readonly options: AuditSourceOptions) {
+    this.deserializer = new AvroDeserializer(new RegistryClient({ url: options.registry, logger: options.logger }));
+  }
+
+  describe(): string {
+    return `the _audit topic of ${this.options.bootstrap.join(',')} (registry ${this.options.registry})`;
+  }
+
+  /** Reconciles `topic` over `range`: completeness per window and tier. */
+  async reconcile(topic: string, range: AuditRange): Promise<TopicAudit> {
+    // Reading must never create the audit topic where it is missing.
+    const cluster = await ClusterClient.connect({ bootstrap: this.options.bootstrap, clientId: 'tributary-dashboard', allowAutoTopicCreation: false, metadataRetries: 2, logger: this.options.logger });
+    try {
+      const { events, ...contents } = await readAuditTopic({ cluster, deserializer: this.deserializer, topic });
+      return { reconciliation: reconcile(events, { topic, ...range }), contents };
+    } finally {
+      cluster.close();
+    }
+  }
+}
