@@ -96,6 +96,25 @@ export async function previewPlan(services: LoadServices, acceptGap: boolean): P
   return { plan, pending: log.pending };
 }
 
+/**
+ * How every run starts, under its lease: roll claimed commits forward, remove dead staging, then
+ * plan from the last published commit. Also the plan phase of distributed runs (phases.ts).
+ */
+export async function recoverAndPlan(services: LoadServices, context: CommitContext, acceptGap: boolean): Promise<{ recovery: Recovery; base: Manifest | undefined; plan: LoadPlan }> {
+  const { load, warehouse } = services;
+  const recovery = await recoverCommits(context);
+  const base = recovery.log.lastPublished === 0 ? undefined : (await readClaim(warehouse, load.warehouse.root, load.name, recovery.log.lastPublished)).manifest;
+  const plan = await planRun({
+    load,
+    base,
+    source: services.source,
+    readerSchema: registryReaderSchemas(services.registry),
+    acceptGap,
+    now: (services.now ?? (() => new Date()))(),
+  });
+  return { recovery, base, plan };
+}
+
 export async function runLoad(options: RunOptions): Promise<RunReport> {
   const { load, warehouse, logger } = options;
   const root = load.warehouse.root;
@@ -104,16 +123,7 @@ export async function runLoad(options: RunOptions): Promise<RunReport> {
   const lease = await acquireLease(options.store, load.name, { attempt, numberRuns: options.numberRuns });
   try {
     const context: CommitContext = { warehouse, root, load: load.name, attempt, logger: log, ...(options.failpoint === undefined ? {} : { failpoint: options.failpoint }) };
-    const recovery = await recoverCommits(context);
-    const base = recovery.log.lastPublished === 0 ? undefined : (await readClaim(warehouse, root, load.name, recovery.log.lastPublished)).manifest;
-    const plan = await planRun({
-      load,
-      base,
-      source: options.source,
-      readerSchema: registryReaderSchemas(options.registry),
-      acceptGap: options.acceptGap,
-      now: (options.now ?? (() => new Date()))(),
-    });
+    const { recovery, base, plan } = await recoverAndPlan(options, context, options.acceptGap);
     const problems = plan.partitions.flatMap((partition) => partitionProblemError(partition, load.name) ?? []);
     const moving = plan.partitions.filter(partitionMoves);
     log.info({ seq: plan.seq, partitions: moving.length, records: moving.reduce((sum, p) => sum + p.end - p.start, 0), event: 'planned' }, 'planned');
@@ -135,7 +145,11 @@ export async function runLoad(options: RunOptions): Promise<RunReport> {
   }
 }
 
-async function runTask(options: RunOptions, plan: LoadPlan, partition: PartitionPlan, staging: string, log: Logger): Promise<StagedTask> {
+/** What one task needs: the load's services, and the failpoint hook of crash tests. */
+export type TaskServices = LoadServices & Pick<RunOptions, 'failpoint'>;
+
+/** One task: read the partition's planned range, decode, stage one file per event hour into `staging`. */
+export async function runTask(options: TaskServices, plan: LoadPlan, partition: PartitionPlan, staging: string, log: Logger): Promise<StagedTask> {
   const { topic } = partition;
   if (partition.end === partition.start) return { topic, partition: partition.partition, files: [], quarantine: undefined, reasons: {} };
   const reader = plan.readerSchemas.get(topic)!;
@@ -180,7 +194,8 @@ function deserializerFor(registry: RegistryClient): AvroDeserializer {
   return deserializer;
 }
 
-function checkQuarantine(load: LoadDefinition, staged: readonly StagedTask[]): void {
+/** Throws ETL_QUARANTINE_THRESHOLD when the tasks set aside more records than the load allows. */
+export function checkQuarantine(load: LoadDefinition, staged: readonly StagedTask[]): void {
   const total = staged.reduce((sum, task) => sum + (task.quarantine?.records ?? 0), 0);
   if (total <= load.quarantine.maxRecords) return;
   const reasons: Record<string, number> = {};
