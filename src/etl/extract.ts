@@ -2,8 +2,10 @@
  * One task: read a partition's planned range [start, end), decode each record (schema id + Avro)
  * into the topic's reader schema, and bucket it by event hour (UTC). Records that cannot be
  * loaded as they are go to the quarantine list with the reason. Only records below `end` are
- * taken, so the result depends on the range alone, not on when the task ran.
+ * taken, so the result depends on the range alone, not on when the task ran. The load's
+ * transformation (transform.ts), if any, maps each record after its event time is taken.
  */
+import type { Type } from 'avsc';
 import type { AvroDeserializer } from '../registry/serde/deserializer.js';
 import { etlError } from './errors.js';
 import { eventTimeOf } from './event-time.js';
@@ -11,6 +13,7 @@ import { hourOf } from './layout.js';
 import type { ReaderSchema } from './plan.js';
 import { isRecordFailure, type QuarantinedRecord } from './quarantine.js';
 import type { LoadSource } from './source.js';
+import { compileTransform, type TransformDefinition } from './transform.js';
 
 export interface HourBucket {
   readonly hour: number;
@@ -27,6 +30,8 @@ export interface ExtractedRange {
   /** Sorted by hour. */
   readonly hours: readonly HourBucket[];
   readonly quarantined: readonly QuarantinedRecord[];
+  /** The Type the values are valid for: the transformation's output, else the reader's file type. */
+  readonly outputType?: Type;
 }
 
 export interface ExtractInputs {
@@ -40,6 +45,10 @@ export interface ExtractInputs {
   readonly deserializer: AvroDeserializer;
   /** First fetch size; doubled when a single batch does not fit. Default 1 MiB. */
   readonly maxBytes?: number;
+  /** The load's transformation; undefined writes records as decoded. */
+  readonly transform?: TransformDefinition | undefined;
+  /** Told after each fetch how many records of the range it brought and their bytes (progress bars). */
+  readonly onFetched?: ((records: number, bytes: number) => void) | undefined;
 }
 
 const MAX_FETCH_BYTES = 256 * 1024 * 1024;
@@ -48,6 +57,7 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
   const { topic, partition, start, end, source } = inputs;
   const buckets = new Map<number, HourBucket>();
   const quarantined: QuarantinedRecord[] = [];
+  const transform = inputs.transform === undefined ? undefined : compileTransform(inputs.transform, inputs.reader, topic);
   let maxBytes = inputs.maxBytes ?? 1024 * 1024;
   let offset = start;
   while (offset < end) {
@@ -69,6 +79,7 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
       maxBytes *= 2; // a batch larger than maxBytes comes back cut off, and is dropped
       continue;
     }
+    inputs.onFetched?.(records.length, records.reduce((sum, record) => sum + (record.key?.length ?? 0) + (record.value?.length ?? 0), 0));
     for (const record of records) {
       const failed = (code: string, reason: string): void => {
         quarantined.push({ topic, partition, offset: record.offset, timestamp: record.timestamp, code, reason, key: record.key, payload: record.value });
@@ -93,12 +104,13 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
       const hour = hourOf(time.ms);
       let bucket = buckets.get(hour);
       if (bucket === undefined) buckets.set(hour, (bucket = { hour, values: [], offsets: [] }));
-      bucket.values.push(value);
+      bucket.values.push(transform === undefined ? value : transform.apply(value));
       bucket.offsets.push(record.offset);
     }
     offset = Math.max(batch.nextOffset, (records.at(-1)?.offset ?? offset - 1) + 1);
   }
-  return { topic, partition, start, end, hours: [...buckets.values()].sort((a, b) => a.hour - b.hour), quarantined };
+  const hours = [...buckets.values()].sort((a, b) => a.hour - b.hour);
+  return { topic, partition, start, end, hours, quarantined, ...(transform === undefined ? {} : { outputType: transform.outputType }) };
 }
 
 /** Offsets as compact ranges, `100-150,152,160-200`: the file metadata that maps records to offsets. */

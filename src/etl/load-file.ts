@@ -15,6 +15,7 @@
  *   quarantine: { maxRecords: 0 }    # undecodable records a run may set aside; more fails the run
  *   latenessHorizon: 2h              # ms|s|m|h|d: how long an hour stays open for late records
  *   schedule: '5 * * * *'            # cron (5 or 6 fields), used by the scheduler (#10)
+ *   transform: { fields: { out: path | { const: v } } }   # optional: the records written (transform.ts)
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -23,6 +24,7 @@ import { z } from 'zod';
 import { hostPortSchema, parseConfig } from '../common/config.js';
 import { TributaryError } from '../common/errors.js';
 import { validateCodec, type DataFileCodec, type DataFileFormat } from './files/data-files.js';
+import { transformSchema, type TransformDefinition } from './transform.js';
 import { parseWarehousePath } from './warehouse/paths.js';
 
 export type TopicSelector =
@@ -45,6 +47,8 @@ export interface LoadDefinition {
   readonly quarantine: { readonly maxRecords: number };
   readonly latenessHorizonMs: number;
   readonly schedule?: string;
+  /** The records written are built from these fields (transform.ts); absent: as decoded. */
+  readonly transform?: TransformDefinition;
 }
 
 export const LOAD_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -108,6 +112,7 @@ const loadFileSchema = z
     quarantine: z.strictObject({ maxRecords: z.number().int().nonnegative() }).default({ maxRecords: 0 }),
     latenessHorizon: durationSchema.default(2 * 3_600_000), // 2h
     schedule: cronSchema.optional(),
+    transform: transformSchema.optional(),
   })
   .superRefine((load, context) => {
     if ((load.topics === undefined) === (load.topicPattern === undefined)) {
@@ -175,5 +180,6 @@ export function parseLoadFile(text: string, file: string): LoadDefinition {
     quarantine: parsed.quarantine,
     latenessHorizonMs: parsed.latenessHorizon,
     ...(parsed.schedule === undefined ? {} : { schedule: parsed.schedule.trim() }),
+    ...(parsed.transform === undefined ? {} : { transform: parsed.transform }),
   };
 }

@@ -70,7 +70,7 @@ export async function stageRange(context: StageContext, range: ExtractedRange, r
     const bytes = await encodeDataFile(bucket.values, {
       format: context.format,
       codec: context.codec,
-      schema: reader.fileType,
+      schema: range.outputType ?? reader.fileType,
       identity: path,
       metadata: {
         'tributary.topic': topic,
