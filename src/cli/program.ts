@@ -9,7 +9,18 @@ import { startBroker, type BrokerStartOptions } from './commands/broker.js';
 import { consume, type ConsumeOptions } from './commands/consume.js';
 import { startDashboardCommand, type DashboardCommandOptions } from './commands/dashboard.js';
 import { DEFAULT_DEMO_EVENTS, demo, type DemoCommandOptions } from './commands/demo.js';
-import { etlPlan, etlRun, etlStatus, type EtlPlanOptions, type EtlRunOptions, type EtlStatusOptions } from './commands/etl.js';
+import {
+  etlPlan,
+  etlReplay,
+  etlRollback,
+  etlRun,
+  etlStatus,
+  type EtlPlanOptions,
+  type EtlReplayOptions,
+  type EtlRollbackOptions,
+  type EtlRunOptions,
+  type EtlStatusOptions,
+} from './commands/etl.js';
 import { describeGroup, listGroups, resetOffsets, type ResetOptions } from './commands/groups.js';
 import { startMirror, type MirrorStartOptions } from './commands/mirror.js';
 import { produce, type ProduceOptions } from './commands/produce.js';
@@ -242,7 +253,9 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--load <file>', 'the load file (YAML, see jobs/page-views.yaml)')
     .option('--accept-gap', 'record offsets lost to retention as a gap in the manifest and continue after them')
     .option('--zookeeper <connect>', 'HOST:PORT[/chroot] for the run lease; without it the lease is in-process only')
-    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (default info; warn while a progress bar shows)')
+    .option('--progress', 'show a progress bar on stderr even when it is not a terminal')
+    .option('--no-progress', 'never show a progress bar (default: shown when stderr is a terminal)')
     .action(async (options: EtlRunOptions) => etlRun(io, options));
   etl
     .command('plan')
@@ -252,11 +265,37 @@ export function buildProgram(io: CommandIo): Command {
     .action(async (options: EtlPlanOptions) => etlPlan(io, options));
   etl
     .command('status')
-    .description('committed manifests, next offsets per partition, records per hour, quarantined records')
+    .description('committed manifests, next offsets per partition, records per hour, quarantined records, replayed hours')
     .requiredOption('--load <file>', 'the load file (YAML)')
+    .option('--watch', 'print the status again every few seconds until interrupted (Ctrl-C)')
+    .option('--interval <seconds>', 'seconds between refreshes with --watch (default 5)')
     .action(async (options: EtlStatusOptions) => etlStatus(io, options));
-  stub(etl, 'replay', 'rebuild the hours of a time window from their recorded offset ranges', 10);
-  stub(etl, 'rollback', 'restore the previous version of a replayed hour', 10);
+  etl
+    .command('replay')
+    .description(
+      'rebuild the hour folders of [--from, --to) from the offset ranges the manifests recorded, with today\'s load file and reader schema, ' +
+        'as a new version of each hour; the old version is kept for `etl rollback`. Stops before changing anything if offsets are no longer in the log',
+    )
+    .requiredOption('--load <file>', 'the load file (YAML)')
+    .requiredOption('--from <iso>', 'first hour, inclusive: a whole UTC hour, e.g. 2026-11-29T10:00Z or 2026-11-29T10')
+    .requiredOption('--to <iso>', 'end of the window, exclusive: a whole UTC hour')
+    .option('--topic <name>', 'only this topic (default: every topic of the load with data in the window)')
+    .option('--reason <text>', 'why, recorded in the replay manifest')
+    .option('--zookeeper <connect>', 'HOST:PORT[/chroot] for the lease shared with runs; without it the lease is in-process only')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (default info; warn while a progress bar shows)')
+    .option('--progress', 'show a progress bar on stderr even when it is not a terminal')
+    .option('--no-progress', 'never show a progress bar (default: shown when stderr is a terminal)')
+    .action(async (options: EtlReplayOptions) => etlReplay(io, options));
+  etl
+    .command('rollback')
+    .description('restore, byte for byte, the version an hour had before its last replay; the replayed version is kept')
+    .requiredOption('--load <file>', 'the load file (YAML)')
+    .requiredOption('--hour <iso>', 'the hour: a whole UTC hour, e.g. 2026-11-29T10:00Z or 2026-11-29T10')
+    .option('--topic <name>', 'only this topic (default: every topic whose hour was replayed)')
+    .option('--reason <text>', 'why, recorded in the replay manifest')
+    .option('--zookeeper <connect>', 'HOST:PORT[/chroot] for the lease shared with runs; without it the lease is in-process only')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
+    .action(async (options: EtlRollbackOptions) => etlRollback(io, options));
 
   stub(program, 'worker', 'process load tasks from the BullMQ queues', 10);
   stub(program, 'scheduler', 'keep the hourly job schedulers in step with the load files', 10);

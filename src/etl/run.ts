@@ -29,6 +29,8 @@ import { acquireLease } from './lease.js';
 import type { LoadDefinition } from './load-file.js';
 import type { Manifest } from './manifest.js';
 import { partitionMoves, partitionProblemError, planRun, type LoadPlan, type PartitionPlan, type ReaderSchemaLookup } from './plan.js';
+import type { LoadProgress } from './progress.js';
+import { recoverSwaps } from './replay-swap.js';
 import type { LoadSource } from './source.js';
 import { stageRange } from './stage.js';
 import type { WarehouseFileSystem } from './warehouse/warehouse.js';
@@ -40,6 +42,8 @@ export interface LoadServices {
   readonly registry: RegistryClient;
   readonly logger: Logger;
   readonly now?: () => Date;
+  /** Told how far the work is (progress bars, progress.ts). */
+  readonly progress?: LoadProgress | undefined;
 }
 
 export interface RunOptions extends LoadServices {
@@ -103,6 +107,8 @@ export async function previewPlan(services: LoadServices, acceptGap: boolean): P
 export async function recoverAndPlan(services: LoadServices, context: CommitContext, acceptGap: boolean): Promise<{ recovery: Recovery; base: Manifest | undefined; plan: LoadPlan }> {
   const { load, warehouse } = services;
   const recovery = await recoverCommits(context);
+  // Replays and rollbacks left claimed are finished before anything new lands in an hour folder.
+  await recoverSwaps({ warehouse, root: load.warehouse.root, load: load.name, attempt: context.attempt, logger: context.logger });
   const base = recovery.log.lastPublished === 0 ? undefined : (await readClaim(warehouse, load.warehouse.root, load.name, recovery.log.lastPublished)).manifest;
   const plan = await planRun({
     load,
@@ -128,12 +134,14 @@ export async function runLoad(options: RunOptions): Promise<RunReport> {
     const moving = plan.partitions.filter(partitionMoves);
     log.info({ seq: plan.seq, partitions: moving.length, records: moving.reduce((sum, p) => sum + p.end - p.start, 0), event: 'planned' }, 'planned');
     if (moving.length === 0) return { outcome: 'nothing-to-load', recovery, plan, problems };
+    options.progress?.planned({ partitions: moving.length, records: moving.reduce((sum, p) => sum + p.end - p.start, 0) });
 
     const staging = stagingDir(root, load.name, plan.seq, attempt);
     const staged = await inPool(moving, options.concurrency ?? 4, (partition) => runTask(options, plan, partition, staging, log));
     checkQuarantine(load, staged);
 
     const manifest = buildManifest({ load, plan, base, staged, attempt, runNumber: lease.runNumber });
+    options.progress?.finishing('committing');
     await lease.check();
     const claimBytes = await claimCommit(context, manifest);
     await completeCommit(context, manifest, claimBytes);
@@ -163,6 +171,8 @@ export async function runTask(options: TaskServices, plan: LoadPlan, partition: 
     timeField: options.load.timeField,
     source: options.source,
     deserializer: deserializerFor(options.registry),
+    transform: options.load.transform,
+    onFetched: options.progress === undefined ? undefined : (records, bytes) => options.progress?.fetched(records, bytes),
   });
   const result = await stageRange(
     {
@@ -183,6 +193,7 @@ export async function runTask(options: TaskServices, plan: LoadPlan, partition: 
   );
   const reasons: Record<string, number> = {};
   for (const record of range.quarantined) reasons[record.code] = (reasons[record.code] ?? 0) + 1;
+  options.progress?.partitionDone();
   return { topic, partition: partition.partition, files: result.files, quarantine: result.quarantine, reasons };
 }
 

@@ -3,6 +3,7 @@
  * where every partition stands, records per event hour, what was quarantined and which gaps were
  * accepted. Reads every manifest, so it costs one read per commit.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { WarehouseFileSystem } from './warehouse/warehouse.js';
 import { readClaim, readCommitLog } from './commit-log.js';
 import type { Manifest, NextOffsets, OffsetGap } from './manifest.js';
@@ -94,4 +95,36 @@ export function formatStatus(status: LoadStatus): string {
     for (const gap of status.gaps) lines.push(`  ${gap.topic}-${gap.partition} [${gap.from}, ${gap.to}) in commit ${gap.seq}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+export interface WatchOptions {
+  readonly intervalMs: number;
+  /** Aborted by Ctrl-C: the watch ends after the current frame. */
+  readonly signal: AbortSignal;
+  /** Redraw in place (a terminal) rather than append frames (a pipe or a log). */
+  readonly clearScreen: boolean;
+  readonly now?: () => Date;
+}
+
+/**
+ * `tributary etl status --watch`: writes `render()` now and again every interval until the signal
+ * aborts. A read that fails (HDFS briefly away) is shown and tried again next time. Returns the
+ * number of frames written.
+ */
+export async function watchStatus(render: () => Promise<string>, write: (text: string) => void, options: WatchOptions): Promise<number> {
+  let frames = 0;
+  while (!options.signal.aborted) {
+    let text: string;
+    try {
+      text = await render();
+    } catch (error) {
+      text = `status unavailable: ${(error as Error).message}\n`;
+    }
+    if (options.signal.aborted) break;
+    const heading = `status at ${(options.now ?? (() => new Date()))().toISOString()}, every ${options.intervalMs / 1000}s; Ctrl-C stops`;
+    write(`${options.clearScreen ? '\x1b[2J\x1b[H' : frames > 0 ? '\n' : ''}${heading}\n${text}`);
+    frames += 1;
+    await sleep(options.intervalMs, undefined, { signal: options.signal }).catch(() => undefined);
+  }
+  return frames;
 }

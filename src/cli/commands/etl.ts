@@ -1,10 +1,12 @@
 /**
- * `tributary etl run|plan|status --load FILE`: the loader from the terminal. Results go to stdout,
- * logs (pino JSON) to stderr. A run that committed but left partitions out (offsets lost to
- * retention) still exits 1, after printing what it committed.
+ * `tributary etl run|plan|status|replay|rollback --load FILE`: the loader from the terminal.
+ * Results go to stdout, logs (pino JSON) to stderr. A run that committed but left partitions out
+ * (offsets lost to retention) still exits 1, after printing what it committed. `run` and `replay`
+ * draw a progress bar on stderr when it is a terminal (--progress/--no-progress decide otherwise;
+ * with the bar, logs default to warn so they do not tear it).
  *
- * TRIBUTARY_ETL_FAILPOINT=<name>[:<n>] (src/etl/failpoints.ts) makes `etl run` kill itself with
- * SIGKILL at that moment: for crash tests only.
+ * TRIBUTARY_ETL_FAILPOINT=<name>[:<n>] (src/etl/failpoints.ts, src/etl/replay-failpoints.ts) makes
+ * `etl run`, `etl replay` or `etl rollback` kill itself with SIGKILL at that moment: for crash tests only.
  */
 import { TributaryError } from '../../common/errors.js';
 import { createLogger, type Logger } from '../../common/logger.js';
@@ -15,9 +17,16 @@ import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
 import { failpointHook, parseFailpoint, type FailpointName } from '../../etl/failpoints.js';
 import { readLoadFile, type LoadDefinition } from '../../etl/load-file.js';
 import { formatPlan } from '../../etl/plan.js';
+import type { LoadProgress } from '../../etl/progress.js';
+import { progressBar, shouldShowProgress } from '../../etl/progress-bar.js';
+import { replayWindow } from '../../etl/replay.js';
+import { parseSwapFailpoint, swapFailpointHook, type SwapFailpointName } from '../../etl/replay-failpoints.js';
+import { readLoadHistory } from '../../etl/replay-history.js';
+import { formatReplayHistory, formatSwapReport } from '../../etl/replay-report.js';
+import { rollbackHour } from '../../etl/replay-rollback.js';
 import { previewPlan, runLoad, type LoadServices, type RunReport } from '../../etl/run.js';
 import { KafkaLoadSource } from '../../etl/source.js';
-import { formatStatus, readLoadStatus } from '../../etl/status.js';
+import { formatStatus, readLoadStatus, watchStatus } from '../../etl/status.js';
 import { openWarehouse } from '../../etl/warehouse/open-warehouse.js';
 import type { WarehouseFileSystem } from '../../etl/warehouse/warehouse.js';
 import { RegistryClient } from '../../registry/client.js';
@@ -26,6 +35,28 @@ import type { CommandIo } from '../not-implemented.js';
 export interface EtlRunOptions {
   readonly load: string;
   readonly acceptGap?: boolean;
+  readonly zookeeper?: string;
+  readonly logLevel?: string;
+  /** --progress (true) / --no-progress (false); neither: a bar when stderr is a terminal. */
+  readonly progress?: boolean;
+}
+
+export interface EtlReplayOptions {
+  readonly load: string;
+  readonly from: string;
+  readonly to: string;
+  readonly topic?: string;
+  readonly reason?: string;
+  readonly zookeeper?: string;
+  readonly logLevel?: string;
+  readonly progress?: boolean;
+}
+
+export interface EtlRollbackOptions {
+  readonly load: string;
+  readonly hour: string;
+  readonly topic?: string;
+  readonly reason?: string;
   readonly zookeeper?: string;
   readonly logLevel?: string;
 }
@@ -38,9 +69,28 @@ export interface EtlPlanOptions {
 
 export interface EtlStatusOptions {
   readonly load: string;
+  readonly watch?: boolean;
+  /** Seconds between refreshes with --watch. */
+  readonly interval?: string;
 }
 
 export const FAILPOINT_VARIABLE = 'TRIBUTARY_ETL_FAILPOINT';
+
+/** ZooKeeper when given (the lease then fences other processes), else an in-process store. */
+async function openStore(zookeeper: string | undefined, logger: Logger): Promise<{ store: CoordinationStore; numberRuns: boolean }> {
+  if (zookeeper === undefined) return { store: new MemoryCoordination({ logger }).session(), numberRuns: false };
+  return { store: await ZooKeeperStore.connect(parseConfig(zookeeperConnectSchema, zookeeper, '--zookeeper'), { logger }), numberRuns: true };
+}
+
+async function withProgress<T>(show: boolean, label: string, work: (progress: LoadProgress | undefined) => Promise<T>): Promise<T> {
+  if (!show) return work(undefined);
+  const bar = progressBar(label, process.stderr);
+  try {
+    return await work(bar);
+  } finally {
+    bar.stop();
+  }
+}
 
 function logLevel(value: string | undefined): LogLevel {
   return parseConfig(logLevelSchema, value ?? 'info', '--log-level');
@@ -61,25 +111,20 @@ async function withServices<T>(load: LoadDefinition, logger: Logger, work: (serv
 }
 
 export async function etlRun(io: CommandIo, options: EtlRunOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const logger = createLogger({ name: 'etl', level: logLevel(options.logLevel) });
+  const showProgress = shouldShowProgress(options.progress, process.stderr);
+  const logger = createLogger({ name: 'etl', level: logLevel(options.logLevel ?? (showProgress ? 'warn' : 'info')) });
   const failpointSpec = env[FAILPOINT_VARIABLE];
   let failpoint: ((point: FailpointName) => void) | undefined;
   if (failpointSpec !== undefined && failpointSpec !== '') {
     failpoint = failpointHook(parseFailpoint(failpointSpec), () => process.kill(process.pid, 'SIGKILL'));
   }
   const load = await readLoadFile(options.load);
-  let store: CoordinationStore;
-  let numberRuns: boolean;
-  if (options.zookeeper !== undefined) {
-    store = await ZooKeeperStore.connect(parseConfig(zookeeperConnectSchema, options.zookeeper, '--zookeeper'), { logger });
-    numberRuns = true;
-  } else {
-    store = new MemoryCoordination({ logger }).session();
-    numberRuns = false;
-  }
+  const { store, numberRuns } = await openStore(options.zookeeper, logger);
   try {
-    const report = await withServices(load, logger, (services) =>
-      runLoad({ ...services, acceptGap: options.acceptGap === true, store, numberRuns, ...(failpoint === undefined ? {} : { failpoint }) }),
+    const report = await withProgress(showProgress, `run ${load.name}`, (progress) =>
+      withServices(load, logger, (services) =>
+        runLoad({ ...services, acceptGap: options.acceptGap === true, store, numberRuns, progress, ...(failpoint === undefined ? {} : { failpoint }) }),
+      ),
     );
     io.writeOut(describeRun(load, report));
     if (report.problems.length > 0) {
@@ -124,6 +169,86 @@ export async function etlPlan(io: CommandIo, options: EtlPlanOptions): Promise<v
 export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promise<void> {
   const load = await readLoadFile(options.load);
   const logger = createLogger({ name: 'etl', level: 'warn' });
-  const status = await readLoadStatus(openLoadWarehouse(load, logger), load.warehouse.root, load.name);
-  io.writeOut(formatStatus(status));
+  const warehouse = openLoadWarehouse(load, logger);
+  const render = async (): Promise<string> => {
+    const status = await readLoadStatus(warehouse, load.warehouse.root, load.name);
+    return formatStatus(status) + formatReplayHistory(await readLoadHistory(warehouse, load.warehouse.root, load.name));
+  };
+  if (options.watch !== true) {
+    if (options.interval !== undefined) throw invalidFlag('--interval', options.interval, 'is only meaningful with --watch');
+    io.writeOut(await render());
+    return;
+  }
+  const seconds = Number(options.interval ?? '5');
+  if (!Number.isFinite(seconds) || seconds < 0.5 || seconds > 3600) throw invalidFlag('--interval', options.interval ?? '', 'must be a number of seconds from 0.5 to 3600');
+  const stop = new AbortController();
+  const abort = (): void => stop.abort();
+  process.once('SIGINT', abort);
+  process.once('SIGTERM', abort);
+  try {
+    await watchStatus(render, io.writeOut, { intervalMs: seconds * 1000, signal: stop.signal, clearScreen: process.stdout.isTTY === true });
+  } finally {
+    process.off('SIGINT', abort);
+    process.off('SIGTERM', abort);
+  }
+}
+
+export async function etlReplay(io: CommandIo, options: EtlReplayOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const showProgress = shouldShowProgress(options.progress, process.stderr);
+  const logger = createLogger({ name: 'etl', level: logLevel(options.logLevel ?? (showProgress ? 'warn' : 'info')) });
+  const from = parseTimeFlag('--from', options.from);
+  const to = parseTimeFlag('--to', options.to);
+  const failpoint = swapFailpoint(env);
+  const load = await readLoadFile(options.load);
+  const { store, numberRuns } = await openStore(options.zookeeper, logger);
+  try {
+    const report = await withProgress(showProgress, `replay ${load.name}`, (progress) =>
+      withServices(load, logger, (services) =>
+        replayWindow({ ...services, store, numberRuns, from, to, topic: options.topic, reason: options.reason, failpoint, progress }),
+      ),
+    );
+    io.writeOut(formatSwapReport(report, options.load));
+  } finally {
+    await store.close();
+  }
+}
+
+export async function etlRollback(io: CommandIo, options: EtlRollbackOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const logger = createLogger({ name: 'etl', level: logLevel(options.logLevel) });
+  const hour = parseTimeFlag('--hour', options.hour);
+  const failpoint = swapFailpoint(env);
+  const load = await readLoadFile(options.load);
+  const { store, numberRuns } = await openStore(options.zookeeper, logger);
+  try {
+    const report = await rollbackHour({ load, warehouse: openLoadWarehouse(load, logger), logger, store, numberRuns, hour, topic: options.topic, reason: options.reason, failpoint });
+    io.writeOut(formatSwapReport(report, options.load));
+  } finally {
+    await store.close();
+  }
+}
+
+function swapFailpoint(env: NodeJS.ProcessEnv): ((point: SwapFailpointName) => void) | undefined {
+  const spec = env[FAILPOINT_VARIABLE];
+  if (spec === undefined || spec === '') return undefined;
+  return swapFailpointHook(parseSwapFailpoint(spec), () => process.kill(process.pid, 'SIGKILL'));
+}
+
+/**
+ * An ISO time in UTC (`2026-11-29T10:00Z`, `2026-11-29T10:00:00+00:00`), or an hour key as `etl
+ * status` prints it (`2026-11-29T10`, taken as UTC). A time without a zone is refused: it would be
+ * read in the local zone of whichever machine runs the command.
+ */
+export function parseTimeFlag(flag: string, text: string): Date {
+  const trimmed = text.trim();
+  if (/^\d{4}-\d{2}-\d{2}T\d{2}$/.test(trimmed)) return new Date(`${trimmed}:00:00.000Z`);
+  if (!/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(:\d{2}(\.\d+)?)?(Z|[+-]\d{2}:?\d{2})$/i.test(trimmed)) {
+    throw invalidFlag(flag, text, 'is not an ISO time with a zone; write e.g. 2026-11-29T10:00Z (UTC) or the hour as etl status prints it, 2026-11-29T10');
+  }
+  const time = new Date(trimmed);
+  if (Number.isNaN(time.getTime())) throw invalidFlag(flag, text, 'is not a valid date and time');
+  return time;
+}
+
+function invalidFlag(flag: string, value: string, why: string): TributaryError {
+  return new TributaryError({ code: 'CONFIG_INVALID', message: `${flag} ${JSON.stringify(value)} ${why}`, details: { flag, value } });
 }

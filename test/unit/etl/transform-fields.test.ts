@@ -140,7 +140,7 @@ describe('compiled transformation', () => {
 
   it('the example in jobs/page-views.yaml, uncommented, compiles against PageViewEvent', async () => {
     const example = await readFile(new URL('../../../jobs/page-views.yaml', import.meta.url), 'utf8');
-    const uncommented = example.replace(/^# (transform:|  fields:|    \w+: .*)$/gm, '$1');
+    const uncommented = example.replace(/^# (transform:| {2}fields:| {4}\w+: .*)$/gm, '$1');
     expect(uncommented).not.toBe(example);
     const load = parseLoadFile(uncommented, '/jobs/page-views.yaml');
     const transform = compileTransform(load.transform!, reader(PAGE_VIEW), 'page-views');
