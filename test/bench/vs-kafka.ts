@@ -281,7 +281,7 @@ async function main(): Promise<void> {
     for (const line of consoleTable(results)) say(line);
     if (results.profile !== undefined) {
       say('\nTributary broker CPU profile, top self time (idle left out):');
-      for (const f of results.profile.topFunctions.slice(0, 10)) say(`  ${f.selfPercent.toFixed(1).padStart(5)}%  ${f.name}  ${f.where}`);
+      for (const f of results.profile.topFunctions.slice(0, 10)) say(`  ${f.selfPercent.toFixed(1).padStart(5)}%  ${f.name}  ${f.where}  ← ${f.calledFrom ?? ''}`);
     }
     say('\nREADME headline table:\n');
     for (const line of headlineTable(results)) say(line);

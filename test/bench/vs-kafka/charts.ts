@@ -58,12 +58,12 @@ async function load<T>(name: string): Promise<T | undefined> {
 function groupSpec(results: Results, group: { id: string; title: string }): object | undefined {
   const figures = results.figures.filter((f) => f.chart === group.id);
   const values: Record<string, unknown>[] = [];
-  for (const figure of figures) {
+  for (const [order, figure] of figures.entries()) {
     const s = summarize(figure);
     for (const [system, side] of [[KAFKA, s.kafka], [TRIBUTARY, s.tributary]] as const) {
       if (side === undefined) continue;
       values.push({
-        figure: figure.label, system, median: side.median, min: side.min, max: side.max,
+        figure: figure.label, order, system, median: side.median, min: side.min, max: side.max,
         text: `${formatValue(side.median, figure.unit)}${system === TRIBUTARY ? `  (${formatRatio(s.ratio)})` : ''}`,
       });
     }
@@ -78,7 +78,7 @@ function groupSpec(results: Results, group: { id: string; title: string }): obje
     background: 'white',
     data: { values },
     facet: {
-      row: { field: 'figure', type: 'nominal', sort: null, header: { title: null, labelAngle: 0, labelOrient: 'top', labelAlign: 'left', labelAnchor: 'start', labelFontSize: 12, labelLimit: 700 } },
+      row: { field: 'figure', type: 'nominal', sort: { field: 'order', op: 'min' }, header: { title: null, labelAngle: 0, labelOrient: 'top', labelAlign: 'left', labelAnchor: 'start', labelFontSize: 12, labelLimit: 700 } },
     },
     spec: {
       width: 560,

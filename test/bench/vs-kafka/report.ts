@@ -202,7 +202,8 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
     const p = results.profile;
     out.push('## Where the Tributary broker spends its CPU', '');
     out.push(`\`--profile\` ran the Tributary broker under \`node --cpu-prof\` (${p.files.length} profile(s), ${p.sampledSeconds} s sampled over all its scenarios; idle time left out). Self time:`, '');
-    out.push(...mdTable([['function', 'where', 'self %'], ...p.topFunctions.map((f) => [`\`${f.name}\``, f.where, f.selfPercent.toFixed(1)])]), '');
+    out.push(...mdTable([['function', 'where', 'self %', 'mostly called from'], ...p.topFunctions.map((f) => [`\`${f.name}\``, f.where, f.selfPercent.toFixed(1), f.calledFrom ?? ''])]), '');
+    out.push('Each broker start leaves two profiles (the main thread and the loader thread tsx uses to compile the TypeScript sources); the module-loading entries are that start-up cost.', '');
     out.push('By file or category:', '', ...mdTable([['file', 'self %'], ...p.topFiles.map((f) => [f.file, f.selfPercent.toFixed(1)])]), '');
   }
   if (results.notes.length > 0) out.push('## Notes', '', ...results.notes.map((n) => `- ${n}`), '');

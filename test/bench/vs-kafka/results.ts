@@ -43,7 +43,7 @@ export interface MachineDescription {
 export interface ProfileSummary {
   readonly files: readonly string[];
   readonly sampledSeconds: number;
-  readonly topFunctions: readonly { readonly name: string; readonly where: string; readonly selfPercent: number }[];
+  readonly topFunctions: readonly { readonly name: string; readonly where: string; readonly selfPercent: number; readonly calledFrom?: string }[];
   readonly topFiles: readonly { readonly file: string; readonly selfPercent: number }[];
 }
 
