@@ -71,10 +71,14 @@ export class GroupSource {
   }
 
   private connect(): Promise<ZooKeeperStore> {
-    this.store ??= ZooKeeperStore.connect(this.connectString, { connectTimeoutMs: CONNECT_TIMEOUT_MS, logger: this.logger });
-    // A failed connect is forgotten, so the next request tries again.
-    this.store.catch(() => (this.store = undefined));
-    return this.store;
+    if (this.store !== undefined) return this.store;
+    const attempt = ZooKeeperStore.connect(this.connectString, { connectTimeoutMs: CONNECT_TIMEOUT_MS, logger: this.logger });
+    // A failed connect is forgotten (unless a newer one replaced it), so the next request tries again.
+    attempt.catch(() => {
+      if (this.store === attempt) this.store = undefined;
+    });
+    this.store = attempt;
+    return attempt;
   }
 
   private async reset(): Promise<void> {
