@@ -1,6 +1,6 @@
 /**
  * The `tributary` command: one entry point whose subcommands are the composition roots of the
- * services. Commands whose capability has not landed yet are labelled stubs (exit status 2).
+ * services.
  */
 import { Command } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
@@ -38,7 +38,9 @@ import {
   type SchemasRegisterOptions,
 } from './commands/schemas.js';
 import { alterTopic, createTopic, deleteTopic, describeTopic, listTopics } from './commands/topics.js';
-import { notImplemented, type CommandIo } from './not-implemented.js';
+import type { CommandIo } from './not-implemented.js';
+import type { SchedulerCommandOptions } from './commands/scheduler.js';
+import type { WorkerCommandOptions } from './commands/worker.js';
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
@@ -54,14 +56,6 @@ export function buildProgram(io: CommandIo): Command {
     .version(packageJson.version)
     .showHelpAfterError()
     .configureOutput({ writeOut: io.writeOut, writeErr: io.writeErr });
-
-  const stub = (parent: Command, name: string, description: string, issue: number): Command =>
-    parent
-      .command(name)
-      .description(`${description} (not implemented yet, #${issue})`)
-      .allowUnknownOption()
-      .allowExcessArguments()
-      .action(() => notImplemented(io, `${parent === program ? '' : `${parent.name()} `}${name}`, issue));
 
   const broker = program.command('broker').description('run a broker (Kafka wire protocol over segment files)');
   broker
@@ -297,8 +291,28 @@ export function buildProgram(io: CommandIo): Command {
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
     .action(async (options: EtlRollbackOptions) => etlRollback(io, options));
 
-  stub(program, 'worker', 'process load tasks from the BullMQ queues', 10);
-  stub(program, 'scheduler', 'keep the hourly job schedulers in step with the load files', 10);
+  // BullMQ is loaded only when these two run, so other commands do not pay for it at start-up.
+  program
+    .command('worker')
+    .description('work on load runs from the BullMQ queues (plans, partition-range tasks, commits), sharing them with every other worker; SIGTERM lets the jobs in flight finish within --grace-ms')
+    .requiredOption('--redis <url>', 'the Redis of the queues, e.g. redis://127.0.0.1:6379')
+    .option('--concurrency <n>', 'jobs of each queue worked on at once (default 4)')
+    .option('--zookeeper <connect>', 'HOST:PORT[/chroot] for the run leases; without it they hold within this process only')
+    .option('--grace-ms <ms>', 'after SIGTERM, how long jobs in flight may take to finish before they are left to other workers (default 30000)')
+    .option('--lock-ms <ms>', "how long a dead worker's job stays locked before another worker takes it over (default 30000)")
+    .option('--prefix <prefix>', 'Redis key prefix of the queues (default bull)')
+    .option('--id <name>', 'this worker in logs and task results (default HOST-PID)')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (default info)')
+    .action(async (options: WorkerCommandOptions) => (await import('./commands/worker.js')).runWorker(io, options));
+  program
+    .command('scheduler')
+    .description("keep one job scheduler per load file's cron schedule (UTC) in step with a folder of load files: added, changed, removed; SIGTERM stops it")
+    .requiredOption('--redis <url>', 'the Redis of the queues, e.g. redis://127.0.0.1:6379')
+    .requiredOption('--loads <dir>', 'the folder of load YAML files, e.g. jobs/')
+    .option('--interval-ms <ms>', 'read the folder this often besides on change (default 30000)')
+    .option('--prefix <prefix>', 'Redis key prefix of the queues (default bull)')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (default info)')
+    .action(async (options: SchedulerCommandOptions) => (await import('./commands/scheduler.js')).runScheduler(io, options));
   program
     .command('demo')
     .description('run the whole pipeline in this process: a standalone broker, the registry, sample page views over 3 hours, the audit counters and one load into a local warehouse folder; prints the hour folders and the audit report')

@@ -1,0 +1,23 @@
+/** The connections one job of a load works with, opened for the job and closed after it. */
+import type { Logger } from '../../src/common/logger.js';
+import { parseLoadFile, type LoadDefinition } from '../../src/etl/load-file.js';
+import type { LoadServices } from '../../src/etl/run.js';
+import { KafkaLoadSource } from '../../src/etl/source.js';
+import { openWarehouse } from '../../src/etl/warehouse/open-warehouse.js';
+import { RegistryClient } from '../../src/registry/client.js';
+import type { LoadFileData } from './job-data.js';
+
+/** The load as the run read it (CONFIG_INVALID, naming the file and field, when it is not valid). */
+export function loadOf(data: LoadFileData): LoadDefinition {
+  return parseLoadFile(data.loadText, data.loadFile);
+}
+
+export async function withLoadServices<T>(load: LoadDefinition, logger: Logger, work: (services: LoadServices) => Promise<T>): Promise<T> {
+  const warehouse = openWarehouse(load.warehouse.url, { baseDirectory: load.warehouse.baseDirectory, logger });
+  const source = await KafkaLoadSource.connect(load.source.bootstrap, logger);
+  try {
+    return await work({ load, warehouse, source, registry: new RegistryClient({ url: load.registry, logger }), logger });
+  } finally {
+    source.close();
+  }
+}
