@@ -24,6 +24,7 @@ import {
   producePageViews,
   readWarehouse,
   registerPageViews,
+  removeHdfsBase,
   startLoaderEnvironment,
   writeLoadFile,
   type LoaderEnvironment,
@@ -116,6 +117,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const warehouse of warehouses) await warehouse.cleanup().catch(() => undefined);
+  await removeHdfsBase().catch(() => undefined);
   await env?.close();
 }, 60_000);
 

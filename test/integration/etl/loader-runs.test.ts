@@ -26,6 +26,7 @@ import {
   publishedManifests,
   readWarehouse,
   registerPageViews,
+  removeHdfsBase,
   runEtl,
   silent,
   startLoaderEnvironment,
@@ -46,6 +47,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   for (const cleanup of cleanups) await cleanup().catch(() => undefined);
+  await removeHdfsBase().catch(() => undefined);
   await env?.close();
 }, 60_000);
 

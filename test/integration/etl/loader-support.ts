@@ -195,6 +195,12 @@ export interface TestWarehouse {
 
 const hdfsBase = `tributary-test/loader-${process.pid}-${randomBytes(3).toString('hex')}`;
 
+/** Removes this test file's HDFS folder, once its warehouses are cleaned up. */
+export async function removeHdfsBase(): Promise<void> {
+  const { webHdfsUrl, user } = hdfsAddress();
+  await openWarehouse(`${webHdfsUrl.replace(/^http:/, 'webhdfs:')}/?user=${user}`, { logger: silent }).delete(hdfsBase, { recursive: true });
+}
+
 export function makeWarehouse(kind: WarehouseKind, env: LoaderEnvironment, name: string): TestWarehouse {
   if (kind === 'local folder') {
     const url = join(env.folder, `warehouse-${name}`);
