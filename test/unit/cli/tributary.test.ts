@@ -25,11 +25,13 @@ describe('tributary command', { timeout: 60_000 }, () => {
     expect(tributary('--version').stdout.trim()).toBe(packageJson.version);
   });
 
-  it('answers a command that has not landed yet with "not implemented yet" and status 2', () => {
-    const { status, stdout, stderr } = tributary('etl', 'plan', '--load', 'jobs/page-views.yaml');
-    expect(status).toBe(2);
+  it('answers a failing command with status 1 and a message that says what was wrong and what to do', () => {
+    const { status, stdout, stderr } = tributary('etl', 'plan', '--load', '/nonexistent/load.yaml');
+    expect(status).toBe(1);
     expect(stdout).toBe('');
-    expect(stderr).toContain('tributary etl plan: not implemented yet (tracked in issue #9)');
+    expect(stderr).toContain('cannot read load file /nonexistent/load.yaml');
+    expect(stderr).toContain('Pass --load with the path of a load YAML file');
+    expect(stderr).toContain('[CONFIG_INVALID]');
   });
 
   it('rejects an unknown command with status 1 and the usage', () => {
