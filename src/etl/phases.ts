@@ -26,6 +26,7 @@ import type { RegistryClient } from '../registry/client.js';
 import { buildManifest, type StagedTask } from './build-manifest.js';
 import { readClaim, readCommitLog } from './commit-log.js';
 import { claimCommit, completeCommit, recoverCommits, removeDeadStaging, type CommitContext, type Recovery } from './commit.js';
+import { recoverSwaps } from './replay-swap.js';
 import { etlError } from './errors.js';
 import type { FailpointName } from './failpoints.js';
 import { parseDataFileSchema } from './files/data-files.js';
@@ -162,6 +163,8 @@ export async function commitPhase(services: PhaseServices & { readonly onCommitt
   try {
     const context: CommitContext = { warehouse, root, load: load.name, attempt, logger: log, ...(services.failpoint === undefined ? {} : { failpoint: services.failpoint }) };
     const recovery = await recoverCommits(context);
+    // A replay that crashed mid-swap is finished first, as runLoad's recovery does.
+    await recoverSwaps({ warehouse, root, load: load.name, attempt, logger: log });
     if (recovery.log.lastClaimed >= plan.seq) return { ...(await claimedAlready(services, plan)), recovery };
     checkQuarantine(load, staged);
     const base = plan.seq === 1 ? undefined : (await readClaim(warehouse, root, load.name, plan.seq - 1)).manifest;
