@@ -27,6 +27,7 @@ import { readClaim, readCommitLog, type CommitLog } from './commit-log.js';
 import { etlError } from './errors.js';
 import { claimPath, parseStagingName, publishedPath, stagingDir, stagingRoot } from './layout.js';
 import { serializeManifest, type Manifest, type ManifestFile } from './manifest.js';
+import { publishClaim } from './publish-claim.js';
 import { createUnderFreshName } from './stage.js';
 
 /** Points a failpoint may stop the process at (see failpoints.ts). */
@@ -43,7 +44,6 @@ export interface CommitContext {
 }
 
 const RENAME_CONCURRENCY = 8;
-const PUBLISH_TRIES = 3;
 
 /** Step 1. Throws ETL_COMMIT_FENCED when another run holds the seq. Returns the claim's bytes. */
 export async function claimCommit(context: CommitContext, manifest: Manifest): Promise<Buffer> {
@@ -83,7 +83,16 @@ export async function completeCommit(context: CommitContext, manifest: Manifest,
   await Promise.all(Array.from({ length: Math.min(RENAME_CONCURRENCY, moves.length) }, worker));
   context.logger.info({ load: context.load, seq: manifest.seq, files: moves.length, event: 'renamed' }, 'files in place');
   context.failpoint?.('before-publish');
-  await publish(context, manifest.seq, claimBytes);
+  await publishClaim({
+    warehouse: context.warehouse,
+    load: context.load,
+    seq: manifest.seq,
+    claimBytes,
+    claimPath: claimPath(context.root, context.load, manifest.seq),
+    target: publishedPath(context.root, context.load, manifest.seq),
+    stagingFolder: stagingDir(context.root, context.load, manifest.seq, context.attempt),
+    logName: 'commit log',
+  });
   context.logger.info({ load: context.load, seq: manifest.seq, event: 'published' }, 'commit published');
   context.failpoint?.('after-publish');
 }
@@ -110,36 +119,6 @@ async function moveIntoPlace(context: CommitContext, seq: number, file: Manifest
       'Something other than the loader changed these files; nothing was overwritten. Restore the file named in the manifest, then run the load again',
     { details: { load: context.load, seq, staged: file.staged, path: file.path, bytes: file.bytes } },
   );
-}
-
-async function publish(context: CommitContext, seq: number, claimBytes: Buffer): Promise<void> {
-  const { warehouse, root, load } = context;
-  const target = publishedPath(root, load, seq);
-  for (let tryNumber = 1; ; tryNumber += 1) {
-    const staged = await createUnderFreshName(warehouse, `${stagingDir(root, load, seq, context.attempt)}/manifest.json${tryNumber === 1 ? '' : `.${tryNumber}`}`, claimBytes);
-    try {
-      await warehouse.rename(staged, target);
-      return;
-    } catch (error) {
-      if (hasWarehouseCode(error, 'WAREHOUSE_FILE_EXISTS')) {
-        await warehouse.delete(staged).catch(() => false);
-        return checkPublished(context, seq, claimBytes);
-      }
-      // Another run that published this seq first may have cleaned our staged copy away.
-      if (!hasWarehouseCode(error, 'WAREHOUSE_NOT_FOUND') || tryNumber >= PUBLISH_TRIES) throw error;
-      if ((await warehouse.stat(target)) !== undefined) return checkPublished(context, seq, claimBytes);
-    }
-  }
-}
-
-/** A publication found in place must be the claim's bytes (another run rolled the commit forward). */
-async function checkPublished(context: CommitContext, seq: number, claimBytes: Buffer): Promise<void> {
-  const { warehouse, root, load } = context;
-  const target = publishedPath(root, load, seq);
-  if ((await warehouse.open(target)).equals(claimBytes)) return;
-  throw etlError('ETL_WAREHOUSE_DAMAGED', `${warehouse.describe(target)} does not hold the bytes of its claim ${claimPath(root, load, seq)}; the commit log was changed by hand`, {
-    details: { load, seq },
-  });
 }
 
 export interface Recovery {

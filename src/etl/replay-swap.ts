@@ -27,6 +27,7 @@ import { readSwapClaim, readSwapLog, type SwapLog } from './replay-log.js';
 import { serializeReplayManifest, type HourSwap, type ReplayManifest } from './replay-manifest.js';
 import type { SwapFailpointName } from './replay-failpoints.js';
 import { swapClaimPath, swapPublishedPath, swapStagingDir, swapStagingRoot } from './replay-layout.js';
+import { publishClaim } from './publish-claim.js';
 import { createUnderFreshName } from './stage.js';
 import { hasWarehouseCode } from './warehouse/errors.js';
 import type { WarehouseFileSystem } from './warehouse/warehouse.js';
@@ -41,7 +42,6 @@ export interface SwapContext {
   readonly failpoint?: ((point: SwapFailpointName) => void) | undefined;
 }
 
-const PUBLISH_TRIES = 3;
 /** Renames an hour needs at most (two, after a concurrent roller did none); more means a loop. */
 const HOUR_STEPS = 6;
 
@@ -72,7 +72,16 @@ export async function completeSwap(context: SwapContext, manifest: ReplayManifes
     context.logger.info({ load: context.load, seq: manifest.seq, topic: hour.topic, hour: hour.hour, version: hour.toVersion, event: 'hour-swapped' }, 'hour swapped');
   }
   context.failpoint?.('swap-before-publish');
-  await publish(context, manifest.seq, claimBytes);
+  await publishClaim({
+    warehouse: context.warehouse,
+    load: context.load,
+    seq: manifest.seq,
+    claimBytes,
+    claimPath: swapClaimPath(context.root, context.load, manifest.seq),
+    target: swapPublishedPath(context.root, context.load, manifest.seq),
+    stagingFolder: swapStagingDir(context.root, context.load, manifest.seq, context.attempt),
+    logName: 'replay log',
+  });
   context.logger.info({ load: context.load, seq: manifest.seq, event: 'swap-published' }, 'swap published');
   context.failpoint?.('swap-after-publish');
 }
@@ -134,35 +143,6 @@ function damaged(context: SwapContext, seq: number, hour: HourSwap, state: strin
       'Something other than the loader changed these folders; nothing was overwritten. Put them back as the replay manifest describes, then run again',
     { details: { load: context.load, seq, topic: hour.topic, hour: hour.hour, live: hour.live, keep: hour.keep, bring: hour.bring } },
   );
-}
-
-async function publish(context: SwapContext, seq: number, claimBytes: Buffer): Promise<void> {
-  const { warehouse, root, load } = context;
-  const target = swapPublishedPath(root, load, seq);
-  for (let tryNumber = 1; ; tryNumber += 1) {
-    const staged = await createUnderFreshName(warehouse, `${swapStagingDir(root, load, seq, context.attempt)}/manifest.json${tryNumber === 1 ? '' : `.${tryNumber}`}`, claimBytes);
-    try {
-      await warehouse.rename(staged, target);
-      return;
-    } catch (error) {
-      if (hasWarehouseCode(error, 'WAREHOUSE_FILE_EXISTS')) {
-        await warehouse.delete(staged).catch(() => false);
-        return checkPublished(context, seq, claimBytes);
-      }
-      // Another process that published first may have removed our staged copy with its staging.
-      if (!hasWarehouseCode(error, 'WAREHOUSE_NOT_FOUND') || tryNumber >= PUBLISH_TRIES) throw error;
-      if ((await warehouse.stat(target)) !== undefined) return checkPublished(context, seq, claimBytes);
-    }
-  }
-}
-
-async function checkPublished(context: SwapContext, seq: number, claimBytes: Buffer): Promise<void> {
-  const { warehouse, root, load } = context;
-  const target = swapPublishedPath(root, load, seq);
-  if ((await warehouse.open(target)).equals(claimBytes)) return;
-  throw etlError('ETL_WAREHOUSE_DAMAGED', `${warehouse.describe(target)} does not hold the bytes of its claim ${swapClaimPath(root, load, seq)}; the replay log was changed by hand`, {
-    details: { load, seq },
-  });
 }
 
 export interface SwapRecovery {
