@@ -119,9 +119,10 @@ async function session(round: number, system: SystemName, options: BenchOptions,
     for (const batch of [1, 50] as const) {
       await attempt(batch === 1 ? 'produce-b1' : 'produce-b50', async () => {
         const t = await topic(`b${batch}`);
-        const r = await producerPerformance(context, b, t, N, batch);
-        await expectStored(b, t, 1, N);
-        produced[batch] = { topic: t, records: N };
+        const n = batch === 1 ? options.batch1Records : N;
+        const r = await producerPerformance(context, b, t, n, batch);
+        await expectStored(b, t, 1, n);
+        produced[batch] = { topic: t, records: n };
         record(`produce.b${batch}`, { scenario: batch === 1 ? 'produce-b1' : 'produce-b50', label: `produce, batch ${batch} (Java ProducerPerformance)`, unit: 'records/s', better: 'higher', chart: 'producer' },
           r.recordsPerSecond, { 'MB/s': r.mbPerSecond, 'avg latency ms': r.avgLatencyMs, 'p99 latency ms': r.p99LatencyMs });
       });

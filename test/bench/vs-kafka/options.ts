@@ -14,6 +14,8 @@ export interface BenchOptions {
   readonly smoke: boolean;
   /** Records per produce/consume run (the paper: 10 million). */
   readonly records: number;
+  /** Records of the batch-1 producer run (BENCH_B1_RECORDS): the Java client sends one request per record. */
+  readonly batch1Records: number;
   readonly rounds: number;
   readonly scenarios: readonly ScenarioName[];
   /** Records of the untimed warm-up of each broker start (0 = none). */
@@ -100,6 +102,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     partitionRecords: envInt('BENCH_PARTITION_RECORDS', smoke ? 1_000 : Math.min(records, 1_000_000)),
     prefillBytes: parseSizes(env['BENCH_PREFILL'] ?? (smoke ? '1MB,2MB' : '1GB,10GB')),
     scaleRecords: envInt('BENCH_SCALE_RECORDS', smoke ? 1_000 : Math.min(records, 1_000_000)),
+    batch1Records: envInt('BENCH_B1_RECORDS', records),
     storageRecords: envInt('BENCH_STORAGE_RECORDS', Math.min(records, 200_000)),
     flush,
     heapMb: envInt('BENCH_HEAP_MB', 1024),
@@ -116,6 +119,9 @@ export function reductions(options: BenchOptions): string[] {
   const reasons: string[] = [];
   if (options.smoke) reasons.push('smoke mode (tiny sizes, only to check the script)');
   if (options.records < FULL.records) reasons.push(`${options.records.toLocaleString('en-US')} records per run instead of ${FULL.records.toLocaleString('en-US')}`);
+  if (options.scenarios.includes('produce-b1') && options.batch1Records < Math.min(options.records, FULL.records)) {
+    reasons.push(`${options.batch1Records.toLocaleString('en-US')} records in the batch-1 producer run instead of ${Math.min(options.records, FULL.records).toLocaleString('en-US')}`);
+  }
   if (options.rounds < FULL.rounds) reasons.push(`${options.rounds} round(s) instead of ${FULL.rounds}`);
   const missing = SCENARIOS.filter((s) => !options.scenarios.includes(s));
   if (missing.length > 0) reasons.push(`scenarios left out: ${missing.join(', ')}`);
