@@ -1,0 +1,99 @@
+import { randomBytes } from 'node:crypto';
+import { closeSync, mkdtempSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer, connect, type Socket } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { GATHER_LIMIT_BYTES, STREAM_CHUNK_BYTES, writeFramedResponse, type FetchSendMode } from '../../../src/broker/response-writer.js';
+import type { MessagePart } from '../../../src/protocol/wire.js';
+
+// A real loopback connection: the bytes the peer receives must be the frame, whatever the writer
+// gathers, corks or streams.
+let dir: string;
+let fd: number;
+const file = randomBytes(3 * STREAM_CHUNK_BYTES + 123);
+
+beforeAll(() => {
+  dir = mkdtempSync(join(tmpdir(), 'response-writer-'));
+  writeFileSync(join(dir, 'segment'), file);
+  fd = openSync(join(dir, 'segment'), 'r');
+});
+
+afterAll(() => {
+  closeSync(fd);
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function sendAndReceive(parts: readonly MessagePart[], mode: FetchSendMode): Promise<Buffer> {
+  const received: Buffer[] = [];
+  let serverSide: Socket | undefined;
+  const server = createServer((socket) => {
+    serverSide = socket;
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  const client = connect(address.port, '127.0.0.1');
+  client.on('data', (chunk: Buffer) => received.push(chunk));
+  const ended = new Promise<void>((resolve) => client.on('end', resolve));
+  await new Promise<void>((resolve) => client.on('connect', resolve));
+  while (serverSide === undefined) await new Promise((resolve) => setTimeout(resolve, 5));
+  await writeFramedResponse(serverSide, parts, mode);
+  serverSide.end();
+  await ended;
+  client.destroy();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return Buffer.concat(received);
+}
+
+const range = (position: number, length: number): MessagePart => ({ kind: 'external', length, source: { fd, position, length } });
+
+function expectedFrame(pieces: readonly Buffer[]): Buffer {
+  const body = Buffer.concat(pieces);
+  const size = Buffer.alloc(4);
+  size.writeInt32BE(body.length, 0);
+  return Buffer.concat([size, body]);
+}
+
+describe('writeFramedResponse', () => {
+  const header = Buffer.from('response header');
+  const trailer = Buffer.from('trailer');
+
+  for (const mode of ['stream', 'buffer'] as const) {
+    it(`sends size, buffers and small file ranges as one frame (${mode})`, async () => {
+      const bytes = await sendAndReceive([header, range(10, 1000), trailer, range(5000, 20)], mode);
+      expect(bytes.equals(expectedFrame([header, file.subarray(10, 1010), trailer, file.subarray(5000, 5020)]))).toBe(true);
+    });
+
+    it(`sends a file range larger than a stream chunk whole and in order (${mode})`, async () => {
+      const length = 2 * STREAM_CHUNK_BYTES + 77;
+      const bytes = await sendAndReceive([header, range(3, length), trailer], mode);
+      expect(bytes.equals(expectedFrame([header, file.subarray(3, 3 + length), trailer]))).toBe(true);
+    });
+  }
+
+  it('sends more small ranges than the gather limit holds, in order', async () => {
+    const count = Math.ceil((2 * GATHER_LIMIT_BYTES) / STREAM_CHUNK_BYTES) + 1;
+    const parts: MessagePart[] = [];
+    const pieces: Buffer[] = [];
+    for (let index = 0; index < count; index += 1) {
+      const position = (index * 7919) % STREAM_CHUNK_BYTES;
+      parts.push(Buffer.from(`part ${index}`), range(position, STREAM_CHUNK_BYTES));
+      pieces.push(Buffer.from(`part ${index}`), file.subarray(position, position + STREAM_CHUNK_BYTES));
+    }
+    const bytes = await sendAndReceive(parts, 'stream');
+    expect(bytes.equals(expectedFrame(pieces))).toBe(true);
+  });
+
+  it('refuses to write to a closed connection', async () => {
+    const server = createServer(() => {});
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('no port');
+    const client = connect(address.port, '127.0.0.1');
+    await new Promise<void>((resolve) => client.on('connect', resolve));
+    client.destroy();
+    await expect(writeFramedResponse(client, [header, trailer])).rejects.toThrow(/connection closed/);
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+  });
+});
