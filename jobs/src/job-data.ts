@@ -119,6 +119,7 @@ const rangeResult = z.strictObject({
     // JSON has no undefined: a range without quarantined records comes back without the key.
     quarantine: z.strictObject(fileShape).optional(),
     reasons: z.record(z.string(), count),
+    maxEventTime: offset.optional(),
   }),
 });
 
@@ -158,12 +159,12 @@ export function parseCommitJobData(input: unknown, what: string): CommitJobData 
 
 export function parseTaskJobResult(input: unknown, what: string): TaskJobResult {
   const { worker, result } = check(taskJobResult, input, what);
-  const { quarantine, ...staged } = result.staged;
+  const { quarantine, maxEventTime, ...staged } = result.staged;
   return {
     worker,
     result: {
       ...result,
-      staged: { ...staged, quarantine },
+      staged: { ...staged, quarantine, ...(maxEventTime === undefined ? {} : { maxEventTime }) },
     },
   };
 }
