@@ -131,6 +131,8 @@ export async function planPhase<T>(services: PhaseServices, acceptGap: boolean, 
       reader: partition.end > partition.start ? runPlan.readerSchemas[partition.topic] : undefined,
     }));
     const problems = plan.partitions.flatMap((partition) => partitionProblemError(partition, load.name) ?? []);
+    // Nothing to commit: caught-up partitions still advance the loaded event time, so hours may close.
+    if (tasks.length === 0) await auditAndMark(services, run, log, plan);
     log.info({ seq: plan.seq, partitions: tasks.length, records: tasks.reduce((sum, task) => sum + task.partition.end - task.partition.start, 0), event: 'planned' }, 'planned');
     return await fanOut({ plan: runPlan, tasks, recovery, problems });
   } finally {

@@ -18,6 +18,7 @@ import { parseAvroSchema } from '../registry/avro-schema.js';
 import type { RegistryClient } from '../registry/client.js';
 import { AvroDeserializer } from '../registry/serde/deserializer.js';
 import { auditAndMark, catchUpAudit, type AuditRunReport } from './audit-run.js';
+import type { AuditStepReport } from './audit-tier.js';
 import { buildManifest, type StagedTask } from './build-manifest.js';
 import { readClaim, readCommitLog } from './commit-log.js';
 import { claimCommit, completeCommit, recoverCommits, removeDeadStaging, type CommitContext, type Recovery } from './commit.js';
@@ -72,6 +73,8 @@ export interface RunReport {
   readonly problems: readonly TributaryError[];
   /** The audit steps after the commit (loads with an `audit` section). */
   readonly audit?: AuditRunReport;
+  /** Commits of earlier runs counted at the start of this one (their LOADER counts were not recorded). */
+  readonly auditCatchUp?: AuditStepReport;
 }
 
 /** The topic's reader schema: the latest version of `<topic>-value` in the registry now. */
@@ -107,13 +110,17 @@ export async function previewPlan(services: LoadServices, acceptGap: boolean): P
  * How every run starts, under its lease: roll claimed commits forward, remove dead staging, then
  * plan from the last published commit. Also the plan phase of distributed runs (phases.ts).
  */
-export async function recoverAndPlan(services: LoadServices, context: CommitContext, acceptGap: boolean): Promise<{ recovery: Recovery; base: Manifest | undefined; plan: LoadPlan }> {
+export async function recoverAndPlan(
+  services: LoadServices,
+  context: CommitContext,
+  acceptGap: boolean,
+): Promise<{ recovery: Recovery; base: Manifest | undefined; plan: LoadPlan; auditCatchUp: AuditStepReport | undefined }> {
   const { load, warehouse } = services;
   const recovery = await recoverCommits(context);
   // Replays and rollbacks left claimed are finished before anything new lands in an hour folder.
   await recoverSwaps({ warehouse, root: load.warehouse.root, load: load.name, attempt: context.attempt, logger: context.logger });
   // Commits whose LOADER counts a crash or an unreachable audit topic left unpublished.
-  await catchUpAudit(services, context.logger);
+  const auditCatchUp = await catchUpAudit(services, context.logger);
   const base = recovery.log.lastPublished === 0 ? undefined : (await readClaim(warehouse, load.warehouse.root, load.name, recovery.log.lastPublished)).manifest;
   const plan = await planRun({
     load,
@@ -123,7 +130,7 @@ export async function recoverAndPlan(services: LoadServices, context: CommitCont
     acceptGap,
     now: (services.now ?? (() => new Date()))(),
   });
-  return { recovery, base, plan };
+  return { recovery, base, plan, auditCatchUp };
 }
 
 export async function runLoad(options: RunOptions): Promise<RunReport> {
@@ -134,13 +141,14 @@ export async function runLoad(options: RunOptions): Promise<RunReport> {
   const lease = await acquireLease(options.store, load.name, { attempt, numberRuns: options.numberRuns });
   try {
     const context: CommitContext = { warehouse, root, load: load.name, attempt, logger: log, ...(options.failpoint === undefined ? {} : { failpoint: options.failpoint }) };
-    const { recovery, base, plan } = await recoverAndPlan(options, context, options.acceptGap);
+    const { recovery, base, plan, auditCatchUp } = await recoverAndPlan(options, context, options.acceptGap);
+    const caughtUp = auditCatchUp === undefined ? {} : { auditCatchUp };
     const problems = plan.partitions.flatMap((partition) => partitionProblemError(partition, load.name) ?? []);
     const moving = plan.partitions.filter(partitionMoves);
     log.info({ seq: plan.seq, partitions: moving.length, records: moving.reduce((sum, p) => sum + p.end - p.start, 0), event: 'planned' }, 'planned');
     if (moving.length === 0) {
       const audit = await auditAndMark({ ...options, failpoint: options.failpoint }, attempt, log, plan);
-      return { outcome: 'nothing-to-load', recovery, plan, problems, ...(audit === undefined ? {} : { audit }) };
+      return { outcome: 'nothing-to-load', recovery, plan, problems, ...caughtUp, ...(audit === undefined ? {} : { audit }) };
     }
     options.progress?.planned({ partitions: moving.length, records: moving.reduce((sum, p) => sum + p.end - p.start, 0) });
 
@@ -157,7 +165,7 @@ export async function runLoad(options: RunOptions): Promise<RunReport> {
     await removeDeadStaging(context, await readCommitLog(warehouse, root, load.name));
     const audit = await auditAndMark({ ...options, failpoint: options.failpoint }, attempt, log);
     await options.onCommitted?.(manifest);
-    return { outcome: 'committed', recovery, plan, manifest, problems, ...(audit === undefined ? {} : { audit }) };
+    return { outcome: 'committed', recovery, plan, manifest, problems, ...caughtUp, ...(audit === undefined ? {} : { audit }) };
   } finally {
     await lease.release();
   }

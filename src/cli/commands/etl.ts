@@ -170,6 +170,8 @@ function describeAudit(report: RunReport): string[] {
   const audit = report.audit;
   if (audit === undefined) return [];
   const lines: string[] = [];
+  for (const counted of report.auditCatchUp?.audited ?? []) lines.push(`audit: commit ${counted.seq} (left unaudited by an earlier run): ${counted.records} records counted at the LOADER tier (${counted.counterId})`);
+  if (report.auditCatchUp?.failed !== undefined) lines.push(`audit: warning: ${report.auditCatchUp.failed.error.message}`);
   for (const counted of audit.tier.audited) lines.push(`audit: commit ${counted.seq}: ${counted.records} records counted at the LOADER tier (${counted.counterId})`);
   if (audit.tier.failed !== undefined) lines.push(`audit: warning: ${audit.tier.failed.error.message}`);
   for (const hour of audit.markers?.written ?? []) lines.push(`hour complete: ${hour} (_COMPLETE written)`);

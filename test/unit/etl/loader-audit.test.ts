@@ -175,6 +175,7 @@ describe('the LOADER audit tier of runs', () => {
     audit.publisher.failNext = 0;
     const next = await runLoad(options(warehouse, source, audit));
     expect(next.outcome).toBe('nothing-to-load');
+    expect(next.auditCatchUp?.audited.map((counted) => counted.seq)).toEqual([1]);
     expect(await unauditedCommits(warehouse, 'wh', 'views')).toEqual([]);
     // The failed sends went out too (an answer lost after storing): still one count per key.
     expect(loaderPerWindow(audit)).toEqual(perWindow(times));
