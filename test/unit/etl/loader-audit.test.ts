@@ -17,6 +17,7 @@ import { parseMarker } from '../../../src/etl/hour-completeness.js';
 import { auditedPath, completeMarkerPath, hourOf } from '../../../src/etl/layout.js';
 import type { LoadAudit } from '../../../src/etl/load-audit.js';
 import type { LoadDefinition } from '../../../src/etl/load-file.js';
+import { commitPhase, planPhase, taskPhase } from '../../../src/etl/phases.js';
 import { runLoad, type RunOptions } from '../../../src/etl/run.js';
 import { formatStatus, readCompleteness, readLoadStatus } from '../../../src/etl/status.js';
 import type { RegistryClient } from '../../../src/registry/client.js';
@@ -254,5 +255,33 @@ describe('hour markers of runs', () => {
     expect(report.outcome).toBe('committed');
     expect(report.audit?.markersFailed?.code).toBe('ETL_AUDIT_UNAVAILABLE');
     expect(await markerOf(warehouse, hourOf(T0))).toBeDefined();
+  });
+});
+
+describe('the jobs phases', () => {
+  it('the commit phase counts at the LOADER tier and marks hours as runLoad does; its start recounts what a crash left', async () => {
+    const warehouse = new MemoryWarehouse();
+    const source = new FakeSource();
+    source.addTopic(TOPIC, 3);
+    const audit = new FakeAudit();
+    const times = await produce(source, 150);
+    audit.produced(times);
+    const crash = (point: string) => {
+      if (point === 'after-audit-flush') throw new Error('killed');
+    };
+    const services = { load: load(), warehouse, source, registry: client, logger: quietLogger, now: () => NOW, audit, store: new MemoryCoordination().session(), numberRuns: false };
+    const planned = await planPhase(services, false, (run) => Promise.resolve(run));
+    const results = await Promise.all(planned.tasks.map((task) => taskPhase(services, task)));
+    const report = await commitPhase({ ...services, failpoint: crash }, planned.plan, results);
+    expect(report.outcome).toBe('committed');
+    expect(report.audit?.tier.failed?.seq).toBe(1);
+    expect(await unauditedCommits(warehouse, 'wh', 'views')).toEqual([1]);
+
+    // The next plan phase (nothing new) recounts commit 1 and marks the closed hours.
+    const next = await planPhase(services, false, (run) => Promise.resolve(run));
+    expect(next.tasks).toEqual([]);
+    expect(await unauditedCommits(warehouse, 'wh', 'views')).toEqual([]);
+    expect(loaderPerWindow(audit)).toEqual(perWindow(times));
+    expect(await markerOf(warehouse, hourOf(T0))).toMatchObject({ records: times.filter((time) => hourOf(time) === hourOf(T0)).length, seq: 1 });
   });
 });
