@@ -70,7 +70,7 @@ export interface LoaderCount {
   readonly records: number;
 }
 
-/** What auditCommits did: the commits counted, and the first failure (the rest wait for the next run). */
+/** What auditCommits did: the commits counted, and the first failure (seq 0: before any commit; the rest wait for the next run). */
 export interface AuditStepReport {
   readonly audited: readonly LoaderCount[];
   readonly failed?: { readonly seq: number; readonly error: TributaryError };
@@ -184,7 +184,9 @@ export async function auditCommits(options: LoaderAuditOptions): Promise<AuditSt
   try {
     pending = await unauditedCommits(warehouse, root, load.name);
   } catch (error) {
-    return { audited, failed: { seq: 0, error: asAuditError(error, load.name, 0) }, unaudited: [] };
+    const failure = asAuditError(error, load.name, undefined);
+    options.logger?.warn({ err: failure, load: load.name, event: 'audit-failed' }, failure.message);
+    return { audited, failed: { seq: 0, error: failure }, unaudited: [] };
   }
   for (const [index, seq] of pending.entries()) {
     try {
@@ -201,11 +203,13 @@ export async function auditCommits(options: LoaderAuditOptions): Promise<AuditSt
   return { audited, unaudited: [] };
 }
 
-function asAuditError(error: unknown, load: string, seq: number): TributaryError {
+/** seq undefined: the audited records could not even be listed. */
+function asAuditError(error: unknown, load: string, seq: number | undefined): TributaryError {
   const why = error instanceof Error ? error.message : String(error);
+  const what = seq === undefined ? `the commits of load ${load} still to count at the LOADER audit tier could not be listed` : `the LOADER audit counts of commit ${seq} of load ${load} were not published`;
   return etlError(
     'ETL_AUDIT_UNAVAILABLE',
-    `the LOADER audit counts of commit ${seq} of load ${load} were not published (${why}); the data commit stands. The next run counts it again under the same keys; \`tributary etl status\` lists commits not yet audited`,
+    `${what} (${why}); the data commits stand. The next run counts them again under the same keys; \`tributary etl status\` lists commits not yet audited`,
     { retriable: true, cause: error, details: { load, seq, ...(error instanceof TributaryError ? { code: error.code } : {}) } },
   );
 }

@@ -20,7 +20,7 @@
  *
  * judgeHours and decideMarkers are pure; updateHourMarkers reads and writes the warehouse.
  */
-import { AUDIT_TIERS, type AuditCountEvent } from '../audit/audit-count.js';
+import type { AuditCountEvent } from '../audit/audit-count.js';
 import { dedupeEvents } from '../audit/reconcile.js';
 import type { Logger } from '../common/logger.js';
 import { etlError } from './errors.js';
@@ -86,7 +86,7 @@ export function loadedThrough(partitions: readonly string[], eventTimes: Readonl
 
 /** PRODUCER-tier records per hour key (distinct events of the topic only), with the windows. */
 export function producedPerHour(topic: string, events: readonly AuditCountEvent[]): Map<string, { produced: number; windows: Map<number, number> }> {
-  const { events: distinct } = dedupeEvents(events.filter((event) => event.topic === topic && event.tier === AUDIT_TIERS[0]));
+  const { events: distinct } = dedupeEvents(events.filter((event) => event.topic === topic && event.tier === 'PRODUCER'));
   const hours = new Map<string, { produced: number; windows: Map<number, number> }>();
   for (const event of distinct) {
     const key = hourKey(Math.floor(event.windowStart / HOUR_MS));
