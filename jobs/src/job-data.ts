@@ -52,6 +52,8 @@ export interface CommitJobResult {
   readonly files: number;
   /** Which worker staged each range the commit used. */
   readonly tasks: readonly { readonly topic: string; readonly partition: number; readonly start: number; readonly end: number; readonly worker: string }[];
+  /** Loads with an audit section: commits counted at the LOADER tier, hours marked or unmarked, and warnings (the commit stands). */
+  readonly audit?: { readonly audited: readonly number[]; readonly unaudited: readonly number[]; readonly markersWritten: readonly string[]; readonly markersRemoved: readonly string[]; readonly warnings: readonly string[] };
 }
 
 const offset = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
