@@ -52,6 +52,8 @@ export interface CommitJobResult {
   readonly files: number;
   /** Which worker staged each range the commit used. */
   readonly tasks: readonly { readonly topic: string; readonly partition: number; readonly start: number; readonly end: number; readonly worker: string }[];
+  /** Loads with an audit section: commits counted at the LOADER tier, hours marked or unmarked, and warnings (the commit stands). */
+  readonly audit?: { readonly audited: readonly number[]; readonly unaudited: readonly number[]; readonly markersWritten: readonly string[]; readonly markersRemoved: readonly string[]; readonly warnings: readonly string[] };
 }
 
 const offset = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -119,6 +121,7 @@ const rangeResult = z.strictObject({
     // JSON has no undefined: a range without quarantined records comes back without the key.
     quarantine: z.strictObject(fileShape).optional(),
     reasons: z.record(z.string(), count),
+    maxEventTime: offset.optional(),
   }),
 });
 
@@ -158,12 +161,12 @@ export function parseCommitJobData(input: unknown, what: string): CommitJobData 
 
 export function parseTaskJobResult(input: unknown, what: string): TaskJobResult {
   const { worker, result } = check(taskJobResult, input, what);
-  const { quarantine, ...staged } = result.staged;
+  const { quarantine, maxEventTime, ...staged } = result.staged;
   return {
     worker,
     result: {
       ...result,
-      staged: { ...staged, quarantine },
+      staged: { ...staged, quarantine, ...(maxEventTime === undefined ? {} : { maxEventTime }) },
     },
   };
 }

@@ -1,5 +1,6 @@
 /** The connections one job of a load works with, opened for the job and closed after it. */
 import type { Logger } from '../../src/common/logger.js';
+import { openLoadAudit } from '../../src/etl/load-audit.js';
 import { parseLoadFile, type LoadDefinition } from '../../src/etl/load-file.js';
 import type { LoadServices } from '../../src/etl/run.js';
 import { KafkaLoadSource } from '../../src/etl/source.js';
@@ -12,12 +13,16 @@ export function loadOf(data: LoadFileData): LoadDefinition {
   return parseLoadFile(data.loadText, data.loadFile);
 }
 
+/** With the load's audit connections when it has an audit section (connected only if a phase uses them). */
 export async function withLoadServices<T>(load: LoadDefinition, logger: Logger, work: (services: LoadServices) => Promise<T>): Promise<T> {
   const warehouse = openWarehouse(load.warehouse.url, { baseDirectory: load.warehouse.baseDirectory, logger });
+  const registry = new RegistryClient({ url: load.registry, logger });
+  const audit = openLoadAudit(load, registry, logger);
   const source = await KafkaLoadSource.connect(load.source.bootstrap, logger);
   try {
-    return await work({ load, warehouse, source, registry: new RegistryClient({ url: load.registry, logger }), logger });
+    return await work({ load, warehouse, source, registry, logger, audit });
   } finally {
     source.close();
+    await audit?.close().catch((error: unknown) => logger.warn({ err: error }, 'the audit connections did not close cleanly'));
   }
 }

@@ -105,6 +105,17 @@ export function processCommit(context: ProcessorContext): (job: Job) => Promise<
         quarantined: manifest.quarantine.records,
         files: manifest.files.length,
         tasks: children.map(({ worker, result }) => ({ topic: result.topic, partition: result.partition, start: result.start, end: result.end, worker })),
+        ...(report.audit === undefined
+          ? {}
+          : {
+              audit: {
+                audited: report.audit.tier.audited.map((counted) => counted.seq),
+                unaudited: report.audit.tier.unaudited,
+                markersWritten: report.audit.markers?.written ?? [],
+                markersRemoved: report.audit.markers?.removed ?? [],
+                warnings: [report.audit.tier.failed?.error.message, report.audit.markersFailed?.message].filter((warning): warning is string => warning !== undefined),
+              },
+            }),
       };
     });
 }

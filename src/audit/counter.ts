@@ -7,6 +7,9 @@
  * - A cut (each publish) moves the counts gathered since the previous cut into events, one per
  *   (topic, window, origin), each numbered (counterId, sequence). counterId is random per counter
  *   instance, so a restarted process never reuses a key; the sum of distinct keys is the count.
+ *   A caller that recounts the same fixed input may pass a deterministic `counterId` instead (the
+ *   loader: one per commit, etl/audit-tier.ts): counting the same records in the same order cuts
+ *   the same keys again, so a recount replaces rather than adds.
  * - An event is encoded once and sent until acknowledged (acks=-1). A failed send keeps it, and
  *   the next publish sends the same bytes under the same key again; so do a producer retry after
  *   a lost answer and the mirror copying `_audit` at least once. Reconciliation keeps one event
@@ -47,6 +50,12 @@ export const DEFAULT_PUBLISH_INTERVAL_MS = 30_000;
 
 export interface AuditCounterOptions {
   readonly tier: AuditTier;
+  /**
+   * The identity of this counter's events; random by default. Give a fixed one only when every
+   * counter with that id counts exactly the same records in the same order (a recount), since
+   * reconciliation keeps one event per (counterId, sequence).
+   */
+  readonly counterId?: string;
   readonly publisher: AuditPublisher;
   readonly encoder: AuditEncoder;
   /** The process's host name by default. */
@@ -79,7 +88,7 @@ interface QueuedEvent {
 }
 
 export class AuditCounter {
-  readonly counterId = randomUUID();
+  readonly counterId: string;
   readonly tier: AuditTier;
   readonly server: string;
   readonly cluster: string | null;
@@ -106,6 +115,7 @@ export class AuditCounter {
 
   constructor(options: AuditCounterOptions) {
     this.tier = options.tier;
+    this.counterId = options.counterId ?? randomUUID();
     this.server = options.server ?? hostname();
     this.cluster = options.cluster ?? null;
     this.windowMs = options.windowMs ?? DEFAULT_WINDOW_MS;
@@ -269,6 +279,7 @@ export class AuditCounter {
 
 function validate(options: AuditCounterOptions, counter: AuditCounter): void {
   const problems: string[] = [];
+  if (options.counterId !== undefined && options.counterId.trim() === '') problems.push('counterId, when given, must not be empty');
   if (!(AUDIT_TIERS as readonly string[]).includes(options.tier)) problems.push(`tier must be one of ${AUDIT_TIERS.join(', ')}, not ${String(options.tier)}`);
   if (options.publisher.acks !== -1) problems.push(`the publisher must use acks=-1 (counts are the audit's evidence), not acks=${options.publisher.acks}`);
   if (!Number.isSafeInteger(counter.windowMs) || counter.windowMs <= 0) problems.push(`windowMs must be a positive integer, not ${counter.windowMs}`);

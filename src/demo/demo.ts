@@ -14,17 +14,15 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { AUDIT_SUBJECT, auditCountSchema } from '../audit/audit-count.js';
 import { AuditedProducer } from '../audit/audited-producer.js';
-import { AuditCounter } from '../audit/counter.js';
 import { ORIGIN_HEADER } from '../audit/origin.js';
 import { readAuditTopic } from '../audit/read-audit-topic.js';
 import { reconcile, type Reconciliation } from '../audit/reconcile.js';
 import { formatReport } from '../audit/report.js';
 import { DEFAULT_LATENESS_MS } from '../audit/windows.js';
 import { ClusterClient } from '../client/cluster-client.js';
-import { Producer } from '../client/producer.js';
 import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
-import { loaderAuditHook } from '../etl/audit-tier.js';
+import { openLoadAudit } from '../etl/load-audit.js';
 import { readLoadFile } from '../etl/load-file.js';
 import type { Manifest } from '../etl/manifest.js';
 import { runLoad } from '../etl/run.js';
@@ -96,7 +94,7 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
       const loadFile = join(dir, `${DEMO_LOAD}.yaml`);
       const warehouseDir = join(dir, 'warehouse');
       await writeFile(loadFile, loadFileText(stack), 'utf8');
-      const manifest = await loadOnce(stack, cluster, loadFile, logger);
+      const manifest = await loadOnce(stack, loadFile, logger);
       progress(`loaded commit ${manifest.seq} into ${warehouseDir}: ${manifest.files.length} files; LOADER audit counts published`);
 
       const folders = await listHourFolders(openWarehouse(warehouseDir), DEMO_TOPIC, manifest);
@@ -179,16 +177,18 @@ function loadFileText(stack: EmbeddedStack): string {
     'maxRecordsPerRun: 1000000',
     'quarantine: { maxRecords: 0 }',
     'latenessHorizon: 2h',
+    '# Count each commit at the LOADER tier of the audit, into _audit of the source cluster.',
+    'audit: { topic: _audit }',
     '',
   ].join('\n');
 }
 
-async function loadOnce(stack: EmbeddedStack, cluster: ClusterClient, loadFile: string, logger: Logger): Promise<Manifest> {
+async function loadOnce(stack: EmbeddedStack, loadFile: string, logger: Logger): Promise<Manifest> {
   const load = await readLoadFile(loadFile);
   const warehouse = openWarehouse(load.warehouse.url, { baseDirectory: load.warehouse.baseDirectory, logger });
   const registry = new RegistryClient({ url: load.registry, logger });
-  const publisher = new Producer(cluster, { acks: -1, logger });
-  const counter = new AuditCounter({ tier: 'LOADER', cluster: 'demo', publisher, encoder: new AvroSerializer(registry), publishIntervalMs: 0, logger });
+  // The load file's audit section: the run counts its commit at the LOADER tier (etl/audit-tier.ts).
+  const audit = openLoadAudit(load, registry, logger, { cluster: 'demo' });
   const source = await KafkaLoadSource.connect(load.source.bootstrap, logger);
   try {
     const report = await runLoad({
@@ -197,21 +197,22 @@ async function loadOnce(stack: EmbeddedStack, cluster: ClusterClient, loadFile: 
       source,
       registry,
       logger,
+      audit,
       acceptGap: false,
       store: stack.coordinationSession(),
       // The standalone store is kept in a file, so run numbers outlive this process.
       numberRuns: true,
-      onCommitted: loaderAuditHook({ load, warehouse, counter }),
     });
     if (report.manifest === undefined || report.problems.length > 0) {
       const why = report.problems.map((problem) => problem.message).join('; ') || 'the loader found nothing to load';
       throw new TributaryError({ code: 'DEMO_FAILED', message: `the demo's load did not commit everything: ${why}` });
     }
+    const failed = report.audit?.tier.failed;
+    if (failed !== undefined) throw new TributaryError({ code: 'DEMO_FAILED', message: `the demo's LOADER audit counts were not published: ${failed.error.message}`, cause: failed.error });
     return report.manifest;
   } finally {
     source.close();
-    await counter.close();
-    await publisher.close();
+    await audit?.close();
   }
 }
 

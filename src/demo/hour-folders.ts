@@ -35,7 +35,8 @@ export async function listHourFolders(warehouse: WarehouseFileSystem, topic: str
     const path = `${topic}/hourly/${hourFolder(Date.parse(`${hour}:00:00Z`) / HOUR_MS)}`;
     const files: HourFile[] = [];
     for (const entry of await warehouse.list(path)) {
-      if (entry.type !== 'file') continue;
+      // `_COMPLETE` and other markers are not data files.
+      if (entry.type !== 'file' || entry.name.startsWith('_')) continue;
       const file = committed.get(entry.path);
       if (file === undefined) throw mismatch(`${warehouse.describe(entry.path)} is in an hour folder but commit ${manifest.seq} does not name it`);
       seen.add(entry.path);

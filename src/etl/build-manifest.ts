@@ -3,7 +3,7 @@
  * inputs give equal bytes.
  */
 import type { LoadDefinition } from './load-file.js';
-import { MANIFEST_FORMAT, type Manifest, type ManifestDataFile, type ManifestFile, type ManifestRange, type ReaderSchemaRef } from './manifest.js';
+import { MANIFEST_FORMAT, type Manifest, type NextOffsets, type ManifestDataFile, type ManifestFile, type ManifestRange, type ReaderSchemaRef } from './manifest.js';
 import { partitionMoves, type LoadPlan } from './plan.js';
 
 export interface StagedTask {
@@ -13,6 +13,8 @@ export interface StagedTask {
   readonly quarantine: ManifestFile | undefined;
   /** Quarantined records per failure code. */
   readonly reasons: Readonly<Record<string, number>>;
+  /** The largest event time among the records staged (absent when none). */
+  readonly maxEventTime?: number;
 }
 
 export interface ManifestInputs {
@@ -47,6 +49,7 @@ export function buildManifest(inputs: ManifestInputs): Manifest {
     });
     (next[partition.topic] ??= {})[String(partition.partition)] = partition.end;
   }
+  const eventTimes = buildManifestEventTimes(base, plan, tasks);
   const files = inputs.staged.flatMap((task) => task.files).sort((a, b) => byTopicPartition(a, b) || (a.hour < b.hour ? -1 : a.hour > b.hour ? 1 : 0));
   const quarantineFiles = inputs.staged.flatMap((task) => (task.quarantine === undefined ? [] : [task.quarantine])).sort(byTopicPartition);
   const reasons: Record<string, number> = {};
@@ -72,7 +75,34 @@ export function buildManifest(inputs: ManifestInputs): Manifest {
     files,
     quarantine: { records: quarantineFiles.reduce((sum, file) => sum + file.records, 0), reasons: sortKeys(reasons), files: quarantineFiles },
     hours: sortNested(hours),
+    eventTimes,
   };
+}
+
+/**
+ * manifest.eventTimes after this commit (manifest.ts): per partition ever loaded, the largest
+ * event time loaded so far, raised to plannedAt when the plan read it to its high watermark. The
+ * plan time stands for "nothing older is waiting": a record produced after it is late data, which
+ * still lands (as a new file) and makes hour-completeness.ts rewrite or withdraw the hour's marker.
+ */
+export function buildManifestEventTimes(base: { readonly nextOffsets: NextOffsets; readonly eventTimes?: NextOffsets | undefined } | undefined, plan: Pick<LoadPlan, 'plannedAt' | 'partitions'>, tasks: ReadonlyMap<string, StagedTask>): Record<string, Record<string, number>> {
+  const times: Record<string, Record<string, number>> = {};
+  for (const [topic, partitions] of Object.entries(base?.eventTimes ?? {})) times[topic] = { ...partitions };
+  const plannedAt = Date.parse(plan.plannedAt);
+  for (const partition of plan.partitions) {
+    if (partition.problem !== undefined) continue;
+    const loadedBefore = base?.nextOffsets[partition.topic]?.[String(partition.partition)] !== undefined;
+    // A partition never loaded and empty now has no hours to hold open: it stays out, as in nextOffsets.
+    if (!loadedBefore && !partitionMoves(partition)) continue;
+    const key = String(partition.partition);
+    const before = times[partition.topic]?.[key];
+    const staged = tasks.get(`${partition.topic}\u0000${partition.partition}`)?.maxEventTime;
+    const caughtUp = !partition.capped && partition.end === partition.highWatermark;
+    const candidates = [before, staged, caughtUp ? plannedAt : undefined].filter((time): time is number => time !== undefined && Number.isSafeInteger(time));
+    if (candidates.length === 0) continue;
+    (times[partition.topic] ??= {})[key] = Math.max(...candidates);
+  }
+  return sortNested(times);
 }
 
 function sortKeys<T>(record: Readonly<Record<string, T>>): Record<string, T> {

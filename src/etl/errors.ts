@@ -25,6 +25,8 @@ export const ETL_ERROR_CODES = [
   'ETL_FETCH_INCOMPLETE',
   /** A manifest in the warehouse cannot be read. */
   'ETL_MANIFEST_INVALID',
+  /** The audit topic could not be read or written; the data commit stands and the next run tries again. */
+  'ETL_AUDIT_UNAVAILABLE',
 ] as const;
 
 export type EtlErrorCode = (typeof ETL_ERROR_CODES)[number];

@@ -30,6 +30,8 @@ export interface ExtractedRange {
   /** Sorted by hour. */
   readonly hours: readonly HourBucket[];
   readonly quarantined: readonly QuarantinedRecord[];
+  /** The largest event time of the records bucketed (undefined when none). */
+  readonly maxEventTime?: number;
   /** The Type the values are valid for: the transformation's output, else the reader's file type. */
   readonly outputType?: Type;
 }
@@ -60,6 +62,7 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
   const transform = inputs.transform === undefined ? undefined : compileTransform(inputs.transform, inputs.reader, topic);
   let maxBytes = inputs.maxBytes ?? 1024 * 1024;
   let offset = start;
+  let maxEventTime: number | undefined;
   while (offset < end) {
     const batch = await source.fetch(topic, partition, offset, maxBytes);
     const records = batch.records.filter((record) => record.offset >= offset && record.offset < end);
@@ -102,6 +105,7 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
         continue;
       }
       const hour = hourOf(time.ms);
+      if (maxEventTime === undefined || time.ms > maxEventTime) maxEventTime = time.ms;
       let bucket = buckets.get(hour);
       if (bucket === undefined) buckets.set(hour, (bucket = { hour, values: [], offsets: [] }));
       bucket.values.push(transform === undefined ? value : transform.apply(value));
@@ -110,7 +114,16 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
     offset = Math.max(batch.nextOffset, (records.at(-1)?.offset ?? offset - 1) + 1);
   }
   const hours = [...buckets.values()].sort((a, b) => a.hour - b.hour);
-  return { topic, partition, start, end, hours, quarantined, ...(transform === undefined ? {} : { outputType: transform.outputType }) };
+  return {
+    topic,
+    partition,
+    start,
+    end,
+    hours,
+    quarantined,
+    ...(maxEventTime === undefined ? {} : { maxEventTime }),
+    ...(transform === undefined ? {} : { outputType: transform.outputType }),
+  };
 }
 
 /** Offsets as compact ranges, `100-150,152,160-200`: the file metadata that maps records to offsets. */

@@ -6,7 +6,8 @@
  */
 import { TributaryError } from '../common/errors.js';
 
-export const FAILPOINT_NAMES = ['after-stage', 'after-claim', 'after-rename', 'before-publish', 'after-publish'] as const;
+/** `after-audit-flush`: a commit's LOADER counts are acknowledged but not yet recorded as audited (audit-tier.ts). */
+export const FAILPOINT_NAMES = ['after-stage', 'after-claim', 'after-rename', 'before-publish', 'after-publish', 'after-audit-flush'] as const;
 export type FailpointName = (typeof FAILPOINT_NAMES)[number];
 
 export interface Failpoint {

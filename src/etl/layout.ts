@@ -8,6 +8,8 @@
  *   <root>/_etl/<load>/commits/<seq>.json          commit <seq> published (same bytes as the claim)
  *   <root>/_etl/<load>/staging/<seq>-<attempt>/…   one attempt's files before commit
  *   <root>/_etl/<load>/quarantine/<seq>/<topic>+<partition>+<start>+<end>.jsonl
+ *   <root>/_etl/<load>/audited/<seq>               commit <seq>'s LOADER audit counts were acknowledged
+ *   <root>/<topic>/hourly/YYYY/MM/DD/HH/_COMPLETE  the hour is closed and matches the audit (hour-completeness.ts)
  *
  * <seq> is ten digits so names sort in commit order. <start>+<end> is the run's offset range
  * [start, end) of that partition: end is exclusive (the next offset). A data file holds the
@@ -65,6 +67,27 @@ export function parseStagingName(name: string): { readonly seq: number; readonly
 
 export function quarantineDir(root: string, load: string, seq: number): string {
   return `${loadDir(root, load)}/quarantine/${formatSeq(seq)}`;
+}
+
+export function auditedDir(root: string, load: string): string {
+  return `${loadDir(root, load)}/audited`;
+}
+
+/** Written (create-if-absent) once the LOADER-tier counts of commit `seq` were acknowledged (audit-tier.ts). */
+export function auditedPath(root: string, load: string, seq: number): string {
+  return `${auditedDir(root, load)}/${formatSeq(seq)}`;
+}
+
+export const COMPLETE_MARKER = '_COMPLETE';
+
+/** The hour's completeness marker; its name starts with `_` so readers of data files skip it. */
+export function completeMarkerPath(root: string, topic: string, hour: number): string {
+  return `${topicHourDir(root, topic, hour)}/${COMPLETE_MARKER}`;
+}
+
+/** Where a marker is written before it is renamed into place (never the same name twice: see warehouse.ts). */
+export function completeMarkerTempPath(root: string, topic: string, hour: number, attempt: string): string {
+  return `${topicHourDir(root, topic, hour)}/_COMPLETE.${attempt}.tmp`;
 }
 
 /** `<topic>+<partition>+<start>+<end>`: the range a file (or a quarantine file) comes from. */

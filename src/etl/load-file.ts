@@ -16,12 +16,16 @@
  *   latenessHorizon: 2h              # ms|s|m|h|d: how long an hour stays open for late records
  *   schedule: '5 * * * *'            # cron (5 or 6 fields), used by the scheduler (#10)
  *   transform: { fields: { out: path | { const: v } } }   # optional: the records written (transform.ts)
+ *   audit: { topic: _audit, bootstrap: [h:p] }   # optional: publish the LOADER audit tier and write
+ *                                    # hour _COMPLETE markers; topic defaults to _audit, bootstrap to
+ *                                    # source.bootstrap; needs timeField (the creation time)
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
 import { hostPortSchema, parseConfig } from '../common/config.js';
+import { AUDIT_TOPIC } from '../audit/audit-count.js';
 import { TributaryError } from '../common/errors.js';
 import { validateCodec, type DataFileCodec, type DataFileFormat } from './files/data-files.js';
 import { transformSchema, type TransformDefinition } from './transform.js';
@@ -49,6 +53,15 @@ export interface LoadDefinition {
   readonly schedule?: string;
   /** The records written are built from these fields (transform.ts); absent: as decoded. */
   readonly transform?: TransformDefinition;
+  /** Present: runs count their commits at the LOADER audit tier and write hour markers (audit-tier.ts, hour-completeness.ts). */
+  readonly audit?: LoadAuditSettings;
+}
+
+export interface LoadAuditSettings {
+  /** The audit topic on that cluster (AUDIT_TOPIC by default). */
+  readonly topic: string;
+  /** The cluster whose audit topic gets the LOADER counts and holds the PRODUCER counts (source.bootstrap by default). */
+  readonly bootstrap: readonly string[];
 }
 
 export const LOAD_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
@@ -113,6 +126,17 @@ const loadFileSchema = z
     latenessHorizon: durationSchema.default(2 * 3_600_000), // 2h
     schedule: cronSchema.optional(),
     transform: transformSchema.optional(),
+    audit: z
+      .strictObject({
+        topic: topicName.default(AUDIT_TOPIC),
+        bootstrap: z
+          .preprocess(
+            (value) => (typeof value === 'string' ? value.split(',').map((part) => part.trim()) : value),
+            z.array(hostPortSchema).min(1, 'name at least one broker as HOST:PORT, or leave bootstrap out to use source.bootstrap'),
+          )
+          .optional(),
+      })
+      .optional(),
   })
   .superRefine((load, context) => {
     if ((load.topics === undefined) === (load.topicPattern === undefined)) {
@@ -122,6 +146,13 @@ const loadFileSchema = z
       parseWarehousePath(load.warehouse.root, 'read load file', 'warehouse.root');
     } catch (error) {
       context.addIssue({ code: 'custom', path: ['warehouse', 'root'], message: (error as Error).message });
+    }
+    if (load.audit !== undefined && load.timeField === undefined) {
+      context.addIssue({
+        code: 'custom',
+        path: ['audit'],
+        message: 'the LOADER audit tier counts records by creation time, which the data files hold only in a record field: set timeField (e.g. header.time) or remove audit',
+      });
     }
     try {
       validateCodec(load.format, load.codec);
@@ -181,5 +212,6 @@ export function parseLoadFile(text: string, file: string): LoadDefinition {
     latenessHorizonMs: parsed.latenessHorizon,
     ...(parsed.schedule === undefined ? {} : { schedule: parsed.schedule.trim() }),
     ...(parsed.transform === undefined ? {} : { transform: parsed.transform }),
+    ...(parsed.audit === undefined ? {} : { audit: { topic: parsed.audit.topic, bootstrap: parsed.audit.bootstrap ?? parsed.source.bootstrap } }),
   };
 }

@@ -8,7 +8,8 @@
  *   load, seq     the load's name; this commit's number (1, 2, …; planned from commit seq-1)
  *   attempt       the run attempt that wrote it (names its staging folder)
  *   runNumber     the lease's run number (null with the in-process coordination store)
- *   plannedAt     ISO time the plan was made (information only: no name or byte depends on it)
+ *   plannedAt     ISO time the plan was made (no name depends on it; eventTimes of caught-up
+ *                 partitions do)
  *   output        {format, codec, timeField|null}: how the data files were written
  *   readerSchemas {<topic>: {subject, version, id}}: the reader schema each topic was written in
  *   ranges        [{topic, partition, start, end, records, quarantined, gap?: {from, to}}]: what this
@@ -20,6 +21,13 @@
  *   quarantine    {records, reasons: {<code>: count}, files: [{topic, partition, start, end,
  *                 records, bytes, sha256, staged, path}]}
  *   hours         {<topic>: {<YYYY-MM-DDTHH>: records}}: records written per event hour (UTC)
+ *   eventTimes    {<topic>: {<partition>: ms}}: cumulative, like nextOffsets: how far in event time
+ *                 the partition is loaded. It is the largest event time loaded from it so far, or,
+ *                 when the plan read the partition up to its high watermark (not capped by
+ *                 maxRecordsPerRun: nothing older is waiting in the log), at least plannedAt, so a
+ *                 caught-up or idle partition does not hold hours open forever. Never decreases.
+ *                 Absent in manifests written before it (hour-completeness.ts then waits for a
+ *                 commit that has it). Used only to decide which hours are closed.
  */
 import { z } from 'zod';
 import { etlError } from './errors.js';
@@ -83,6 +91,7 @@ export interface Manifest {
     readonly files: readonly ManifestFile[];
   };
   readonly hours: Readonly<Record<string, Readonly<Record<string, number>>>>;
+  readonly eventTimes?: NextOffsets;
 }
 
 const offset = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -123,6 +132,7 @@ const manifestSchema = z.strictObject({
   files: z.array(z.strictObject({ ...fileShape, hour: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}$/) })),
   quarantine: z.strictObject({ records: count, reasons: z.record(z.string(), count), files: z.array(z.strictObject(fileShape)) }),
   hours: z.record(z.string(), z.record(z.string(), count)),
+  eventTimes: z.record(z.string(), z.record(z.string().regex(/^\d+$/), offset)).optional(),
 });
 
 export function serializeManifest(manifest: Manifest): Buffer {

@@ -17,6 +17,8 @@ import type { CoordinationStore } from '../coordination/store.js';
 import { parseAvroSchema } from '../registry/avro-schema.js';
 import type { RegistryClient } from '../registry/client.js';
 import { AvroDeserializer } from '../registry/serde/deserializer.js';
+import { auditAndMark, catchUpAudit, type AuditRunReport } from './audit-run.js';
+import type { AuditStepReport } from './audit-tier.js';
 import { buildManifest, type StagedTask } from './build-manifest.js';
 import { readClaim, readCommitLog } from './commit-log.js';
 import { claimCommit, completeCommit, recoverCommits, removeDeadStaging, type CommitContext, type Recovery } from './commit.js';
@@ -25,7 +27,9 @@ import { extractRange } from './extract.js';
 import { parseDataFileSchema } from './files/data-files.js';
 import type { FailpointName } from './failpoints.js';
 import { stagingDir } from './layout.js';
+import { withdrawMarkers } from './hour-completeness.js';
 import { acquireLease } from './lease.js';
+import type { LoadAudit } from './load-audit.js';
 import type { LoadDefinition } from './load-file.js';
 import type { Manifest } from './manifest.js';
 import { partitionMoves, partitionProblemError, planRun, type LoadPlan, type PartitionPlan, type ReaderSchemaLookup } from './plan.js';
@@ -44,6 +48,8 @@ export interface LoadServices {
   readonly now?: () => Date;
   /** Told how far the work is (progress bars, progress.ts). */
   readonly progress?: LoadProgress | undefined;
+  /** The load's audit connections (load-audit.ts) when it has an `audit` section: LOADER tier and hour markers. */
+  readonly audit?: LoadAudit | undefined;
 }
 
 export interface RunOptions extends LoadServices {
@@ -54,11 +60,7 @@ export interface RunOptions extends LoadServices {
   /** Tasks (partitions) worked on at once. Default 4. */
   readonly concurrency?: number;
   readonly failpoint?: (point: FailpointName) => void;
-  /**
-   * Called after a commit is published, with its manifest. The hook for issue #8: the audit's
-   * AuditCount tier of the loader and the hour `_COMPLETE` markers are built from
-   * `manifest.hours` here once the audit counter exists.
-   */
+  /** Called after a commit is published (and after the audit steps), with its manifest. */
   readonly onCommitted?: (manifest: Manifest) => Promise<void>;
 }
 
@@ -69,6 +71,10 @@ export interface RunReport {
   readonly manifest?: Manifest;
   /** Partitions left out of the commit (offsets lost to retention, or ahead of the log). */
   readonly problems: readonly TributaryError[];
+  /** The audit steps after the commit (loads with an `audit` section). */
+  readonly audit?: AuditRunReport;
+  /** Commits of earlier runs counted at the start of this one (their LOADER counts were not recorded). */
+  readonly auditCatchUp?: AuditStepReport;
 }
 
 /** The topic's reader schema: the latest version of `<topic>-value` in the registry now. */
@@ -104,11 +110,17 @@ export async function previewPlan(services: LoadServices, acceptGap: boolean): P
  * How every run starts, under its lease: roll claimed commits forward, remove dead staging, then
  * plan from the last published commit. Also the plan phase of distributed runs (phases.ts).
  */
-export async function recoverAndPlan(services: LoadServices, context: CommitContext, acceptGap: boolean): Promise<{ recovery: Recovery; base: Manifest | undefined; plan: LoadPlan }> {
+export async function recoverAndPlan(
+  services: LoadServices,
+  context: CommitContext,
+  acceptGap: boolean,
+): Promise<{ recovery: Recovery; base: Manifest | undefined; plan: LoadPlan; auditCatchUp: AuditStepReport | undefined }> {
   const { load, warehouse } = services;
   const recovery = await recoverCommits(context);
   // Replays and rollbacks left claimed are finished before anything new lands in an hour folder.
   await recoverSwaps({ warehouse, root: load.warehouse.root, load: load.name, attempt: context.attempt, logger: context.logger });
+  // Commits whose LOADER counts a crash or an unreachable audit topic left unpublished.
+  const auditCatchUp = await catchUpAudit(services, context.logger);
   const base = recovery.log.lastPublished === 0 ? undefined : (await readClaim(warehouse, load.warehouse.root, load.name, recovery.log.lastPublished)).manifest;
   const plan = await planRun({
     load,
@@ -118,7 +130,7 @@ export async function recoverAndPlan(services: LoadServices, context: CommitCont
     acceptGap,
     now: (services.now ?? (() => new Date()))(),
   });
-  return { recovery, base, plan };
+  return { recovery, base, plan, auditCatchUp };
 }
 
 export async function runLoad(options: RunOptions): Promise<RunReport> {
@@ -129,11 +141,15 @@ export async function runLoad(options: RunOptions): Promise<RunReport> {
   const lease = await acquireLease(options.store, load.name, { attempt, numberRuns: options.numberRuns });
   try {
     const context: CommitContext = { warehouse, root, load: load.name, attempt, logger: log, ...(options.failpoint === undefined ? {} : { failpoint: options.failpoint }) };
-    const { recovery, base, plan } = await recoverAndPlan(options, context, options.acceptGap);
+    const { recovery, base, plan, auditCatchUp } = await recoverAndPlan(options, context, options.acceptGap);
+    const caughtUp = auditCatchUp === undefined ? {} : { auditCatchUp };
     const problems = plan.partitions.flatMap((partition) => partitionProblemError(partition, load.name) ?? []);
     const moving = plan.partitions.filter(partitionMoves);
     log.info({ seq: plan.seq, partitions: moving.length, records: moving.reduce((sum, p) => sum + p.end - p.start, 0), event: 'planned' }, 'planned');
-    if (moving.length === 0) return { outcome: 'nothing-to-load', recovery, plan, problems };
+    if (moving.length === 0) {
+      const audit = await auditAndMark({ ...options, failpoint: options.failpoint }, attempt, log, plan);
+      return { outcome: 'nothing-to-load', recovery, plan, problems, ...caughtUp, ...(audit === undefined ? {} : { audit }) };
+    }
     options.progress?.planned({ partitions: moving.length, records: moving.reduce((sum, p) => sum + p.end - p.start, 0) });
 
     const staging = stagingDir(root, load.name, plan.seq, attempt);
@@ -143,11 +159,13 @@ export async function runLoad(options: RunOptions): Promise<RunReport> {
     const manifest = buildManifest({ load, plan, base, staged, attempt, runNumber: lease.runNumber });
     options.progress?.finishing('committing');
     await lease.check();
+    if (options.audit !== undefined) await withdrawMarkers(warehouse, root, manifest, log);
     const claimBytes = await claimCommit(context, manifest);
     await completeCommit(context, manifest, claimBytes);
     await removeDeadStaging(context, await readCommitLog(warehouse, root, load.name));
+    const audit = await auditAndMark({ ...options, failpoint: options.failpoint }, attempt, log);
     await options.onCommitted?.(manifest);
-    return { outcome: 'committed', recovery, plan, manifest, problems };
+    return { outcome: 'committed', recovery, plan, manifest, problems, ...caughtUp, ...(audit === undefined ? {} : { audit }) };
   } finally {
     await lease.release();
   }
@@ -194,7 +212,7 @@ export async function runTask(options: TaskServices, plan: LoadPlan, partition: 
   const reasons: Record<string, number> = {};
   for (const record of range.quarantined) reasons[record.code] = (reasons[record.code] ?? 0) + 1;
   options.progress?.partitionDone();
-  return { topic, partition: partition.partition, files: result.files, quarantine: result.quarantine, reasons };
+  return { topic, partition: partition.partition, files: result.files, quarantine: result.quarantine, reasons, ...(range.maxEventTime === undefined ? {} : { maxEventTime: range.maxEventTime }) };
 }
 
 /** One deserializer per registry client, so each writer schema is fetched once per run. */

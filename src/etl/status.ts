@@ -7,6 +7,11 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { WarehouseFileSystem } from './warehouse/warehouse.js';
 import { readClaim, readCommitLog } from './commit-log.js';
 import type { Manifest, NextOffsets, OffsetGap } from './manifest.js';
+import type { AuditCountEvent } from '../audit/audit-count.js';
+import { unauditedCommits } from './audit-tier.js';
+import { judgeHours, loadedThrough, readMarker, type HourMarker, type HourState, type HourVerdict } from './hour-completeness.js';
+import { HOUR_MS } from './layout.js';
+import type { LoadDefinition } from './load-file.js';
 
 export interface CommitSummary {
   readonly seq: number;
@@ -24,6 +29,10 @@ export interface LoadStatus {
   readonly commits: readonly CommitSummary[];
   /** After the last claimed commit. */
   readonly nextOffsets: NextOffsets;
+  /** manifest.eventTimes of the last claimed commit (undefined if it predates them). */
+  readonly eventTimes: NextOffsets | undefined;
+  /** The highest published seq (0 when none). */
+  readonly lastPublished: number;
   /** Records per topic and event hour, over all published commits. */
   readonly hours: Readonly<Record<string, Readonly<Record<string, number>>>>;
   readonly quarantined: { readonly records: number; readonly reasons: Readonly<Record<string, number>> };
@@ -65,13 +74,90 @@ export async function readLoadStatus(warehouse: WarehouseFileSystem, root: strin
       files: manifest.files.length,
     })),
     nextOffsets: manifests.at(-1)?.nextOffsets ?? {},
+    eventTimes: manifests.at(-1)?.eventTimes,
+    lastPublished: log.lastPublished,
     hours,
     quarantined: { records: quarantined, reasons },
     gaps,
   };
 }
 
-export function formatStatus(status: LoadStatus): string {
+/** One hour's line of `etl status` for a load with an audit section. */
+export interface HourCompletenessLine {
+  readonly state: HourState | 'CLOSED' | 'COMPLETE-STALE';
+  /** The marker in the hour folder, if any. */
+  readonly marker: HourMarker | undefined;
+  /** From the audit topic; undefined when it was not read. */
+  readonly produced: number | undefined;
+}
+
+export interface StatusCompleteness {
+  /** `<topic> <hour>` → line */
+  readonly hours: ReadonlyMap<string, HourCompletenessLine>;
+  /** Published commits whose LOADER counts were not acknowledged yet. */
+  readonly unaudited: readonly number[];
+  /** Why the audit topic was not read (hours then show their markers only). */
+  readonly auditProblem?: string;
+}
+
+/**
+ * Completeness of every hour with records: its marker, and (when the audit topic can be read) the
+ * verdict hour-completeness.ts would reach now. A marker whose record count is not the hour's is
+ * shown as COMPLETE-STALE: runs withdraw markers before landing records, so only a change made by
+ * hand (or a replay that changed the hour's count) leaves one.
+ */
+export async function readCompleteness(
+  warehouse: WarehouseFileSystem,
+  root: string,
+  load: LoadDefinition,
+  status: LoadStatus,
+  readEvents: ((topic: string) => Promise<readonly AuditCountEvent[]>) | undefined,
+): Promise<StatusCompleteness> {
+  const unaudited = await unauditedCommits(warehouse, root, load.name);
+  const hours = new Map<string, HourCompletenessLine>();
+  let auditProblem: string | undefined;
+  for (const [topic, records] of Object.entries(status.hours)) {
+    let verdicts: Map<string, HourVerdict> | undefined;
+    if (readEvents !== undefined && auditProblem === undefined) {
+      try {
+        const events = await readEvents(topic);
+        const judged = judgeHours({ topic, records, partitions: Object.keys(status.nextOffsets[topic] ?? {}), eventTimes: status.eventTimes?.[topic], latenessHorizonMs: load.latenessHorizonMs, events });
+        verdicts = new Map(judged.map((verdict) => [verdict.hour, verdict]));
+      } catch (error) {
+        auditProblem = error instanceof Error ? error.message : String(error);
+      }
+    }
+    const through = loadedThrough(Object.keys(status.nextOffsets[topic] ?? {}), status.eventTimes?.[topic]);
+    for (const [hour, count] of Object.entries(records)) {
+      const marker = (await readMarker(warehouse, root, topic, hour)) ?? undefined;
+      const verdict = verdicts?.get(hour);
+      const closed = through !== undefined && through >= Date.parse(`${hour}:00:00.000Z`) + HOUR_MS + load.latenessHorizonMs;
+      let state: HourCompletenessLine['state'];
+      if (marker !== undefined) state = marker.records === count ? 'COMPLETE' : 'COMPLETE-STALE';
+      else if (verdict !== undefined) state = verdict.state;
+      else state = closed ? 'CLOSED' : 'OPEN';
+      hours.set(`${topic} ${hour}`, { state, marker, produced: verdict?.produced });
+    }
+  }
+  return { hours, unaudited, ...(auditProblem === undefined ? {} : { auditProblem }) };
+}
+
+function describeHour(line: HourCompletenessLine, records: number): string {
+  switch (line.state) {
+    case 'COMPLETE':
+      return `COMPLETE (marker: ${line.marker?.records} records = ${line.marker?.produced} produced, commit ${line.marker?.seq})`;
+    case 'COMPLETE-STALE':
+      return `COMPLETE-STALE (the marker says ${line.marker?.records} records, the commits ${records}; the next run judges the hour again)`;
+    case 'CLOSED-MISMATCH':
+      return `CLOSED-MISMATCH (loaded ${records}, produced ${line.produced ?? '?'})`;
+    case 'CLOSED':
+      return 'CLOSED (produced count unknown: the audit topic was not read)';
+    case 'OPEN':
+      return line.produced === undefined ? 'OPEN' : `OPEN (produced so far ${line.produced})`;
+  }
+}
+
+export function formatStatus(status: LoadStatus, completeness?: StatusCompleteness): string {
   const lines: string[] = [`load ${status.load}: ${status.commits.length} commits`];
   if (status.commits.length > 0) {
     lines.push('', 'commit      state      planned at                 partitions  records  quarantined  files');
@@ -87,7 +173,19 @@ export function formatStatus(status: LoadStatus): string {
   }
   lines.push('', 'records per event hour (UTC)');
   for (const [topic, counts] of Object.entries(status.hours)) {
-    for (const [hour, count] of Object.entries(counts)) lines.push(`  ${topic} ${hour}  ${count}`);
+    for (const [hour, count] of Object.entries(counts)) {
+      const line = completeness?.hours.get(`${topic} ${hour}`);
+      lines.push(`  ${topic} ${hour}  ${count}${line === undefined ? '' : `  ${describeHour(line, count)}`}`);
+    }
+  }
+  if (completeness !== undefined) {
+    if (completeness.auditProblem !== undefined) lines.push(`  (audit topic not read: ${completeness.auditProblem})`);
+    lines.push(
+      '',
+      completeness.unaudited.length === 0
+        ? 'LOADER audit counts: every published commit audited'
+        : `commits not yet audited (LOADER counts unpublished; the next run publishes them): ${completeness.unaudited.join(', ')}`,
+    );
   }
   lines.push('', `quarantined: ${status.quarantined.records}${Object.keys(status.quarantined.reasons).length === 0 ? '' : ` (${Object.entries(status.quarantined.reasons).map(([code, count]) => `${count} ${code}`).join(', ')})`}`);
   if (status.gaps.length > 0) {

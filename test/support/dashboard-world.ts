@@ -20,7 +20,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Queue, QueueEvents, Worker } from 'bullmq';
 import { AuditedProducer } from '../../src/audit/audited-producer.js';
-import { AuditCounter } from '../../src/audit/counter.js';
+import { readAuditTopic } from '../../src/audit/read-audit-topic.js';
+import { AvroDeserializer } from '../../src/registry/serde/deserializer.js';
 import { ORIGIN_HEADER } from '../../src/audit/origin.js';
 import { Broker } from '../../src/broker/broker.js';
 import { parseBrokerConfig } from '../../src/broker/config.js';
@@ -31,7 +32,7 @@ import type { Logger } from '../../src/common/logger.js';
 import { ZooKeeperStore } from '../../src/coordination/zookeeper-store.js';
 import { runDemo, DEMO_TOPIC, type DemoResult } from '../../src/demo/demo.js';
 import { samplePageViews } from '../../src/demo/sample-events.js';
-import { loaderAuditHook } from '../../src/etl/audit-tier.js';
+import type { LoadAudit } from '../../src/etl/load-audit.js';
 import { readLoadFile } from '../../src/etl/load-file.js';
 import type { Manifest } from '../../src/etl/manifest.js';
 import { runLoad } from '../../src/etl/run.js';
@@ -188,7 +189,13 @@ async function runOnce(demo: DemoResult, file: string, audited: boolean, logger:
   const registry = new RegistryClient({ url: load.registry, logger });
   const cluster = await ClusterClient.connect({ bootstrap: [demo.stack.bootstrap], clientId: 'dashboard-world', logger });
   const publisher = new Producer(cluster, { acks: -1, logger });
-  const counter = new AuditCounter({ tier: 'LOADER', cluster: 'demo', publisher, encoder: new AvroSerializer(registry), publishIntervalMs: 0, logger });
+  const deserializer = new AvroDeserializer(registry);
+  // The LOADER tier as a load's audit section wires it (etl/load-audit.ts), on this world's cluster.
+  const audit: LoadAudit = {
+    sink: { publisher, encoder: new AvroSerializer(registry), cluster: 'demo' },
+    readEvents: async (topic) => (await readAuditTopic({ cluster, deserializer, topic })).events,
+    close: () => Promise.resolve(),
+  };
   const source = await KafkaLoadSource.connect(load.source.bootstrap, logger);
   try {
     const report = await runLoad({
@@ -200,13 +207,12 @@ async function runOnce(demo: DemoResult, file: string, audited: boolean, logger:
       acceptGap: false,
       store: demo.stack.coordinationSession(),
       numberRuns: true,
-      ...(audited ? { onCommitted: loaderAuditHook({ load, warehouse, counter }) } : {}),
+      ...(audited ? { audit } : {}),
     });
     if (report.manifest === undefined || report.problems.length > 0) throw new Error(`load ${load.name} did not commit: ${report.problems.map((problem) => problem.message).join('; ') || 'nothing to load'}`);
     return report.manifest;
   } finally {
     source.close();
-    await counter.close();
     await publisher.close();
     cluster.close();
   }

@@ -15,6 +15,7 @@ import { MemoryCoordination } from '../../coordination/memory-store.js';
 import type { CoordinationStore } from '../../coordination/store.js';
 import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
 import { failpointHook, parseFailpoint, type FailpointName } from '../../etl/failpoints.js';
+import { openLoadAudit } from '../../etl/load-audit.js';
 import { readLoadFile, type LoadDefinition } from '../../etl/load-file.js';
 import { formatPlan } from '../../etl/plan.js';
 import type { LoadProgress } from '../../etl/progress.js';
@@ -26,7 +27,7 @@ import { formatReplayHistory, formatSwapReport } from '../../etl/replay-report.j
 import { rollbackHour } from '../../etl/replay-rollback.js';
 import { previewPlan, runLoad, type LoadServices, type RunReport } from '../../etl/run.js';
 import { KafkaLoadSource } from '../../etl/source.js';
-import { formatStatus, readLoadStatus, watchStatus } from '../../etl/status.js';
+import { formatStatus, readCompleteness, readLoadStatus, watchStatus } from '../../etl/status.js';
 import { openWarehouse } from '../../etl/warehouse/open-warehouse.js';
 import type { WarehouseFileSystem } from '../../etl/warehouse/warehouse.js';
 import { RegistryClient } from '../../registry/client.js';
@@ -100,13 +101,17 @@ function openLoadWarehouse(load: LoadDefinition, logger: Logger): WarehouseFileS
   return openWarehouse(load.warehouse.url, { baseDirectory: load.warehouse.baseDirectory, logger });
 }
 
-async function withServices<T>(load: LoadDefinition, logger: Logger, work: (services: LoadServices) => Promise<T>): Promise<T> {
+/** The load's connections; with `audit`, also its audit connections when the load has an audit section. */
+async function withServices<T>(load: LoadDefinition, logger: Logger, work: (services: LoadServices) => Promise<T>, options: { readonly audit?: boolean } = {}): Promise<T> {
   const warehouse = openLoadWarehouse(load, logger);
+  const registry = new RegistryClient({ url: load.registry, logger });
+  const audit = options.audit === true ? openLoadAudit(load, registry, logger) : undefined;
   const source = await KafkaLoadSource.connect(load.source.bootstrap, logger);
   try {
-    return await work({ load, warehouse, source, registry: new RegistryClient({ url: load.registry, logger }), logger });
+    return await work({ load, warehouse, source, registry, logger, audit });
   } finally {
     source.close();
+    await audit?.close().catch((error: unknown) => logger.warn({ err: error }, 'the audit connections did not close cleanly'));
   }
 }
 
@@ -124,6 +129,7 @@ export async function etlRun(io: CommandIo, options: EtlRunOptions, env: NodeJS.
     const report = await withProgress(showProgress, `run ${load.name}`, (progress) =>
       withServices(load, logger, (services) =>
         runLoad({ ...services, acceptGap: options.acceptGap === true, store, numberRuns, progress, ...(failpoint === undefined ? {} : { failpoint }) }),
+        { audit: true },
       ),
     );
     io.writeOut(describeRun(load, report));
@@ -155,7 +161,23 @@ function describeRun(load: LoadDefinition, report: RunReport): string {
     );
     for (const range of gaps) lines.push(`  gap accepted: ${range.topic}-${range.partition} [${range.gap?.from}, ${range.gap?.to}) was lost to retention`);
   }
+  lines.push(...describeAudit(report));
   return `${lines.join('\n')}\n`;
+}
+
+/** What the audit steps did (loads with an audit section); their failures are warnings, not the run's. */
+function describeAudit(report: RunReport): string[] {
+  const audit = report.audit;
+  if (audit === undefined) return [];
+  const lines: string[] = [];
+  for (const counted of report.auditCatchUp?.audited ?? []) lines.push(`audit: commit ${counted.seq} (left unaudited by an earlier run): ${counted.records} records counted at the LOADER tier (${counted.counterId})`);
+  if (report.auditCatchUp?.failed !== undefined) lines.push(`audit: warning: ${report.auditCatchUp.failed.error.message}`);
+  for (const counted of audit.tier.audited) lines.push(`audit: commit ${counted.seq}: ${counted.records} records counted at the LOADER tier (${counted.counterId})`);
+  if (audit.tier.failed !== undefined) lines.push(`audit: warning: ${audit.tier.failed.error.message}`);
+  for (const hour of audit.markers?.written ?? []) lines.push(`hour complete: ${hour} (_COMPLETE written)`);
+  for (const hour of audit.markers?.removed ?? []) lines.push(`hour no longer complete: ${hour} (_COMPLETE removed)`);
+  if (audit.markersFailed !== undefined) lines.push(`audit: warning: ${audit.markersFailed.message}`);
+  return lines;
 }
 
 export async function etlPlan(io: CommandIo, options: EtlPlanOptions): Promise<void> {
@@ -170,10 +192,21 @@ export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promi
   const load = await readLoadFile(options.load);
   const logger = createLogger({ name: 'etl', level: 'warn' });
   const warehouse = openLoadWarehouse(load, logger);
+  // With an audit section: per hour its completeness, from the markers and the PRODUCER counts.
+  const audit = openLoadAudit(load, new RegistryClient({ url: load.registry, logger }), logger);
   const render = async (): Promise<string> => {
     const status = await readLoadStatus(warehouse, load.warehouse.root, load.name);
-    return formatStatus(status) + formatReplayHistory(await readLoadHistory(warehouse, load.warehouse.root, load.name));
+    const completeness = load.audit === undefined ? undefined : await readCompleteness(warehouse, load.warehouse.root, load, status, audit === undefined ? undefined : (topic) => audit.readEvents(topic));
+    return formatStatus(status, completeness) + formatReplayHistory(await readLoadHistory(warehouse, load.warehouse.root, load.name));
   };
+  try {
+    await showStatus(io, options, render);
+  } finally {
+    await audit?.close().catch(() => undefined);
+  }
+}
+
+async function showStatus(io: CommandIo, options: EtlStatusOptions, render: () => Promise<string>): Promise<void> {
   if (options.watch !== true) {
     if (options.interval !== undefined) throw invalidFlag('--interval', options.interval, 'is only meaningful with --watch');
     io.writeOut(await render());

@@ -5,6 +5,7 @@
  * (issue #10 wants under a minute on an idle 2-core machine; shared CI machines are not idle).
  */
 import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, readdir, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
@@ -54,7 +55,8 @@ async function warehouseRecords(warehouse: string): Promise<{ hour: string; file
   const base = join(warehouse, 'page-views', 'hourly');
   const found: { hour: string; file: string; record: PageViewEvent }[] = [];
   for (const entry of await readdir(base, { recursive: true, withFileTypes: true })) {
-    if (!entry.isFile()) continue;
+    // `_COMPLETE` hour markers are not data files.
+    if (!entry.isFile() || entry.name.startsWith('_')) continue;
     const path = join(entry.parentPath, entry.name);
     const [year, month, day, hour] = relative(base, entry.parentPath).split('/');
     const decoded = await decodeDataFile(await readFile(path), 'avro');
@@ -113,6 +115,15 @@ describe('tributary demo', () => {
         expect(entry, `event ${event.header.eventId}`).toBeDefined();
         expect(entry!.record).toEqual(event);
         expect(entry!.hour).toBe(hourOf(event.header.time));
+      }
+
+      // The oldest hour is closed (its end + the 2h lateness horizon is past) and matches the
+      // PRODUCER counts: _COMPLETE with its count. A marker in a later hour must be as right.
+      const marked = hours.filter((hour) => existsSync(join(hour.folder, '_COMPLETE')));
+      expect(marked.map((hour) => hour.hour)).toContain(hourOf(from));
+      for (const hour of marked) {
+        const marker = JSON.parse(await readFile(join(hour.folder, '_COMPLETE'), 'utf8')) as { records: number; produced: number };
+        expect(marker, hour.hour).toMatchObject({ records: hour.records, produced: hour.records });
       }
 
       // The audit report: 18 ten-minute windows, each closed and complete at the LOADER tier.

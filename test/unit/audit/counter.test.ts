@@ -184,3 +184,25 @@ describe('AuditCounter options', () => {
     );
   });
 });
+
+describe('AuditCounter counterId', () => {
+  it('is random by default, and the given one when set: equal counts in equal order cut equal keys', async () => {
+    expect(setup().counter.counterId).not.toBe(setup().counter.counterId);
+    const cut = async () => {
+      const { publisher, counter } = setup({ counterId: 'etl/views/7' });
+      counter.count('t', T0 + 1, 'web-1');
+      counter.count('t', T0 + WINDOW, 'web-2', T0 + WINDOW, 3);
+      counter.count('u', T0, 'web-1');
+      await counter.close();
+      return publisher.events().map((event) => [event.counterId, event.sequence, event.topic, event.windowStart, event.origin, event.count]);
+    };
+    const first = await cut();
+    expect(first).toHaveLength(3);
+    expect(first.every(([id]) => id === 'etl/views/7')).toBe(true);
+    expect(await cut()).toEqual(first);
+  });
+
+  it('refuses an empty counterId', () => {
+    expect(() => setup({ counterId: ' ' })).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', message: expect.stringContaining('counterId') as unknown }));
+  });
+});

@@ -45,6 +45,7 @@ describe('load files', () => {
       latenessHorizonMs: 2 * 3_600_000,
       schedule: '10 * * * *',
       warehouse: { url: 'webhdfs://127.0.0.1:9870/?user=etl', root: 'warehouse' },
+      audit: { topic: '_audit', bootstrap: ['127.0.0.1:9092'] },
     });
   });
 
