@@ -6,13 +6,15 @@
  * transformation (transform.ts), if any, maps each record after its event time is taken.
  */
 import type { Type } from 'avsc';
+import { TributaryError } from '../common/errors.js';
 import type { AvroDeserializer } from '../registry/serde/deserializer.js';
+import { schemaIdOf } from '../registry/serde/framing.js';
 import { etlError } from './errors.js';
 import { eventTimeOf } from './event-time.js';
 import { hourOf } from './layout.js';
 import type { ReaderSchema } from './plan.js';
 import { isRecordFailure, type QuarantinedRecord } from './quarantine.js';
-import type { LoadSource } from './source.js';
+import type { LoadSource, SourceRecord } from './source.js';
 import { compileTransform, type TransformDefinition } from './transform.js';
 
 export interface HourBucket {
@@ -80,6 +82,7 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
       continue;
     }
     inputs.onFetched?.(records.length, records.reduce((sum, record) => sum + (record.key?.length ?? 0) + (record.value?.length ?? 0), 0));
+    await prefetchWriterSchemas(inputs.deserializer, records);
     for (const record of records) {
       const failed = (code: string, reason: string): void => {
         quarantined.push({ topic, partition, offset: record.offset, timestamp: record.timestamp, code, reason, key: record.key, payload: record.value });
@@ -90,7 +93,8 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
       }
       let value: unknown;
       try {
-        value = await inputs.deserializer.decode(record.value, inputs.reader.schema);
+        value = decodeCached(inputs.deserializer, record.value, inputs.reader.schema);
+        if (value === NOT_CACHED) value = await inputs.deserializer.decode(record.value, inputs.reader.schema);
       } catch (error) {
         if (!isRecordFailure(error)) throw error;
         failed(error.code, error.message);
@@ -111,6 +115,39 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
   }
   const hours = [...buckets.values()].sort((a, b) => a.hour - b.hour);
   return { topic, partition, start, end, hours, quarantined, ...(transform === undefined ? {} : { outputType: transform.outputType }) };
+}
+
+/**
+ * Fetches the writer schema of every id the batch names, so that its records decode without a
+ * promise each (decodeSync). A failed lookup is left for the record's own `decode` to meet again,
+ * which then quarantines the record or fails the task exactly as before.
+ */
+async function prefetchWriterSchemas(deserializer: AvroDeserializer, records: readonly SourceRecord[]): Promise<void> {
+  const ids = new Set<number>();
+  let last = -1;
+  for (const record of records) {
+    if (record.value === null) continue;
+    let id: number;
+    try {
+      id = schemaIdOf(record.value);
+    } catch {
+      continue; // not framed: its decode says why
+    }
+    if (id !== last) ids.add((last = id));
+  }
+  await Promise.all([...ids].map((id) => deserializer.prefetch(id).catch(() => undefined)));
+}
+
+const NOT_CACHED = Symbol('not cached');
+
+/** The value decoded without waiting, or NOT_CACHED when its writer schema is not cached yet. */
+function decodeCached(deserializer: AvroDeserializer, message: Buffer, reader: ReaderSchema['schema']): unknown {
+  try {
+    return deserializer.decodeSync(message, reader);
+  } catch (error) {
+    if (error instanceof TributaryError && error.code === 'SERDE_SCHEMA_NOT_CACHED') return NOT_CACHED;
+    throw error;
+  }
 }
 
 /** Offsets as compact ranges, `100-150,152,160-200`: the file metadata that maps records to offsets. */
