@@ -27,6 +27,9 @@
  * HDFS: the services named by TRIBUTARY_TEST_SERVICES (a state file of `npm run services -- start`),
  * else a NameNode and DataNode started here and stopped at the end.
  *
+ * Each runLoad round also prints where its time went: plan (lease, recovery, offsets), tasks
+ * (fetch, decode, stage the files; 4 partitions at once) and commit (claim, renames, publish).
+ *
  * Figures: records/s and MB/s (MB = 10^6 bytes of framed record values, the input payload),
  * min / median / max over BENCH_ROUNDS, and each contender's median ÷ the bare loop's median
  * against the issue's target of ≥ 0.5× for the local folder. Rounds alternate the contenders
@@ -59,6 +62,7 @@ import { writeAvroContainer } from '../../src/etl/files/avro-container.js';
 import { syncMarkerFor } from '../../src/etl/files/data-files.js';
 import { dataFilePath, HOUR_MS, hourOf } from '../../src/etl/layout.js';
 import { parseLoadFile, type LoadDefinition } from '../../src/etl/load-file.js';
+import type { LoadProgress } from '../../src/etl/progress.js';
 import { runLoad } from '../../src/etl/run.js';
 import { KafkaLoadSource } from '../../src/etl/source.js';
 import { openWarehouse } from '../../src/etl/warehouse/open-warehouse.js';
@@ -97,6 +101,8 @@ interface Measurement {
   /** Bytes of the data files written. */
   readonly outputBytes: number;
   readonly files: number;
+  /** runLoad only: seconds to the plan, of the tasks (fetch, decode, stage), and of the commit. */
+  readonly phases?: { readonly plan: number; readonly tasks: number; readonly commit: number };
 }
 
 function envInt(name: string, fallback: number): number {
@@ -287,23 +293,32 @@ async function measureLoad(env: Environment, kind: 'local' | 'hdfs', limit: numb
   const store = env.coordination.session();
   try {
     const start = performance.now();
+    let planned = start;
+    let finishing = start;
+    const progress: LoadProgress = {
+      planned: () => void (planned = performance.now()),
+      fetched: () => {},
+      partitionDone: () => {},
+      finishing: () => void (finishing = performance.now()),
+    };
     const warehouse = openWarehouse(definition.warehouse.url, { baseDirectory: definition.warehouse.baseDirectory, logger: silent });
     const registry = new RegistryClient({ url: definition.registry });
     const source = await KafkaLoadSource.connect(definition.source.bootstrap, silent);
     let report;
     try {
-      report = await runLoad({ load: definition, warehouse, source, registry, logger: silent, acceptGap: false, store, numberRuns: false });
+      report = await runLoad({ load: definition, warehouse, source, registry, logger: silent, acceptGap: false, store, numberRuns: false, progress });
     } finally {
       source.close();
     }
     const ms = performance.now() - start;
+    const phases = { plan: (planned - start) / 1000, tasks: (finishing - planned) / 1000, commit: (performance.now() - finishing) / 1000 };
     const files = report.manifest?.files ?? [];
     const records = files.reduce((sum, file) => sum + file.records, 0);
     const expected = env.recordsUpTo(limit);
     if (report.outcome !== 'committed' || records !== expected || report.problems.length > 0) {
       throw new Error(`${name} landed ${records} records in ${report.outcome} (problems: ${report.problems.map((p) => p.message).join('; ') || 'none'}), expected ${expected}`);
     }
-    return { records, bytes: env.bytesUpTo(limit), ms, outputBytes: files.reduce((sum, file) => sum + file.bytes, 0), files: files.length };
+    return { records, bytes: env.bytesUpTo(limit), ms, outputBytes: files.reduce((sum, file) => sum + file.bytes, 0), files: files.length, phases };
   } finally {
     await store.close();
     await cleanup();
@@ -388,7 +403,8 @@ async function main(): Promise<void> {
         const m = await measure(contender, all);
         results.get(contender)!.push(m);
         say(`[round ${round}/${ROUNDS}] ${LABELS[contender].padEnd(34)} ${fmtInt(recordsPerSecond(m)).padStart(10)} records/s, ${fmt(mbPerSecond(m)).padStart(6)} MB/s, ` +
-          `${fmt(m.ms / 1000, 2)} s, ${m.files} files, ${fmt(m.outputBytes / MB)} MB written; load ${load()}`);
+          `${fmt(m.ms / 1000, 2)} s${m.phases === undefined ? '' : ` (plan ${fmt(m.phases.plan, 2)} s, tasks ${fmt(m.phases.tasks, 2)} s, commit ${fmt(m.phases.commit, 2)} s)`}, ` +
+          `${m.files} files, ${fmt(m.outputBytes / MB)} MB written; load ${load()}`);
       }
     }
     printTable(results, loadAtStart, (performance.now() - totalStart) / 1000);
