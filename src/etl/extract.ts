@@ -61,6 +61,7 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
   const quarantined: QuarantinedRecord[] = [];
   const transform = inputs.transform === undefined ? undefined : compileTransform(inputs.transform, inputs.reader, topic);
   let maxBytes = inputs.maxBytes ?? 1024 * 1024;
+  let last: HourBucket | undefined;
   let offset = start;
   while (offset < end) {
     const batch = await source.fetch(topic, partition, offset, maxBytes);
@@ -83,31 +84,34 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
     }
     inputs.onFetched?.(records.length, records.reduce((sum, record) => sum + (record.key?.length ?? 0) + (record.value?.length ?? 0), 0));
     await prefetchWriterSchemas(inputs.deserializer, records);
+    const reader = inputs.reader.schema;
+    const failed = (record: SourceRecord, code: string, reason: string): void => {
+      quarantined.push({ topic, partition, offset: record.offset, timestamp: record.timestamp, code, reason, key: record.key, payload: record.value });
+    };
     for (const record of records) {
-      const failed = (code: string, reason: string): void => {
-        quarantined.push({ topic, partition, offset: record.offset, timestamp: record.timestamp, code, reason, key: record.key, payload: record.value });
-      };
       if (record.value === null) {
-        failed('ETL_NULL_VALUE', 'the record has no value (a tombstone); there is nothing to decode');
+        failed(record, 'ETL_NULL_VALUE', 'the record has no value (a tombstone); there is nothing to decode');
         continue;
       }
       let value: unknown;
       try {
-        value = decodeCached(inputs.deserializer, record.value, inputs.reader.schema);
-        if (value === NOT_CACHED) value = await inputs.deserializer.decode(record.value, inputs.reader.schema);
+        value = decodeCached(inputs.deserializer, record.value, reader);
+        if (value === NOT_CACHED) value = await inputs.deserializer.decode(record.value, reader);
       } catch (error) {
         if (!isRecordFailure(error)) throw error;
-        failed(error.code, error.message);
+        failed(record, error.code, error.message);
         continue;
       }
       const time = eventTimeOf(value, record.timestamp, inputs.timeField);
       if (!time.ok) {
-        failed('ETL_NO_EVENT_TIME', time.reason);
+        failed(record, 'ETL_NO_EVENT_TIME', time.reason);
         continue;
       }
       const hour = hourOf(time.ms);
-      let bucket = buckets.get(hour);
+      // Records mostly follow the one before into its hour: skip the map then.
+      let bucket = last !== undefined && last.hour === hour ? last : buckets.get(hour);
       if (bucket === undefined) buckets.set(hour, (bucket = { hour, values: [], offsets: [] }));
+      last = bucket;
       bucket.values.push(transform === undefined ? value : transform.apply(value));
       bucket.offsets.push(record.offset);
     }
