@@ -6,13 +6,15 @@
  * transformation (transform.ts), if any, maps each record after its event time is taken.
  */
 import type { Type } from 'avsc';
+import { TributaryError } from '../common/errors.js';
 import type { AvroDeserializer } from '../registry/serde/deserializer.js';
+import { schemaIdOf } from '../registry/serde/framing.js';
 import { etlError } from './errors.js';
 import { eventTimeOf } from './event-time.js';
 import { hourOf } from './layout.js';
 import type { ReaderSchema } from './plan.js';
 import { isRecordFailure, type QuarantinedRecord } from './quarantine.js';
-import type { LoadSource } from './source.js';
+import type { LoadSource, SourceRecord } from './source.js';
 import { compileTransform, type TransformDefinition } from './transform.js';
 
 export interface HourBucket {
@@ -61,6 +63,7 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
   const quarantined: QuarantinedRecord[] = [];
   const transform = inputs.transform === undefined ? undefined : compileTransform(inputs.transform, inputs.reader, topic);
   let maxBytes = inputs.maxBytes ?? 1024 * 1024;
+  let last: HourBucket | undefined;
   let offset = start;
   let maxEventTime: number | undefined;
   while (offset < end) {
@@ -83,31 +86,36 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
       continue;
     }
     inputs.onFetched?.(records.length, records.reduce((sum, record) => sum + (record.key?.length ?? 0) + (record.value?.length ?? 0), 0));
+    await prefetchWriterSchemas(inputs.deserializer, records);
+    const reader = inputs.reader.schema;
+    const failed = (record: SourceRecord, code: string, reason: string): void => {
+      quarantined.push({ topic, partition, offset: record.offset, timestamp: record.timestamp, code, reason, key: record.key, payload: record.value });
+    };
     for (const record of records) {
-      const failed = (code: string, reason: string): void => {
-        quarantined.push({ topic, partition, offset: record.offset, timestamp: record.timestamp, code, reason, key: record.key, payload: record.value });
-      };
       if (record.value === null) {
-        failed('ETL_NULL_VALUE', 'the record has no value (a tombstone); there is nothing to decode');
+        failed(record, 'ETL_NULL_VALUE', 'the record has no value (a tombstone); there is nothing to decode');
         continue;
       }
       let value: unknown;
       try {
-        value = await inputs.deserializer.decode(record.value, inputs.reader.schema);
+        value = decodeCached(inputs.deserializer, record.value, reader);
+        if (value === NOT_CACHED) value = await inputs.deserializer.decode(record.value, reader);
       } catch (error) {
         if (!isRecordFailure(error)) throw error;
-        failed(error.code, error.message);
+        failed(record, error.code, error.message);
         continue;
       }
       const time = eventTimeOf(value, record.timestamp, inputs.timeField);
       if (!time.ok) {
-        failed('ETL_NO_EVENT_TIME', time.reason);
+        failed(record, 'ETL_NO_EVENT_TIME', time.reason);
         continue;
       }
       const hour = hourOf(time.ms);
       if (maxEventTime === undefined || time.ms > maxEventTime) maxEventTime = time.ms;
-      let bucket = buckets.get(hour);
+      // Records mostly follow the one before into its hour: skip the map then.
+      let bucket = last !== undefined && last.hour === hour ? last : buckets.get(hour);
       if (bucket === undefined) buckets.set(hour, (bucket = { hour, values: [], offsets: [] }));
+      last = bucket;
       bucket.values.push(transform === undefined ? value : transform.apply(value));
       bucket.offsets.push(record.offset);
     }
@@ -124,6 +132,39 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
     ...(maxEventTime === undefined ? {} : { maxEventTime }),
     ...(transform === undefined ? {} : { outputType: transform.outputType }),
   };
+}
+
+/**
+ * Fetches the writer schema of every id the batch names, so that its records decode without a
+ * promise each (decodeSync). A failed lookup is left for the record's own `decode` to meet again,
+ * which then quarantines the record or fails the task exactly as before.
+ */
+async function prefetchWriterSchemas(deserializer: AvroDeserializer, records: readonly SourceRecord[]): Promise<void> {
+  const ids = new Set<number>();
+  let last = -1;
+  for (const record of records) {
+    if (record.value === null) continue;
+    let id: number;
+    try {
+      id = schemaIdOf(record.value);
+    } catch {
+      continue; // not framed: its decode says why
+    }
+    if (id !== last) ids.add((last = id));
+  }
+  await Promise.all([...ids].map((id) => deserializer.prefetch(id).catch(() => undefined)));
+}
+
+const NOT_CACHED = Symbol('not cached');
+
+/** The value decoded without waiting, or NOT_CACHED when its writer schema is not cached yet. */
+function decodeCached(deserializer: AvroDeserializer, message: Buffer, reader: ReaderSchema['schema']): unknown {
+  try {
+    return deserializer.decodeSync(message, reader);
+  } catch (error) {
+    if (error instanceof TributaryError && error.code === 'SERDE_SCHEMA_NOT_CACHED') return NOT_CACHED;
+    throw error;
+  }
 }
 
 /** Offsets as compact ranges, `100-150,152,160-200`: the file metadata that maps records to offsets. */

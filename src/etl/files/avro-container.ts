@@ -70,21 +70,34 @@ export function writeAvroContainer(type: Type, records: readonly unknown[], opti
   for (const key of Object.keys(options.metadata).sort()) meta[key] = Buffer.from(options.metadata[key] ?? '', 'utf8');
   const parts: Buffer[] = [HEADER_TYPE.toBuffer({ magic: AVRO_MAGIC, meta, sync: options.syncMarker })];
 
-  let pending: Buffer[] = [];
-  let pendingBytes = 0;
+  // Records are serialized back to back into one scratch buffer, reused for every block, rather
+  // than each into a Buffer of its own: the same bytes, without an allocation per record.
+  let block = Buffer.allocUnsafe(2 * BLOCK_TARGET_BYTES);
+  let blockBytes = 0;
+  let blockRecords = 0;
   const closeBlock = (): void => {
-    const data = compressAvroBlock(options.codec, Buffer.concat(pending, pendingBytes));
-    parts.push(LONG_TYPE.toBuffer(pending.length), LONG_TYPE.toBuffer(data.length), data, options.syncMarker);
-    pending = [];
-    pendingBytes = 0;
+    const serialized = block.subarray(0, blockBytes);
+    const compressed = compressAvroBlock(options.codec, serialized);
+    // The null codec hands back the scratch bytes themselves, which the next block overwrites.
+    const data = compressed.buffer === block.buffer ? Buffer.from(compressed) : compressed;
+    parts.push(LONG_TYPE.toBuffer(blockRecords), LONG_TYPE.toBuffer(data.length), data, options.syncMarker);
+    blockBytes = 0;
+    blockRecords = 0;
   };
   for (const record of records) {
-    const encoded = type.toBuffer(record);
-    pending.push(encoded);
-    pendingBytes += encoded.length;
-    if (pendingBytes >= BLOCK_TARGET_BYTES) closeBlock();
+    let end = type.encode(record, block, blockBytes);
+    while (end < 0) {
+      // Too little room (avsc answers minus the bytes missing): grow, keep what is there, again.
+      const larger = Buffer.allocUnsafe(Math.max(2 * block.length, block.length - end));
+      block.copy(larger, 0, 0, blockBytes);
+      block = larger;
+      end = type.encode(record, block, blockBytes);
+    }
+    blockBytes = end;
+    blockRecords += 1;
+    if (blockBytes >= BLOCK_TARGET_BYTES) closeBlock();
   }
-  if (pending.length > 0) closeBlock();
+  if (blockRecords > 0) closeBlock();
   return Buffer.concat(parts);
 }
 

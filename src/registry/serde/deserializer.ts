@@ -13,6 +13,7 @@ import { TributaryError } from '../../common/errors.js';
 import type { ParsedSchema } from '../avro-schema.js';
 import type { RegistryClient } from '../client.js';
 import { undecodable, unresolvable } from './decode-errors.js';
+import { withExactLongs } from './exact-long.js';
 import { FRAME_HEADER_BYTES, schemaIdOf } from './framing.js';
 import { WriterSchemas, type WriterSchema } from './writer-schemas.js';
 
@@ -20,6 +21,10 @@ import { WriterSchemas, type WriterSchema } from './writer-schemas.js';
  * The schema to read values as. A ParsedSchema is identified by its fingerprint (so a schema
  * parsed afresh reuses earlier resolvers); a bare avsc Type by identity, because its logical-type
  * implementations change what it decodes to and no fingerprint captures them.
+ *
+ * Longs: writer schemas and ParsedSchema readers decode them exactly (exact-long.ts), so a long
+ * that a number cannot hold fails the decode (SERDE_DECODE_FAILED) instead of coming back as
+ * another number, as avsc's own long does below −2^52. A bare Type reads longs its own way.
  */
 export type ReaderSchema = ParsedSchema | Type;
 
@@ -111,7 +116,7 @@ export class AvroDeserializer {
     if (isParsedSchema(schema)) {
       reader = this.readersByFingerprint.get(schema.fingerprint);
       if (reader === undefined) {
-        reader = { type: schema.type, resolvers: new Map() };
+        reader = { type: withExactLongs(schema.type), resolvers: new Map() };
         this.readersByFingerprint.set(schema.fingerprint, reader);
       }
     } else {

@@ -7,10 +7,12 @@ import type { Type } from 'avsc';
 import { TributaryError } from '../../common/errors.js';
 import { parseAvroSchema, type ParsedSchema } from '../avro-schema.js';
 import type { RegistryClient } from '../client.js';
+import { withExactLongs } from './exact-long.js';
 
 export interface WriterSchema {
   readonly id: number;
   readonly schema: ParsedSchema;
+  /** What values are decoded with: `schema.type` with exact longs (exact-long.ts). */
   readonly type: Type;
 }
 
@@ -82,6 +84,7 @@ export class WriterSchemas {
         details: { schemaId: id },
       });
     }
-    return { id, schema, type: schema.type };
+    // Decoded with exact longs (exact-long.ts): avsc's own would misread longs below −2^52.
+    return { id, schema, type: withExactLongs(schema.type) };
   }
 }
