@@ -47,6 +47,7 @@ import { Producer, type ProducerRecord } from '../../src/client/producer.js';
 import { SimpleConsumer } from '../../src/client/simple-consumer.js';
 import { startBrokerProcess, type BrokerProcess } from '../support/brokers.js';
 import { createTemporaryRun, startGuardian, stopRun, type ServiceRun } from '../services/run-dir.js';
+import { envInt, fmt, fmtInt, say } from './bench-output.js';
 
 const MiB = 1024 * 1024;
 const MB = 1_000_000;
@@ -73,19 +74,6 @@ interface Run {
   readonly rawMs?: number;
 }
 
-function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, not "${raw}"`);
-  return value;
-}
-
-const fmt = (n: number, digits = 1): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');
-const say = (line: string): void => {
-  process.stdout.write(`${line}\n`);
-};
 const recordsPerSecond = (r: Run): number => r.records / (r.ms / 1000);
 const mbPerSecond = (r: Run): number => r.bytes / MB / (r.ms / 1000);
 

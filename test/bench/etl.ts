@@ -75,6 +75,7 @@ import { startBrokerProcess } from '../support/brokers.js';
 import { createTemporaryRun, startGuardian, stopRun, type ServiceRun } from '../services/run-dir.js';
 import type { ServiceAddresses } from '../services/stack.js';
 import { startStack } from '../services/stack.js';
+import { envInt, fmt, fmtInt, say } from './bench-output.js';
 
 const MB = 1_000_000;
 const TARGET = 0.5;
@@ -105,19 +106,6 @@ interface Measurement {
   readonly phases?: { readonly plan: number; readonly tasks: number; readonly commit: number };
 }
 
-function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, not "${raw}"`);
-  return value;
-}
-
-const fmt = (n: number, digits = 1): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');
-const say = (line: string): void => {
-  process.stdout.write(`${line}\n`);
-};
 const load = (): string => loadavg().map((n) => fmt(n, 2)).join(' ');
 const recordsPerSecond = (m: Measurement): number => m.records / (m.ms / 1000);
 const mbPerSecond = (m: Measurement): number => m.bytes / MB / (m.ms / 1000);

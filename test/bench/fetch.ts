@@ -49,6 +49,7 @@ import { CreateTopicsApi } from '../../src/protocol/apis/create-topics.js';
 import { FetchApi } from '../../src/protocol/apis/fetch.js';
 import { encodeRecordBatch, type RecordInput } from '../../src/protocol/records.js';
 import { startInProcessBroker, type InProcessBroker } from '../support/brokers.js';
+import { envInt, fmt, fmtInt, say } from './bench-output.js';
 
 const MiB = 1024 * 1024;
 const MB = 1_000_000;
@@ -110,22 +111,9 @@ const SELECTED = process.env.BENCH_CLIENTS === undefined || process.env.BENCH_CL
     return found;
   });
 
-function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, not "${raw}"`);
-  return value;
-}
-
 const mbps = (m: Measurement): number => m.bytes / MB / (m.ms / 1000);
 const recordsPerSecond = (m: Measurement): number => m.records / (m.ms / 1000);
-const fmt = (n: number, digits = 1): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');
 const fmtMiB = (bytes: number): string => `${fmt(bytes / MiB, 1)}`;
-const say = (line: string): void => {
-  process.stdout.write(`${line}\n`);
-};
 
 // A forced GC before each consume makes the memory baselines comparable.
 setFlagsFromString('--expose-gc');

@@ -37,6 +37,7 @@ import { AvroDeserializer } from '../../src/registry/serde/deserializer.js';
 import { FRAME_HEADER_BYTES } from '../../src/registry/serde/framing.js';
 import { AvroSerializer } from '../../src/registry/serde/serializer.js';
 import { startRegistryServer } from '../../src/registry/server.js';
+import { envInt, fmtInt, say } from './bench-output.js';
 
 const RECORDS = envInt('BENCH_RECORDS', 20_000);
 const PASSES = envInt('BENCH_PASSES', 2);
@@ -44,24 +45,11 @@ const ROUNDS = envInt('BENCH_ROUNDS', 41);
 const SUBJECT = 'PageViewEvent-value';
 const PAGE_VIEW = readFileSync(join(import.meta.dirname, '..', '..', 'schemas', 'PageViewEvent.avsc'), 'utf8');
 
-function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, not "${raw}"`);
-  return value;
-}
-
 function median(values: readonly number[]): number {
   const sorted = [...values].sort((a, b) => a - b);
   const middle = sorted.length >> 1;
   return sorted.length % 2 === 1 ? (sorted[middle] ?? NaN) : ((sorted[middle - 1] ?? NaN) + (sorted[middle] ?? NaN)) / 2;
 }
-
-const say = (line: string): void => {
-  process.stdout.write(`${line}\n`);
-};
-const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');
 
 /** A reader schema one version ahead: a new field with a default, so a resolver is needed. */
 function readerV2(): string {

@@ -43,6 +43,7 @@ import { logConfigSchema } from '../../src/storage/log-config.js';
 import { LogManager } from '../../src/storage/log-manager.js';
 import type { PartitionLog } from '../../src/storage/partition-log.js';
 import { encodeRecordBatch, type RecordInput } from '../../src/protocol/records.js';
+import { envInt, fmt, fmtInt, say } from './bench-output.js';
 
 const MiB = 1024 * 1024;
 const MB = 1_000_000;
@@ -79,21 +80,8 @@ interface Measurement {
   readonly fsyncMs?: number;
 }
 
-function envInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return fallback;
-  const value = Number(raw);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, not "${raw}"`);
-  return value;
-}
-
 const mbps = (m: Measurement): number => m.bytes / MB / (m.ms / 1000);
 const recordsPerSecond = (m: Measurement): number => m.records / (m.ms / 1000);
-const fmt = (n: number, digits = 1): string => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
-const fmtInt = (n: number): string => Math.round(n).toLocaleString('en-US');
-const say = (line: string): void => {
-  process.stdout.write(`${line}\n`);
-};
 
 // ---- 1. raw disk --------------------------------------------------------------------------
 
