@@ -6,7 +6,7 @@
  * PRODUCER counts get `_COMPLETE`, rewritten when late records land and removed when they no
  * longer match.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import type { AuditCountEvent } from '../../../src/audit/audit-count.js';
 import { dedupeEvents } from '../../../src/audit/reconcile.js';
 import { windowStartOf } from '../../../src/audit/windows.js';
@@ -20,11 +20,9 @@ import type { LoadDefinition } from '../../../src/etl/load-file.js';
 import { commitPhase, planPhase, taskPhase } from '../../../src/etl/phases.js';
 import { runLoad, type RunOptions } from '../../../src/etl/run.js';
 import { formatStatus, readCompleteness, readLoadStatus } from '../../../src/etl/status.js';
-import type { RegistryClient } from '../../../src/registry/client.js';
-import { AvroSerializer } from '../../../src/registry/serde/serializer.js';
 import { JsonEncoder, RecordingPublisher } from '../audit/counter-fakes.js';
-import { startTestRegistry, type TestRegistry } from '../registry/serde-registry.js';
 import { FakeSource, MemoryWarehouse, quietLogger } from './loader-fakes.js';
+import { memoryLoad, useLoaderRegistry } from './loader-world.js';
 
 const TOPIC = 'views';
 const HOUR = 3_600_000;
@@ -41,36 +39,10 @@ const SCHEMA = JSON.stringify({
   ],
 });
 
-let registry: TestRegistry;
-let client: RegistryClient;
-let serializer: AvroSerializer;
-
-beforeAll(async () => {
-  registry = await startTestRegistry();
-  client = registry.client();
-  serializer = new AvroSerializer(client);
-  await client.register(`${TOPIC}-value`, SCHEMA);
-});
-afterAll(async () => {
-  await registry.close();
-});
+const world = useLoaderRegistry(`${TOPIC}-value`, [SCHEMA]);
 
 function load(): LoadDefinition {
-  return {
-    file: '/jobs/views.yaml',
-    name: 'views',
-    source: { bootstrap: ['127.0.0.1:9092'] },
-    topics: { kind: 'list', names: [TOPIC] },
-    registry: registry.url,
-    warehouse: { url: 'memory', root: 'wh', baseDirectory: '/jobs' },
-    format: 'avro',
-    codec: 'deflate',
-    timeField: 'header.time',
-    maxRecordsPerRun: 1_000_000,
-    quarantine: { maxRecords: 0 },
-    latenessHorizonMs: 2 * HOUR,
-    audit: { topic: '_audit', bootstrap: ['127.0.0.1:9092'] },
-  };
+  return memoryLoad(TOPIC, world.url, { timeField: 'header.time', latenessHorizonMs: 2 * HOUR, audit: { topic: '_audit', bootstrap: ['127.0.0.1:9092'] } });
 }
 
 /** The audit topic in memory: what the LOADER counters published, and PRODUCER events the test adds. */
@@ -123,14 +95,14 @@ async function produce(source: FakeSource, count: number, firstId = 0, at?: (id:
   const times: number[] = [];
   for (let id = firstId; id < firstId + count; id += 1) {
     const time = at?.(id) ?? T0 + ((id * 2_654_435) % (3 * HOUR));
-    source.append(TOPIC, id % 3, await serializer.encode(`${TOPIC}-value`, { id, header: { time, server: `web-${id % 2}` } }, SCHEMA), time);
+    source.append(TOPIC, id % 3, await world.serializer.encode(`${TOPIC}-value`, { id, header: { time, server: `web-${id % 2}` } }, SCHEMA), time);
     times.push(time);
   }
   return times;
 }
 
 function options(warehouse: MemoryWarehouse, source: FakeSource, audit: FakeAudit, extra: Partial<RunOptions> = {}): RunOptions {
-  return { load: load(), warehouse, source, registry: client, logger: quietLogger, acceptGap: false, store: new MemoryCoordination().session(), numberRuns: false, now: () => NOW, audit, ...extra };
+  return { load: load(), warehouse, source, registry: world.client, logger: quietLogger, acceptGap: false, store: new MemoryCoordination().session(), numberRuns: false, now: () => NOW, audit, ...extra };
 }
 
 async function markerOf(warehouse: MemoryWarehouse, hour: number) {
@@ -269,7 +241,7 @@ describe('the jobs phases', () => {
     const crash = (point: string) => {
       if (point === 'after-audit-flush') throw new Error('killed');
     };
-    const services = { load: load(), warehouse, source, registry: client, logger: quietLogger, now: () => NOW, audit, store: new MemoryCoordination().session(), numberRuns: false };
+    const services = { load: load(), warehouse, source, registry: world.client, logger: quietLogger, now: () => NOW, audit, store: new MemoryCoordination().session(), numberRuns: false };
     const planned = await planPhase(services, false, (run) => Promise.resolve(run));
     const results = await Promise.all(planned.tasks.map((task) => taskPhase(services, task)));
     const report = await commitPhase({ ...services, failpoint: crash }, planned.plan, results);

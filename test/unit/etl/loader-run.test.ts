@@ -5,7 +5,7 @@
  * reasons, crashes at every commit step are rolled forward to the same bytes, and a stale run
  * cannot commit.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryCoordination } from '../../../src/coordination/memory-store.js';
 import { readCommitLog } from '../../../src/etl/commit-log.js';
 import { expandOffsets } from '../../../src/etl/extract.js';
@@ -17,10 +17,8 @@ import { parseManifest, type Manifest } from '../../../src/etl/manifest.js';
 import { decodeQuarantine } from '../../../src/etl/quarantine.js';
 import { runLoad, type RunOptions, type RunReport } from '../../../src/etl/run.js';
 import type { LoadSource } from '../../../src/etl/source.js';
-import type { RegistryClient } from '../../../src/registry/client.js';
-import { AvroSerializer } from '../../../src/registry/serde/serializer.js';
-import { startTestRegistry, type TestRegistry } from '../registry/serde-registry.js';
 import { FakeSource, MemoryWarehouse, quietLogger } from './loader-fakes.js';
+import { memoryLoad, useLoaderRegistry } from './loader-world.js';
 
 const TOPIC = 'views';
 const HOUR = 3_600_000;
@@ -37,37 +35,10 @@ const V1 = JSON.stringify({
 });
 const V2 = JSON.stringify({ ...(JSON.parse(V1) as object), fields: [...(JSON.parse(V1) as { fields: unknown[] }).fields, { name: 'referrer', type: ['null', 'string'], default: null }] });
 
-let registry: TestRegistry;
-let client: RegistryClient;
-let serializer: AvroSerializer;
-
-beforeAll(async () => {
-  registry = await startTestRegistry();
-  client = registry.client();
-  serializer = new AvroSerializer(client);
-  await client.register(`${TOPIC}-value`, V1);
-  await client.register(`${TOPIC}-value`, V2);
-});
-afterAll(async () => {
-  await registry.close();
-});
+const world = useLoaderRegistry(`${TOPIC}-value`, [V1, V2]);
 
 function load(overrides: Partial<LoadDefinition> = {}): LoadDefinition {
-  return {
-    file: '/jobs/views.yaml',
-    name: 'views',
-    source: { bootstrap: ['127.0.0.1:9092'] },
-    topics: { kind: 'list', names: [TOPIC] },
-    registry: registry.url,
-    warehouse: { url: 'memory', root: 'wh', baseDirectory: '/jobs' },
-    format: 'avro',
-    codec: 'deflate',
-    timeField: 'time',
-    maxRecordsPerRun: 1_000_000,
-    quarantine: { maxRecords: 0 },
-    latenessHorizonMs: 7_200_000,
-    ...overrides,
-  };
+  return memoryLoad(TOPIC, world.url, overrides);
 }
 
 interface Produced {
@@ -85,7 +56,7 @@ async function produce(source: FakeSource, count: number, partitions: number, fi
     const time = T0 + ((id * 2_654_435) % (3 * HOUR));
     const v2 = id % 2 === 1;
     const value = { id, time, url: `/page/${id}`, ...(v2 ? { referrer: id % 3 === 0 ? null : `/from/${id}` } : {}) };
-    const bytes = await serializer.encode(`${TOPIC}-value`, value, v2 ? V2 : V1);
+    const bytes = await world.serializer.encode(`${TOPIC}-value`, value, v2 ? V2 : V1);
     const offset = source.append(TOPIC, partition, bytes, time);
     // Read back in the reader schema (V2): V1 records get the default.
     produced.push({ partition, offset, value: { referrer: null, ...value } });
@@ -98,7 +69,7 @@ function options(warehouse: MemoryWarehouse, source: LoadSource, extra: Partial<
     load: load(),
     warehouse,
     source,
-    registry: client,
+    registry: world.client,
     logger: quietLogger,
     acceptGap: false,
     store: new MemoryCoordination().session(),
@@ -233,7 +204,7 @@ describe('loader runs', () => {
       source.append(TOPIC, 1, Buffer.from('{"not":"avro"}'), T0),
       source.append(TOPIC, 1, Buffer.from([0, 0, 0, 0x7f, 0x7f, 1, 2]), T0),
       source.append(TOPIC, 2, null, T0),
-      source.append(TOPIC, 2, await serializer.encode(`${TOPIC}-value`, { id: 1, time: 1, url: 'x' }, V1).then((bytes) => bytes.subarray(0, 7)), T0),
+      source.append(TOPIC, 2, await world.serializer.encode(`${TOPIC}-value`, { id: 1, time: 1, url: 'x' }, V1).then((bytes) => bytes.subarray(0, 7)), T0),
     ];
     expect(bad).toEqual([10, 11, 10, 11]);
     const report = await runLoad(options(warehouse, source, { load: load({ quarantine: { maxRecords: 4 } }) }));
@@ -267,7 +238,7 @@ describe('loader runs', () => {
   });
 
   it('quarantines records without a usable event time', async () => {
-    source.append(TOPIC, 0, await serializer.encode(`${TOPIC}-value`, { id: 1, time: T0, url: 'x' }, V1), -1);
+    source.append(TOPIC, 0, await world.serializer.encode(`${TOPIC}-value`, { id: 1, time: T0, url: 'x' }, V1), -1);
     const { timeField: _timeField, ...byRecordTimestamp } = load({ quarantine: { maxRecords: 1 } });
     const report = await runLoad(options(warehouse, source, { load: byRecordTimestamp }));
     expect(report.manifest?.quarantine.reasons).toEqual({ ETL_NO_EVENT_TIME: 1 });

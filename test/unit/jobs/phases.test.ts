@@ -4,7 +4,7 @@
  * one write what runLoad writes; duplicated tasks, a commit retried after a crash and a stale
  * commit change nothing twice.
  */
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryCoordination } from '../../../src/coordination/memory-store.js';
 import { readCommitLog } from '../../../src/etl/commit-log.js';
 import { expandOffsets } from '../../../src/etl/extract.js';
@@ -14,10 +14,8 @@ import type { LoadDefinition } from '../../../src/etl/load-file.js';
 import { parseManifest, type Manifest } from '../../../src/etl/manifest.js';
 import { commitPhase, oneResultPerRange, planPhase, taskPhase, type PhaseServices, type PlannedRun, type RangeResult } from '../../../src/etl/phases.js';
 import { runLoad } from '../../../src/etl/run.js';
-import type { RegistryClient } from '../../../src/registry/client.js';
-import { AvroSerializer } from '../../../src/registry/serde/serializer.js';
 import { FakeSource, MemoryWarehouse, quietLogger } from '../etl/loader-fakes.js';
-import { startTestRegistry, type TestRegistry } from '../registry/serde-registry.js';
+import { memoryLoad, useLoaderRegistry } from '../etl/loader-world.js';
 
 const TOPIC = 'views';
 const HOUR = 3_600_000;
@@ -33,43 +31,17 @@ const VIEW = JSON.stringify({
   ],
 });
 
-let registry: TestRegistry;
-let client: RegistryClient;
-let serializer: AvroSerializer;
-
-beforeAll(async () => {
-  registry = await startTestRegistry();
-  client = registry.client();
-  serializer = new AvroSerializer(client);
-  await client.register(`${TOPIC}-value`, VIEW);
-});
-afterAll(async () => {
-  await registry.close();
-});
+const world = useLoaderRegistry(`${TOPIC}-value`, [VIEW]);
 
 function load(overrides: Partial<LoadDefinition> = {}): LoadDefinition {
-  return {
-    file: '/jobs/views.yaml',
-    name: 'views',
-    source: { bootstrap: ['127.0.0.1:9092'] },
-    topics: { kind: 'list', names: [TOPIC] },
-    registry: registry.url,
-    warehouse: { url: 'memory', root: 'wh', baseDirectory: '/jobs' },
-    format: 'avro',
-    codec: 'deflate',
-    timeField: 'time',
-    maxRecordsPerRun: 1_000_000,
-    quarantine: { maxRecords: 0 },
-    latenessHorizonMs: 7_200_000,
-    ...overrides,
-  };
+  return memoryLoad(TOPIC, world.url, overrides);
 }
 
 /** `count` records over the partitions, event times over 3 hours. */
 async function produce(source: FakeSource, count: number, partitions: number, firstId = 0): Promise<void> {
   for (let id = firstId; id < firstId + count; id += 1) {
     const time = T0 + ((id * 2_654_435) % (3 * HOUR));
-    source.append(TOPIC, id % partitions, await serializer.encode(`${TOPIC}-value`, { id, time, url: `/page/${id}` }, VIEW), time);
+    source.append(TOPIC, id % partitions, await world.serializer.encode(`${TOPIC}-value`, { id, time, url: `/page/${id}` }, VIEW), time);
   }
 }
 
@@ -78,7 +50,7 @@ function services(warehouse: MemoryWarehouse, source: FakeSource, extra: Partial
     load: load(),
     warehouse,
     source,
-    registry: client,
+    registry: world.client,
     logger: quietLogger,
     store: new MemoryCoordination().session(),
     numberRuns: false,
