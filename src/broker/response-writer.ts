@@ -5,12 +5,14 @@
  * GATHER_LIMIT_BYTES, and handed to the socket corked, so a typical Fetch answer leaves in one
  * writev instead of one TCP segment per part (the socket has Nagle off). A file range larger than
  * the limit is streamed in bounded chunks, waiting for the socket to drain, so a large Fetch
- * never sits whole in the JS heap.
+ * never sits whole in the JS heap. File bytes are read into pooled buffers (read-buffer-pool.ts)
+ * that return to the pool once the socket has handed them to the kernel.
  */
 import { read } from 'node:fs';
 import type { Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { isExternalPart, type MessagePart } from '../protocol/wire.js';
+import { ReadBufferPool } from './read-buffer-pool.js';
 
 const readAsync = promisify(read);
 
@@ -33,6 +35,10 @@ export type FetchSendMode = 'stream' | 'buffer';
 /** Most bytes a response holds in memory before handing them to the socket. */
 export const GATHER_LIMIT_BYTES = 1024 * 1024;
 
+/** Most idle read buffers kept between responses: 16 × 256 KiB = 4 MiB. */
+const POOLED_BUFFERS = 16;
+const readBuffers = new ReadBufferPool(STREAM_CHUNK_BYTES, POOLED_BUFFERS);
+
 export async function writeFramedResponse(socket: Socket, parts: readonly MessagePart[], mode: FetchSendMode = 'stream'): Promise<void> {
   let total = 0;
   for (const part of parts) total += part.length;
@@ -40,11 +46,16 @@ export async function writeFramedResponse(socket: Socket, parts: readonly Messag
   size.writeInt32BE(total, 0);
   let gathered: Buffer[] = [size];
   let gatheredBytes = size.length;
+  let slabs: Buffer[] = [];
   const send = async (): Promise<void> => {
     const buffers = gathered;
+    const written = slabs;
     gathered = [];
     gatheredBytes = 0;
-    await writeCorked(socket, buffers);
+    slabs = [];
+    await writeCorked(socket, buffers, (error) => {
+      if (error === undefined || error === null) for (const slab of written) readBuffers.give(slab);
+    });
   };
   for (const part of parts) {
     const range = isExternalPart(part) ? (part.source as FileRange) : undefined;
@@ -54,60 +65,65 @@ export async function writeFramedResponse(socket: Socket, parts: readonly Messag
       continue;
     }
     if (gatheredBytes + part.length > GATHER_LIMIT_BYTES) await send();
-    const bytes = isExternalPart(part) ? await readFileRange(part.source as FileRange) : part;
+    if (range === undefined) {
+      gathered.push(part as Buffer);
+      gatheredBytes += part.length;
+      continue;
+    }
+    const { bytes, slab } = readBuffers.take(range.length);
+    await readFileRange(range, bytes);
     gathered.push(bytes);
     gatheredBytes += bytes.length;
+    if (slab !== undefined) slabs.push(slab);
   }
   await send();
 }
 
-async function readFileRange(range: FileRange): Promise<Buffer> {
-  const bytes = Buffer.allocUnsafe(range.length);
+/** Fills `bytes` from the file range (bytes.length of them from range.position). */
+async function readFileRange(range: FileRange, bytes: Buffer, offset = 0): Promise<void> {
   let filled = 0;
-  while (filled < range.length) {
-    const { bytesRead } = await readAsync(range.fd, bytes, filled, range.length - filled, range.position + filled);
-    if (bytesRead === 0) throw new Error(`segment ended ${range.length - filled} bytes early while reading a fetch response`);
+  while (filled < bytes.length) {
+    const { bytesRead } = await readAsync(range.fd, bytes, filled, bytes.length - filled, range.position + offset + filled);
+    if (bytesRead === 0) {
+      // The file is shorter than the range promised: the response can no longer be framed right.
+      throw new Error(`segment ended ${range.length - offset - filled} bytes early while reading a fetch response`);
+    }
     filled += bytesRead;
   }
-  return bytes;
 }
 
 async function streamFileRange(socket: Socket, range: FileRange): Promise<void> {
   let sent = 0;
   while (sent < range.length) {
-    const length = Math.min(STREAM_CHUNK_BYTES, range.length - sent);
-    const chunk = Buffer.allocUnsafe(length);
-    let filled = 0;
-    while (filled < length) {
-      const { bytesRead } = await readAsync(range.fd, chunk, filled, length - filled, range.position + sent + filled);
-      if (bytesRead === 0) {
-        // The file is shorter than the range promised: the response can no longer be framed right.
-        throw new Error(`segment ended ${range.length - sent - filled} bytes early while streaming a fetch response`);
-      }
-      filled += bytesRead;
-    }
-    await write(socket, chunk);
-    sent += length;
+    const { bytes, slab } = readBuffers.take(Math.min(STREAM_CHUNK_BYTES, range.length - sent));
+    await readFileRange(range, bytes, sent);
+    await write(socket, bytes, (error) => {
+      if (slab !== undefined && (error === undefined || error === null)) readBuffers.give(slab);
+    });
+    sent += bytes.length;
   }
 }
 
-/** Writes the buffers as one writev; resolves when the socket can take more. */
-function writeCorked(socket: Socket, buffers: readonly Buffer[]): Promise<void> {
+type WriteCallback = (error: Error | null | undefined) => void;
+
+/** Writes the buffers as one writev; resolves when the socket can take more, calls `onWritten` when the kernel has them. */
+function writeCorked(socket: Socket, buffers: readonly Buffer[], onWritten: WriteCallback): Promise<void> {
   const last = buffers.at(-1);
   if (last === undefined) return Promise.resolve();
-  if (buffers.length === 1 || socket.destroyed) return write(socket, last);
+  if (buffers.length === 1 || socket.destroyed) return write(socket, last, onWritten);
   socket.cork();
   try {
     for (let index = 0; index < buffers.length - 1; index += 1) socket.write(buffers[index] as Buffer);
-    return write(socket, last);
+    // Stream callbacks run in order, so the last one means every buffer before it is written too.
+    return write(socket, last, onWritten);
   } finally {
     socket.uncork();
   }
 }
 
-function write(socket: Socket, bytes: Buffer): Promise<void> {
+function write(socket: Socket, bytes: Buffer, onWritten?: WriteCallback): Promise<void> {
   if (socket.destroyed) return Promise.reject(new Error('connection closed while writing a response'));
-  if (socket.write(bytes)) return Promise.resolve();
+  if (socket.write(bytes, onWritten)) return Promise.resolve();
   return new Promise((resolve, reject) => {
     const onDrain = (): void => {
       socket.off('close', onClose);

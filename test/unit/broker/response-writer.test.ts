@@ -85,6 +85,44 @@ describe('writeFramedResponse', () => {
     expect(bytes.equals(expectedFrame(pieces))).toBe(true);
   });
 
+  it('keeps every byte of many responses to a slow reader while it reuses its read buffers', async () => {
+    // A read buffer returned to the pool too early would be refilled by the next response while
+    // the socket still queues it: the peer would then see later bytes in an earlier frame.
+    const server = createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const address = server.address();
+    if (address === null || typeof address === 'string') throw new Error('no port');
+    const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
+    const client = connect(address.port, '127.0.0.1');
+    const received: Buffer[] = [];
+    client.on('data', (chunk: Buffer) => {
+      received.push(chunk);
+      client.pause();
+      setTimeout(() => client.resume(), 1);
+    });
+    const ended = new Promise<void>((resolve) => client.on('end', resolve));
+    const serverSide = await accepted;
+    const expected: Buffer[] = [];
+    for (let response = 0; response < 60; response += 1) {
+      // Three ranges per response, gathered into one write (like a Fetch of three partitions).
+      const parts: MessagePart[] = [Buffer.from(`response ${response}`)];
+      const pieces: Buffer[] = [Buffer.from(`response ${response}`)];
+      for (let partition = 0; partition < 3; partition += 1) {
+        const position = ((response * 3 + partition) * 104_729) % (2 * STREAM_CHUNK_BYTES);
+        const length = 150_000 + (((response * 3 + partition) * 7_919) % 100_000);
+        parts.push(range(position, length));
+        pieces.push(file.subarray(position, position + length));
+      }
+      await writeFramedResponse(serverSide, parts, 'stream');
+      expected.push(expectedFrame(pieces));
+    }
+    serverSide.end();
+    await ended;
+    client.destroy();
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    expect(Buffer.concat(received).equals(Buffer.concat(expected))).toBe(true);
+  });
+
   it('refuses to write to a closed connection', async () => {
     const server = createServer(() => {});
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
