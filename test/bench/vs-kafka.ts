@@ -11,7 +11,7 @@
  *
  *   produce-b1, produce-b50   Java ProducerPerformance, 200-byte records, acks=1, no idempotence,
  *                             batches of 1 and of 50 records
- *   produce-kcat              librdkafka (kcat -P) with its default batching
+ *   produce-kcat              librdkafka (kcat -P) with its default batching, and at batch 1
  *   consume-kcat, consume-java  kcat -C -e and the Java console consumer (assign mode), ~200 KB per fetch
  *   storage                   bytes on disk per message at batch 1 and 50 (sum of .log files ÷ records)
  *   latency                   Java EndToEndLatency p50/p99, and a TS-client probe on both
@@ -90,6 +90,13 @@ async function session(round: number, system: SystemName, options: BenchOptions,
     recorder.add(id, spec, sample(value, detail));
     say(`  ${id.padEnd(26)} ${fmt(value, value < 100 ? 2 : 0).padStart(12)} ${spec.unit}${detail === undefined ? '' : `  ${JSON.stringify(detail)}`}`);
   };
+  /** Runs a client and says what the broker's process spent on it: CPU seconds per million records. */
+  const measured = async <T>(records: number, body: () => Promise<T>): Promise<[T, Record<string, number>]> => {
+    const before = broker.cpuSeconds();
+    const result = await body();
+    const spent = broker.cpuSeconds() - before;
+    return [result, Number.isFinite(spent) ? { 'broker CPU s per 1M records': Math.round((spent / records) * 1e8) / 100 } : {}];
+  };
   const topic = async (name: string, partitions = 1): Promise<string> => {
     await createTopic(b, name, partitions);
     return name;
@@ -120,11 +127,11 @@ async function session(round: number, system: SystemName, options: BenchOptions,
       await attempt(batch === 1 ? 'produce-b1' : 'produce-b50', async () => {
         const t = await topic(`b${batch}`);
         const n = batch === 1 ? options.batch1Records : N;
-        const r = await producerPerformance(context, b, t, n, batch);
+        const [r, cpu] = await measured(n, () => producerPerformance(context, b, t, n, batch));
         await expectStored(b, t, 1, n);
         produced[batch] = { topic: t, records: n };
         record(`produce.b${batch}`, { scenario: batch === 1 ? 'produce-b1' : 'produce-b50', label: `produce, batch ${batch} (Java ProducerPerformance)`, unit: 'records/s', better: 'higher', chart: 'producer' },
-          r.recordsPerSecond, { 'MB/s': r.mbPerSecond, 'avg latency ms': r.avgLatencyMs, 'p99 latency ms': r.p99LatencyMs });
+          r.recordsPerSecond, { 'MB/s': r.mbPerSecond, 'avg latency ms': r.avgLatencyMs, 'p99 latency ms': r.p99LatencyMs, ...cpu });
       });
     }
     await attempt('storage', async () => {
@@ -145,12 +152,22 @@ async function session(round: number, system: SystemName, options: BenchOptions,
     await attempt('produce-kcat', async () => {
       const fixedMs = await kcatFixedCost(context, b, await topic('kcat-fixed'));
       const t = await topic('kcat');
-      const rawMs = await kcatProduce(context, b, t, N);
+      const [rawMs, cpu] = await measured(N, () => kcatProduce(context, b, t, N));
       await expectStored(b, t, 1, N);
       const ms = Math.max(1, rawMs - fixedMs);
       const scan = scanLog(broker.dataDir, t);
       record('produce.kcat', { scenario: 'produce-kcat', label: 'produce, librdkafka default batching (kcat -P)', unit: 'records/s', better: 'higher', chart: 'producer' },
-        N / (ms / 1000), { 'spawn→exit s': rawMs / 1000, 'fixed cost ms': fixedMs, 'records per batch': scan.records / scan.batches });
+        N / (ms / 1000), { 'spawn→exit s': rawMs / 1000, 'fixed cost ms': fixedMs, 'records per batch': scan.records / scan.batches, ...cpu });
+      // librdkafka at batch 1: one record per request, with up to 1,000,000 requests in flight
+      // where the Java producer keeps 5, so it shows what the broker does with one-record requests.
+      const t1 = await topic('kcat-b1');
+      const n1 = options.batch1Records;
+      const [rawMs1, cpu1] = await measured(n1, () => kcatProduce(context, b, t1, n1, 0, { 'batch.num.messages': '1', 'linger.ms': '0' }));
+      await expectStored(b, t1, 1, n1);
+      const scan1 = scanLog(broker.dataDir, t1);
+      if (scan1.batches !== scan1.records) throw new Error(`kcat batch.num.messages=1 stored ${scan1.records} records in ${scan1.batches} batches`);
+      record('produce.kcat.b1', { scenario: 'produce-kcat', label: 'produce, batch 1 (kcat -P, batch.num.messages=1)', unit: 'records/s', better: 'higher', chart: 'producer' },
+        n1 / (Math.max(1, rawMs1 - fixedMs) / 1000), { 'spawn→exit s': rawMs1 / 1000, 'fixed cost ms': fixedMs, ...cpu1 });
     });
     if (options.scenarios.includes('consume-kcat') || options.scenarios.includes('consume-java')) {
       let source = produced[50]?.topic;
@@ -161,14 +178,14 @@ async function session(round: number, system: SystemName, options: BenchOptions,
       }
       const from = source;
       await attempt('consume-kcat', async () => {
-        const r = await kcatConsume(context, b, from, N);
+        const [r, cpu] = await measured(N, () => kcatConsume(context, b, from, N));
         record('consume.kcat', { scenario: 'consume-kcat', label: 'consume, ~200 KB fetches (kcat -C)', unit: 'records/s', better: 'higher', chart: 'consumer' },
-          r.recordsPerSecond, { 'MB/s': r.mbPerSecond, seconds: r.seconds });
+          r.recordsPerSecond, { 'MB/s': r.mbPerSecond, seconds: r.seconds, ...cpu });
       });
       await attempt('consume-java', async () => {
-        const r = await consoleConsume(context, b, from, N);
+        const [r, cpu] = await measured(N, () => consoleConsume(context, b, from, N));
         record('consume.java', { scenario: 'consume-java', label: 'consume, ~200 KB fetches (Java ConsoleConsumer, assign)', unit: 'records/s', better: 'higher', chart: 'consumer' },
-          r.recordsPerSecond, { 'MB/s': r.mbPerSecond, seconds: r.seconds });
+          r.recordsPerSecond, { 'MB/s': r.mbPerSecond, seconds: r.seconds, ...cpu });
       });
     }
     await attempt('latency', async () => {
@@ -185,13 +202,13 @@ async function session(round: number, system: SystemName, options: BenchOptions,
       const n = options.partitionRecords;
       for (const count of options.partitionCounts) {
         const t = await topic(`partitions-${count}`, count);
-        const p = await producerPerformance(context, b, t, n, 50);
+        const [p, produceCpu] = await measured(n, () => producerPerformance(context, b, t, n, 50));
         await expectStored(b, t, count, n);
         record(`partitions.${count}.produce`, { scenario: 'partitions', label: `produce, ${count} partition${count === 1 ? '' : 's'} (ProducerPerformance, batch 50)`, unit: 'records/s', better: 'higher', chart: 'partitions' },
-          p.recordsPerSecond, { 'MB/s': p.mbPerSecond });
-        const c = await kcatConsume(context, b, t, n, 'all-partitions');
+          p.recordsPerSecond, { 'MB/s': p.mbPerSecond, ...produceCpu });
+        const [c, consumeCpu] = await measured(n, () => kcatConsume(context, b, t, n, 'all-partitions'));
         record(`partitions.${count}.consume`, { scenario: 'partitions', label: `consume, ${count} partition${count === 1 ? '' : 's'} (kcat -C)`, unit: 'records/s', better: 'higher', chart: 'partitions' },
-          c.recordsPerSecond, { 'MB/s': c.mbPerSecond });
+          c.recordsPerSecond, { 'MB/s': c.mbPerSecond, ...consumeCpu });
       }
     });
     await attempt('prefill', async () => {
@@ -209,14 +226,14 @@ async function session(round: number, system: SystemName, options: BenchOptions,
         const start = await storedRecords(b, t, 1);
         const logSize = logBytes(broker.dataDir, t);
         const n = options.scaleRecords;
-        const p = await producerPerformance(context, b, t, n, 50);
+        const [p, produceCpu] = await measured(n, () => producerPerformance(context, b, t, n, 50));
         await expectStored(b, t, 1, start + n);
         const key = sizeKey(size);
         record(`prefill.${key}.produce`, { scenario: 'prefill', label: `produce with ${formatSize(size)} in the log (ProducerPerformance, batch 50)`, unit: 'records/s', better: 'higher', chart: 'prefill' },
-          p.recordsPerSecond, { 'log GB before': logSize / 1e9 });
-        const c = await kcatConsume(context, b, t, n, { partition: 0, offset: start });
+          p.recordsPerSecond, { 'log GB before': logSize / 1e9, ...produceCpu });
+        const [c, consumeCpu] = await measured(n, () => kcatConsume(context, b, t, n, { partition: 0, offset: start }));
         record(`prefill.${key}.consume`, { scenario: 'prefill', label: `consume the newest records with ${formatSize(size)} in the log (kcat -C)`, unit: 'records/s', better: 'higher', chart: 'prefill' },
-          c.recordsPerSecond, { 'log GB before': logSize / 1e9 });
+          c.recordsPerSecond, { 'log GB before': logSize / 1e9, ...consumeCpu });
       }
     });
   } finally {

@@ -48,6 +48,8 @@ describe('bench:vs-kafka --smoke', () => {
     const missing = SCENARIOS.filter((scenario) => !new RegExp(`^${scenario}\\s+\\|.*\\|\\s*\\d+\\.\\d+×\\s*$`, 'm').test(stdout));
     expect(missing, context).toEqual([]);
     expect(stdout, context).toMatch(/^\| produce, batch 50 \(Java ProducerPerformance\) \|.*×/m); // the README headline table
+    // Each consume figure also says what the broker process spent on it (from /proc/<pid>/stat).
+    expect(stdout, context).toMatch(/consume\.kcat .*"broker CPU s per 1M records":\d/);
     expect(existsSync(join(outDir, 'benchmarks.md')), context).toBe(true);
     expect(existsSync(join(outDir, 'charts', 'vs-kafka.json')), context).toBe(true);
   }, TIMEOUT_MS);

@@ -121,14 +121,16 @@ export function feedLines(count: number): (stdin: Writable) => Promise<void> {
   };
 }
 
-export function kcatProduceArgs(bootstrap: string, topic: string, partition: number | undefined): string[] {
-  return ['-P', '-b', bootstrap, '-t', topic, ...(partition === undefined ? [] : ['-p', String(partition)]), '-X', 'acks=1'];
+export function kcatProduceArgs(bootstrap: string, topic: string, partition: number | undefined, settings: Readonly<Record<string, string>> = {}): string[] {
+  const extra = Object.entries(settings).flatMap(([key, value]) => ['-X', `${key}=${value}`]);
+  return ['-P', '-b', bootstrap, '-t', topic, ...(partition === undefined ? [] : ['-p', String(partition)]), '-X', 'acks=1', ...extra];
 }
 
-/** kcat -P of `records` lines; raw spawn → exit milliseconds. */
-export async function kcatProduce(context: ClientContext, bootstrap: string, topic: string, records: number, partition: number | undefined = 0): Promise<number> {
+/** kcat -P of `records` lines (librdkafka `settings` on top of acks=1); raw spawn → exit milliseconds. */
+export async function kcatProduce(context: ClientContext, bootstrap: string, topic: string, records: number, partition: number | undefined = 0,
+  settings: Readonly<Record<string, string>> = {}): Promise<number> {
   const label = `kcat -P → ${topic}`;
-  const run = expectSuccess(label, await runProcess('kcat', kcatProduceArgs(bootstrap, topic, partition), {
+  const run = expectSuccess(label, await runProcess('kcat', kcatProduceArgs(bootstrap, topic, partition, settings), {
     run: context.run, label, timeoutMs: timeoutFor(records), feed: feedLines(records),
   }));
   return run.exitedAt - run.spawnedAt;

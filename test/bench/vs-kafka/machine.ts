@@ -60,3 +60,23 @@ export function describeMachine(dataPath: string): MachineDescription {
 export function currentLoad(): number[] {
   return loadavg().map((n) => Math.round(n * 100) / 100);
 }
+
+let clockTicksPerSecond: number | undefined;
+
+/**
+ * CPU time (user + system, seconds) a process has used so far, from /proc/<pid>/stat; NaN when it
+ * cannot be read. The difference over a measurement says what the broker spent, beside the client
+ * it shares the 2 cores with.
+ */
+export function processCpuSeconds(pid: number): number {
+  try {
+    clockTicksPerSecond ??= Number(spawnSync('getconf', ['CLK_TCK'], { encoding: 'utf8' }).stdout.trim()) || 100;
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces, hence the last ')'): state is the 3rd
+    // field of the line, utime the 14th and stime the 15th.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / clockTicksPerSecond;
+  } catch {
+    return NaN;
+  }
+}

@@ -7,7 +7,7 @@ import {
   formatRatio, formatSide, formatValue, summarize, type Figure, type FigureSummary, type Results,
 } from './results.js';
 
-const HEADLINE = ['produce.b1', 'produce.b50', 'produce.kcat', 'consume.kcat', 'consume.java', 'storage.b50', 'latency.java.p50', 'latency.java.p99', 'latency.probe.p50', 'latency.probe.p99'];
+const HEADLINE = ['produce.b1', 'produce.b50', 'produce.kcat.b1', 'produce.kcat', 'consume.kcat', 'consume.java', 'storage.b50', 'latency.java.p50', 'latency.java.p99', 'latency.probe.p50', 'latency.probe.p99'];
 
 const CHARTS: readonly { id: string; title: string }[] = [
   { id: 'producer', title: 'Producer (the paper’s test)' },
@@ -135,15 +135,23 @@ const TARGETS: readonly Target[] = [
       return `Tributary, ${smallest} → ${largest}: ${parts.join('; ')}. A gain as large as a loss means the machine's load moved between the runs, not the log size`;
     },
   },
-  ...([['produce.b1', 50_000, 'produced at batch 1'], ['produce.b50', 400_000, 'produced at batch 50'], ['consume.kcat', 22_000, 'consumed (kcat)'], ['consume.java', 22_000, 'consumed (Java console consumer)']] as const)
-    .map(([id, paper, what]): Target => ({
+  // For the producer targets, librdkafka's figure at the same batching (kcat -P) is shown beside
+  // the Java producer's: at batch 1 the Java producer waits for each request, so it measures itself.
+  ...([['produce.b1', 50_000, 'produced at batch 1', 'produce.kcat.b1'], ['produce.b50', 400_000, 'produced at batch 50', 'produce.kcat'],
+    ['consume.kcat', 22_000, 'consumed (kcat)', undefined], ['consume.java', 22_000, 'consumed (Java console consumer)', undefined]] as const)
+    .map(([id, paper, what, librdkafkaId]): Target => ({
       what: `The paper’s ${paper.toLocaleString('en-US')} messages/s ${what} exceeded`,
       check: (r) => {
+        const rate = (x: number): string => `${Math.round(x).toLocaleString('en-US')}/s`;
         const t = medianOf(r, id, 'tributary');
         const k = medianOf(r, id, 'kafka');
-        return t === undefined
-          ? notMeasured
-          : `Tributary ${Math.round(t).toLocaleString('en-US')}/s — ${verdict(t > paper)}${k === undefined ? '' : ` (Kafka ${Math.round(k).toLocaleString('en-US')}/s with the same client${id.startsWith('produce') && t <= paper ? ': the Java producer is the limit here, see kcat -P for the broker’s' : ''})`}`;
+        if (t === undefined) return notMeasured;
+        const sameClient = k === undefined ? '' : ` (Kafka ${rate(k)} with the same client)`;
+        const lt = librdkafkaId === undefined ? undefined : medianOf(r, librdkafkaId, 'tributary');
+        if (t > paper || lt === undefined) return `Tributary ${rate(t)} — ${verdict(t > paper)}${sameClient}`;
+        const lk = librdkafkaId === undefined ? undefined : medianOf(r, librdkafkaId, 'kafka');
+        const librdkafka = `with librdkafka (kcat -P${id === 'produce.b1' ? ', batch.num.messages=1' : ''}) Tributary ${rate(lt)}${lk === undefined ? '' : `, Kafka ${rate(lk)}`}`;
+        return `Java producer: Tributary ${rate(t)}${sameClient}; ${librdkafka} — ${verdict(lt > paper)} (the Java producer, not the broker, is the limit when librdkafka goes faster on the same broker)`;
       },
     })),
 ];
@@ -180,7 +188,7 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
       : 'Both leave fsync to the OS (Kafka’s default; Tributary with its flush thresholds at their maximum), records visible on append.'}`,
     `- **Records.** ${o.records.toLocaleString('en-US')} records of 200 bytes per produce/consume run${o.batch1Records === o.records ? '' : ` (the batch-1 producer run: ${o.batch1Records.toLocaleString('en-US')}, as the Java client sends one request per record)`}, null keys, one partition (except the partition scenario).`,
     '- **Producer.** Java `ProducerPerformance` (Kafka 3.9.1 tools), `acks=1`, `enable.idempotence=false`, `--throughput -1`. Batch 1: `batch.size=1 linger.ms=0` (a batch never takes a second record). Batch 50: `batch.size=10600 linger.ms=10` — a v2 batch of n such records takes 61 + 209·n bytes and the producer’s room check is exact without compression, so 50 fit and 51 do not; the records per batch are counted in the log afterwards (storage table). Its own total line is the figure. ' +
-      'librdkafka: `kcat -P -X acks=1` with librdkafka’s default batching, 200-byte lines on stdin; timed spawn → exit minus kcat’s fixed cost (median 1-record run in the same session).',
+      'librdkafka: `kcat -P -X acks=1` with librdkafka’s default batching, and again at batch 1 (`batch.num.messages=1 linger.ms=0`, the batch-1 record count; the log is checked to hold one record per batch), 200-byte lines on stdin; timed spawn → exit minus kcat’s fixed cost (median 1-record run in the same session). At batch 1 librdkafka keeps up to 1,000,000 requests in flight per connection where the Java producer keeps 5 (max.in.flight.requests.per.connection), so it shows what a broker does with one-record requests.',
     `- **Consumer.** Both read the batch-50 topic from offset 0 to its end, ${o.fetchBytes.toLocaleString('en-US')} bytes per partition per fetch (\`max.partition.fetch.bytes\`): \`kcat -C -e -f '%o\\n'\` and the Java \`ConsoleConsumer\` in assign mode (\`--partition 0 --offset earliest --max-messages N\`, print.value=false, print.offset=true). Timed from the first to the last chunk of output (start-up and metadata are outside the figure on both).`,
     '- **Storage.** Sum of the topic’s `.log` segment files ÷ records stored, after the batch-1 and batch-50 producer runs (indexes not counted; both brokers keep RecordBatch v2 as sent).',
     `- **End-to-end latency.** Java \`EndToEndLatency\` (${o.latencyMessages.toLocaleString('en-US')} messages, acks=1, 200 bytes): one record at a time, sent then polled; it prints whole milliseconds and is stopped once it has printed its percentiles (the offset commit it does afterwards is not measured; Tributary has no OffsetCommit API yet). ` +
@@ -189,6 +197,7 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
     `- **Scale, data in the log.** One partition filled by kcat to ${o.prefillBytes.map(formatSize).join(', then ')} (untimed), then ${o.scaleRecords.toLocaleString('en-US')} records produced (ProducerPerformance batch 50) and those records consumed (kcat from their first offset).`,
     ...(o.profile ? ['- **Profiling.** The Tributary broker ran under `node --cpu-prof` in this run (`--profile`); sampling costs it a little CPU, so its figures here are slightly pessimistic. Kafka ran unprofiled.'] : []),
     `- **Warm-up.** ${o.warmupRecords > 0 ? `${o.warmupRecords.toLocaleString('en-US')} records produced and consumed, untimed, after each broker start.` : 'none in this run.'}`,
+    '- **Broker CPU.** For each throughput figure the per-run details give the broker process’s CPU time (user + system, all threads, from /proc/<pid>/stat) over the client run, per million records. Clients and broker share the 2 cores, so CPU the broker spends is CPU the client does not get.',
     '- **Figures.** min / median / max over the rounds for each broker; the ratio is Tributary ÷ Kafka of the medians (and of each round’s pair). For latency and bytes per message lower is better, so a ratio above 1 means Tributary is behind there.',
     '',
   );

@@ -25,6 +25,7 @@ import { javaCommand, javaEnvironment } from '../../services/java.js';
 import { freePort, LOOPBACK } from '../../services/network.js';
 import { startDaemon, waitUntil, type Daemon } from '../../services/process.js';
 import type { ServiceRun } from '../../services/run-dir.js';
+import { processCpuSeconds } from './machine.js';
 import { expectSuccess, KAFKA_JVM_PERFORMANCE_OPTS, runJava } from './process.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -40,6 +41,8 @@ export interface RunningSystem {
   /** Seconds from launch until it answered metadata. */
   readonly startSeconds: number;
   readonly logFile: string;
+  /** CPU seconds (user + system) the broker process has used since it started. */
+  cpuSeconds(): number;
   /** Clean stop (SIGTERM, then SIGKILL after the grace period). */
   stop(): Promise<void>;
 }
@@ -184,6 +187,7 @@ function running(name: SystemName, bootstrap: string, dataDir: string, logFile: 
     dataDir,
     logFile,
     startSeconds: (performance.now() - launchedAt) / 1000,
+    cpuSeconds: () => processCpuSeconds(daemon.pid),
     stop: () => daemon.stop(STOP_GRACE_MS),
   };
 }
