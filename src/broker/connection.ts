@@ -6,7 +6,9 @@
  */
 import type { Socket } from 'node:net';
 import type { Logger } from '../common/logger.js';
+import { ProduceApi } from '../protocol/apis/produce.js';
 import { FrameDecoder } from '../protocol/framing.js';
+import { brokerBuffers } from './buffers.js';
 import { writeFramedResponse, type FetchSendMode } from './response-writer.js';
 import type { RequestRouter, RouteOutcome } from './router.js';
 
@@ -33,7 +35,7 @@ export class BrokerConnection {
     private readonly router: RequestRouter,
     private readonly options: ConnectionOptions,
   ) {
-    this.decoder = new FrameDecoder(options.maxRequestBytes);
+    this.decoder = new FrameDecoder(options.maxRequestBytes, (size) => brokerBuffers.take(size));
     this.remoteAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
     socket.setNoDelay(true);
     socket.setTimeout(options.idleTimeoutMs, () => this.close('idle timeout'));
@@ -106,6 +108,9 @@ export class BrokerConnection {
         outcome.after?.();
       }
     }
+    // A produce request's bytes are in the log file once it is answered (append resolves after the
+    // write), so its frame can be lent again; other requests may keep views of theirs.
+    if (outcome.apiKey === ProduceApi.apiKey) brokerBuffers.give(frame);
     this.options.onRequestDone?.(outcome.apiKey, performance.now() - started);
   }
 }

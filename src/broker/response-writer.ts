@@ -5,14 +5,14 @@
  * GATHER_LIMIT_BYTES, and handed to the socket corked, so a typical Fetch answer leaves in one
  * writev instead of one TCP segment per part (the socket has Nagle off). A file range larger than
  * the limit is streamed in bounded chunks, waiting for the socket to drain, so a large Fetch
- * never sits whole in the JS heap. File bytes are read into pooled buffers (read-buffer-pool.ts)
- * that return to the pool once the socket has handed them to the kernel.
+ * never sits whole in the JS heap. File bytes are read into pooled buffers (buffers.ts) that go
+ * back to the pool once the socket's write callback says the kernel has them.
  */
 import { read } from 'node:fs';
 import type { Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { isExternalPart, type MessagePart } from '../protocol/wire.js';
-import { ReadBufferPool } from './read-buffer-pool.js';
+import { brokerBuffers } from './buffers.js';
 
 const readAsync = promisify(read);
 
@@ -35,10 +35,6 @@ export type FetchSendMode = 'stream' | 'buffer';
 /** Most bytes a response holds in memory before handing them to the socket. */
 export const GATHER_LIMIT_BYTES = 1024 * 1024;
 
-/** Most idle read buffers kept between responses: 16 × 256 KiB = 4 MiB. */
-const POOLED_BUFFERS = 16;
-const readBuffers = new ReadBufferPool(STREAM_CHUNK_BYTES, POOLED_BUFFERS);
-
 export async function writeFramedResponse(socket: Socket, parts: readonly MessagePart[], mode: FetchSendMode = 'stream'): Promise<void> {
   let total = 0;
   for (const part of parts) total += part.length;
@@ -46,15 +42,15 @@ export async function writeFramedResponse(socket: Socket, parts: readonly Messag
   size.writeInt32BE(total, 0);
   let gathered: Buffer[] = [size];
   let gatheredBytes = size.length;
-  let slabs: Buffer[] = [];
+  let pooled: Buffer[] = [];
   const send = async (): Promise<void> => {
     const buffers = gathered;
-    const written = slabs;
+    const written = pooled;
     gathered = [];
     gatheredBytes = 0;
-    slabs = [];
+    pooled = [];
     await writeCorked(socket, buffers, (error) => {
-      if (error === undefined || error === null) for (const slab of written) readBuffers.give(slab);
+      if (error === undefined || error === null) for (const bytes of written) brokerBuffers.give(bytes);
     });
   };
   for (const part of parts) {
@@ -70,11 +66,11 @@ export async function writeFramedResponse(socket: Socket, parts: readonly Messag
       gatheredBytes += part.length;
       continue;
     }
-    const { bytes, slab } = readBuffers.take(range.length);
+    const bytes = brokerBuffers.take(range.length);
     await readFileRange(range, bytes);
     gathered.push(bytes);
     gatheredBytes += bytes.length;
-    if (slab !== undefined) slabs.push(slab);
+    pooled.push(bytes);
   }
   await send();
 }
@@ -95,10 +91,10 @@ async function readFileRange(range: FileRange, bytes: Buffer, offset = 0): Promi
 async function streamFileRange(socket: Socket, range: FileRange): Promise<void> {
   let sent = 0;
   while (sent < range.length) {
-    const { bytes, slab } = readBuffers.take(Math.min(STREAM_CHUNK_BYTES, range.length - sent));
+    const bytes = brokerBuffers.take(Math.min(STREAM_CHUNK_BYTES, range.length - sent));
     await readFileRange(range, bytes, sent);
     await write(socket, bytes, (error) => {
-      if (slab !== undefined && (error === undefined || error === null)) readBuffers.give(slab);
+      if (error === undefined || error === null) brokerBuffers.give(bytes);
     });
     sent += bytes.length;
   }

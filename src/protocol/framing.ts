@@ -18,7 +18,11 @@ export class FrameDecoder {
   private buffered = 0;
   private expected = -1;
 
-  constructor(private readonly maxFrameBytes: number) {}
+  /**
+   * @param allocate where a frame spread over several chunks is copied to (the broker lends pooled
+   *   buffers and takes them back once the request is done).
+   */
+  constructor(private readonly maxFrameBytes: number, private readonly allocate: (size: number) => Buffer = (size) => Buffer.allocUnsafe(size)) {}
 
   /** Bytes held for an incomplete frame. */
   get pendingBytes(): number {
@@ -81,7 +85,7 @@ export class FrameDecoder {
       if (first.length === count) this.chunks.shift();
       else this.chunks[0] = first.subarray(count);
     } else {
-      result = Buffer.allocUnsafe(count);
+      result = this.allocate(count);
       let filled = 0;
       while (filled < count) {
         const chunk = this.chunks[0];

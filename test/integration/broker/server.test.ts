@@ -126,6 +126,23 @@ describe('broker connections', () => {
     connection.close();
   });
 
+  it('stores every byte of large produce requests from concurrent producers (their frames reuse pooled buffers)', async () => {
+    // librdkafka batches ~1 MB per request: each frame spans many socket chunks, is copied into a
+    // pooled buffer, and that buffer is lent again once the request is answered. Handing it back
+    // too early would put one producer's bytes into another's records.
+    const lines = (producer: number): string[] =>
+      Array.from({ length: 15_000 }, (_, i) => `${producer}:${i}:`.padEnd(400, String.fromCharCode(97 + ((producer * 7 + i) % 26))));
+    const inputs = [0, 1, 2].map((producer) => lines(producer));
+    const runs = await Promise.all(inputs.map((input) =>
+      kcat(['-b', broker.bootstrap, '-P', '-t', 'pooled-frames', '-p', '0', '-X', 'acks=1'], `${input.join('\n')}\n`)));
+    for (const run of runs) expect(run.status, run.stderr).toBe(0);
+    const read = await kcat(['-b', broker.bootstrap, '-C', '-t', 'pooled-frames', '-p', '0', '-o', 'beginning', '-e', '-q', '-f', '%s\n']);
+    expect(read.status, read.stderr).toBe(0);
+    const stored = read.stdout.split('\n').filter((line) => line !== '');
+    expect(stored.length).toBe(45_000);
+    expect(stored.sort()).toEqual(inputs.flat().sort());
+  }, 60_000);
+
   it('closes a connection that stays idle longer than connections.max.idle.ms', async () => {
     const socket = await openSocket(broker.bootstrap);
     const closed = new Promise<boolean>((resolve) => socket.once('close', () => resolve(true)));
