@@ -13,27 +13,18 @@ import { EXACT_LONG, withExactLongs } from '../../../src/registry/serde/exact-lo
 import { frame } from '../../../src/registry/serde/framing.js';
 import { startTestRegistry, type TestRegistry } from './serde-registry.js';
 
-const SCHEMA = JSON.stringify({
-  type: 'record',
-  name: 'Amounts',
-  namespace: 'test.longs',
-  fields: [
-    { name: 'plain', type: 'long' },
-    { name: 'optional', type: ['null', 'long'] },
-    { name: 'object', type: { type: 'long' } },
-  ],
-});
-/** Version 2 for resolution: a defaulted field added, and an int promoted to long. */
+const FIELDS = [
+  { name: 'plain', type: 'long' },
+  { name: 'optional', type: ['null', 'long'] },
+  { name: 'object', type: { type: 'long' } },
+];
+const SCHEMA = JSON.stringify({ type: 'record', name: 'Amounts', namespace: 'test.longs', fields: FIELDS });
+/** Version 2 for resolution: the same fields plus a defaulted long below −2^52. */
 const READER = JSON.stringify({
   type: 'record',
   name: 'Amounts',
   namespace: 'test.longs',
-  fields: [
-    { name: 'plain', type: 'long' },
-    { name: 'optional', type: ['null', 'long'] },
-    { name: 'object', type: { type: 'long' } },
-    { name: 'extra', type: 'long', default: -4503599627370497 },
-  ],
+  fields: [...FIELDS, { name: 'extra', type: 'long', default: -4503599627370497 }],
 });
 
 /** The Avro binary of a long: zigzag, then a little-endian base-128 varint. */
