@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { parseConfig } from '../common/config.js';
-import { logConfigSchema, type LogConfig } from '../storage/log-config.js';
+import { logConfigSchema, timestampBoundMs, type LogConfig } from '../storage/log-config.js';
 
 const integer = z.coerce.number().int();
 const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);
@@ -28,6 +28,10 @@ export const brokerConfigSchema = z
     'log.flush.interval.messages': integer.min(1).default(10_000),
     'log.flush.interval.ms': integer.min(0).default(100),
     'log.visible.on.append': bool.default(false),
+    'log.message.timestamp.type': z.enum(['CreateTime', 'LogAppendTime']).default('CreateTime'),
+    /** Kafka's defaults: no bound before (Long.MAX_VALUE), one hour after (Kafka 4.0, KIP-1030). */
+    'log.message.timestamp.before.max.ms': timestampBoundMs.default(Infinity),
+    'log.message.timestamp.after.max.ms': timestampBoundMs.default(3_600_000),
     'zookeeper.session.timeout.ms': integer.min(1000).default(6000),
     'shutdown.grace.ms': integer.min(0).default(10_000),
     /** How fetched records reach the socket: streamed from the file in chunks, or read whole first. */
@@ -66,5 +70,8 @@ export function defaultLogConfig(config: BrokerConfig): LogConfig {
     retentionBytes: config['log.retention.bytes'],
     maxMessageBytes: config['message.max.bytes'],
     visibleOnAppend: config['log.visible.on.append'],
+    timestampType: config['log.message.timestamp.type'],
+    timestampBeforeMaxMs: config['log.message.timestamp.before.max.ms'],
+    timestampAfterMaxMs: config['log.message.timestamp.after.max.ms'],
   });
 }

@@ -27,6 +27,7 @@ export const KafkaErrorCode = {
   INVALID_CONFIG: 40,
   INVALID_REQUEST: 42,
   UNSUPPORTED_FOR_MESSAGE_FORMAT: 43,
+  POLICY_VIOLATION: 44,
   KAFKA_STORAGE_ERROR: 56,
   UNSUPPORTED_COMPRESSION_TYPE: 76,
   OFFSET_NOT_AVAILABLE: 78,
@@ -66,13 +67,28 @@ const EXTRA_ERROR_NAMES: ReadonlyMap<number, string> = new Map([
   [75, 'UNKNOWN_LEADER_EPOCH'],
 ]);
 
+/** One refused record of a produced batch (Produce v8+ `record_errors`). */
+export interface RecordError {
+  /** Position of the record in its batch, from 0. */
+  readonly batchIndex: number;
+  readonly message: string;
+}
+
 export class KafkaProtocolError extends TributaryError {
   /** The numeric code written into responses. */
   readonly kafkaCode: number;
+  /** The records that made a produced batch invalid, where Kafka names them. */
+  readonly recordErrors: readonly RecordError[];
 
-  constructor(name: KafkaErrorName, message: string, options: { cause?: unknown; details?: Record<string, unknown> } = {}) {
-    super({ code: name, message, retriable: RETRIABLE.has(name), ...options });
+  constructor(
+    name: KafkaErrorName,
+    message: string,
+    options: { cause?: unknown; details?: Record<string, unknown>; recordErrors?: readonly RecordError[] } = {},
+  ) {
+    const { recordErrors, ...rest } = options;
+    super({ code: name, message, retriable: RETRIABLE.has(name), ...rest });
     this.name = 'KafkaProtocolError';
     this.kafkaCode = KafkaErrorCode[name];
+    this.recordErrors = recordErrors ?? [];
   }
 }

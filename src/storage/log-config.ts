@@ -12,6 +12,16 @@ import { TributaryError } from '../common/errors.js';
 const GiB = 1024 * 1024 * 1024;
 const DAY_MS = 24 * 60 * 60 * 1000;
 
+/**
+ * A timestamp bound in milliseconds. Kafka's "no bound" is Long.MAX_VALUE (9223372036854775807),
+ * which no JS number holds exactly: any value of 2^53 or more means "unbounded" and becomes Infinity.
+ */
+export const timestampBoundMs = z.preprocess((value) => {
+  if (typeof value === 'string' && /^\d+$/.test(value.trim())) value = BigInt(value.trim()) >= 2n ** 53n ? Infinity : Number(value);
+  if (typeof value === 'number' && value >= 2 ** 53) return Infinity;
+  return value;
+}, z.union([z.number().int().nonnegative(), z.literal(Infinity)]));
+
 export const logConfigSchema = z.object({
   /** Roll the active segment when it would grow past this size. */
   segmentBytes: z.number().int().min(14).max(2 * GiB - 1).default(GiB),
@@ -31,6 +41,12 @@ export const logConfigSchema = z.object({
   maxMessageBytes: z.number().int().positive().default(1_048_588),
   /** Expose records on append instead of on flush (lower latency, no durability before exposure). */
   visibleOnAppend: z.boolean().default(false),
+  /** Whose clock a record's timestamp is: the producer's (CreateTime) or the broker's at append (LogAppendTime). */
+  timestampType: z.enum(['CreateTime', 'LogAppendTime']).default('CreateTime'),
+  /** CreateTime records older than now − this are refused with INVALID_TIMESTAMP (Kafka's default: no bound). */
+  timestampBeforeMaxMs: timestampBoundMs.default(Infinity),
+  /** CreateTime records newer than now + this are refused with INVALID_TIMESTAMP (Kafka 4's default: 1 hour). */
+  timestampAfterMaxMs: timestampBoundMs.default(3_600_000),
 });
 
 export type LogConfig = z.output<typeof logConfigSchema>;
@@ -49,6 +65,9 @@ const KAFKA_NAMES: Record<string, keyof LogConfig> = {
   'retention.bytes': 'retentionBytes',
   'max.message.bytes': 'maxMessageBytes',
   'visible.on.append': 'visibleOnAppend',
+  'message.timestamp.type': 'timestampType',
+  'message.timestamp.before.max.ms': 'timestampBeforeMaxMs',
+  'message.timestamp.after.max.ms': 'timestampAfterMaxMs',
 };
 
 export const TOPIC_CONFIG_NAMES: readonly string[] = Object.keys(KAFKA_NAMES);
@@ -70,7 +89,7 @@ export function logConfigFromTopicConfigs(
       unknown.push(name);
       continue;
     }
-    overrides[field] = field === 'visibleOnAppend' ? value === 'true' ? true : value === 'false' ? false : value : Number(value);
+    overrides[field] = topicConfigValue(field, value);
   }
   if (unknown.length > 0) {
     throw new TributaryError({
@@ -80,4 +99,18 @@ export function logConfigFromTopicConfigs(
     });
   }
   return parseConfig(logConfigSchema, { ...base, ...overrides }, source);
+}
+
+/** A topic config's string value as its field holds it (bounds stay strings so Long.MAX_VALUE parses). */
+function topicConfigValue(field: keyof LogConfig, value: string): unknown {
+  switch (field) {
+    case 'visibleOnAppend':
+      return value === 'true' ? true : value === 'false' ? false : value;
+    case 'timestampType':
+    case 'timestampBeforeMaxMs':
+    case 'timestampAfterMaxMs':
+      return value;
+    default:
+      return Number(value);
+  }
 }
