@@ -1,5 +1,6 @@
 /**
- * RecordBatch v2 (magic 2) header: reading, validation for append, and the base-offset rewrite.
+ * RecordBatch v2 (magic 2) header: reading, its CRC, and the base-offset rewrite (validation for
+ * append is in batch-validation.ts).
  *
  * Wire grammar (big-endian; positions from the batch start), after Kafka's DefaultRecordBatch:
  *
@@ -25,7 +26,6 @@
  * and the CRC does not cover it, so a stored batch is the producer's bytes.
  */
 import { crc32c } from '@node-rs/crc32';
-import { KafkaProtocolError } from './kafka-errors.js';
 
 export const BASE_OFFSET_OFFSET = 0;
 export const BATCH_LENGTH_OFFSET = 8;
@@ -104,76 +104,4 @@ export function writeBatchCrc(bytes: Buffer, position = 0): void {
 /** Rewrites BaseOffset in place; the CRC stays valid because it does not cover that field. */
 export function setBaseOffset(bytes: Buffer, baseOffset: bigint, position = 0): void {
   bytes.writeBigInt64BE(baseOffset, position + BASE_OFFSET_OFFSET);
-}
-
-export interface ValidatedBatch {
-  readonly header: RecordBatchHeader;
-  /** Number of records, LastOffsetDelta + 1. */
-  readonly recordCount: number;
-  /** MaxTimestamp as a JS number (milliseconds fit exactly). */
-  readonly maxTimestamp: number;
-}
-
-/**
- * Checks a producer's records bytes before they are appended, as Kafka does on Produce v3+:
- * exactly one batch, magic 2, consistent lengths, valid CRC, records count = LastOffsetDelta + 1,
- * no control batch, size within `maxBatchBytes`. Throws a KafkaProtocolError with the code the
- * client expects; never partially accepts.
- */
-export function validateBatchForAppend(bytes: Buffer, maxBatchBytes: number): ValidatedBatch {
-  if (bytes.length < RECORD_BATCH_OVERHEAD) {
-    throw new KafkaProtocolError(
-      'CORRUPT_MESSAGE',
-      `record batch of ${bytes.length} bytes is shorter than the ${RECORD_BATCH_OVERHEAD}-byte batch header`,
-    );
-  }
-  const header = readBatchHeader(bytes);
-  if (header.magic !== CURRENT_MAGIC) {
-    throw new KafkaProtocolError(
-      'INVALID_RECORD',
-      `record batch has magic ${header.magic}; only magic 2 (RecordBatch v2) is accepted — upgrade the client or set its message format to v2`,
-    );
-  }
-  if (header.sizeInBytes !== bytes.length) {
-    throw new KafkaProtocolError(
-      header.sizeInBytes > bytes.length ? 'CORRUPT_MESSAGE' : 'INVALID_RECORD',
-      header.sizeInBytes > bytes.length
-        ? `record batch declares ${header.sizeInBytes} bytes but only ${bytes.length} arrived (truncated)`
-        : `records hold ${bytes.length} bytes but the batch declares ${header.sizeInBytes}: exactly one batch per partition is accepted`,
-      { details: { declared: header.sizeInBytes, received: bytes.length } },
-    );
-  }
-  if (header.sizeInBytes > maxBatchBytes) {
-    throw new KafkaProtocolError(
-      'MESSAGE_TOO_LARGE',
-      `record batch of ${header.sizeInBytes} bytes exceeds the topic's max.message.bytes of ${maxBatchBytes}`,
-      { details: { size: header.sizeInBytes, limit: maxBatchBytes } },
-    );
-  }
-  if (header.baseOffset !== 0n) {
-    throw new KafkaProtocolError('INVALID_RECORD', `record batch from a producer must have base offset 0, not ${header.baseOffset}`);
-  }
-  const crc = computeBatchCrc(bytes, 0, bytes.length);
-  if (crc !== header.crc) {
-    throw new KafkaProtocolError(
-      'CORRUPT_MESSAGE',
-      `record batch CRC-32C mismatch: stored ${header.crc.toString(16)}, computed ${crc.toString(16)}; the batch was damaged in transit`,
-    );
-  }
-  if (header.lastOffsetDelta < 0 || header.lastOffsetDelta + 1 !== header.recordsCount) {
-    throw new KafkaProtocolError(
-      'INVALID_RECORD',
-      `record batch count ${header.recordsCount} does not match last offset delta ${header.lastOffsetDelta} + 1`,
-    );
-  }
-  if ((header.attributes & COMPRESSION_MASK) > Compression.zstd) {
-    throw new KafkaProtocolError('UNSUPPORTED_COMPRESSION_TYPE', `record batch uses compression codec ${header.attributes & COMPRESSION_MASK}; Kafka defines 0–4 (none, gzip, snappy, lz4, zstd)`);
-  }
-  if ((header.attributes & CONTROL_FLAG) !== 0) {
-    throw new KafkaProtocolError('INVALID_RECORD', 'clients may not write control batches');
-  }
-  if (header.producerId >= 0n && header.baseSequence < 0) {
-    throw new KafkaProtocolError('INVALID_RECORD', `producer id ${header.producerId} with a negative base sequence`);
-  }
-  return { header, recordCount: header.recordsCount, maxTimestamp: Number(header.maxTimestamp) };
 }

@@ -10,7 +10,8 @@ import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import { TributaryError } from '../common/errors.js';
 import { KafkaProtocolError } from '../protocol/kafka-errors.js';
-import { setBaseOffset, validateBatchForAppend } from '../protocol/record-batch.js';
+import { validateProducerBatch } from '../protocol/batch-validation.js';
+import { setBaseOffset } from '../protocol/record-batch.js';
 import { decodeRecords } from '../protocol/records.js';
 import { readFully, verifyBatches } from './batch-scan.js';
 import type { LogConfig } from './log-config.js';
@@ -20,6 +21,15 @@ export interface AppendResult {
   readonly baseOffset: number;
   readonly lastOffset: number;
   readonly logStartOffset: number;
+  /** The broker's append time on a LogAppendTime topic, −1 otherwise. */
+  readonly logAppendTime: bigint;
+}
+
+export interface AppendOptions {
+  /** acks=−1: resolve only once the batch is fsynced. */
+  readonly waitForFlush?: boolean;
+  /** The request may carry zstd (Produce v7+). */
+  readonly allowZstd?: boolean;
 }
 
 /** Whole batches from one segment: `size` bytes of the segment file from `position`. */
@@ -154,10 +164,18 @@ export class PartitionLog {
    * `waitForFlush` (acks=−1) it resolves only once the batch is fsynced. An invalid batch is
    * rejected whole with a KafkaProtocolError and the log is unchanged.
    */
-  async append(batch: Buffer, { waitForFlush = false }: { waitForFlush?: boolean } = {}): Promise<AppendResult> {
+  async append(batch: Buffer, { waitForFlush = false, allowZstd = true }: AppendOptions = {}): Promise<AppendResult> {
     this.checkWritable();
-    const validated = validateBatchForAppend(batch, this.config.maxMessageBytes);
     const now = this.clock.now();
+    const config = this.config;
+    const validated = validateProducerBatch(batch, {
+      maxBatchBytes: config.maxMessageBytes,
+      allowZstd,
+      timestampType: config.timestampType,
+      timestampBeforeMaxMs: config.timestampBeforeMaxMs,
+      timestampAfterMaxMs: config.timestampAfterMaxMs,
+      now,
+    });
     this.maybeRoll(batch.length, now);
     const baseOffset = this.logEndOffset;
     const lastOffset = baseOffset + validated.recordCount - 1;
@@ -166,14 +184,14 @@ export class PartitionLog {
     }
     setBaseOffset(batch, BigInt(baseOffset));
     const segment = this.activeSegment;
-    segment.append(batch, { baseOffset, lastOffset, maxTimestamp: validated.maxTimestamp }, this.config.indexIntervalBytes, now);
+    segment.append(batch, { baseOffset, lastOffset, maxTimestamp: Number(validated.maxTimestamp) }, this.config.indexIntervalBytes, now);
     const written = this.scheduleWrite();
     if (this.unflushedRecords === 0) this.firstUnflushedAt = now;
     this.unflushedRecords += validated.recordCount;
     this.unflushedSegments.add(segment);
     if (this.unflushedRecords >= this.config.flushMessages) void this.flush().catch(() => {});
     await written;
-    const result = { baseOffset, lastOffset, logStartOffset: this.logStartOffset };
+    const result = { baseOffset, lastOffset, logStartOffset: this.logStartOffset, logAppendTime: validated.logAppendTime };
     if (waitForFlush) await this.flushUpTo(lastOffset + 1);
     return result;
   }

@@ -40,6 +40,7 @@ import {
 } from '../../src/protocol/apis/index.js';
 import { decodeRequestHeader, encodeRequestHeader, type RequestHeader } from '../../src/protocol/headers.js';
 import { KafkaErrorCode, KafkaProtocolError } from '../../src/protocol/kafka-errors.js';
+import { validateProducerBatch } from '../../src/protocol/batch-validation.js';
 import {
   ATTRIBUTES_OFFSET,
   BASE_SEQUENCE_OFFSET,
@@ -50,7 +51,6 @@ import {
   MAGIC_OFFSET,
   PRODUCER_ID_OFFSET,
   RECORDS_COUNT_OFFSET,
-  validateBatchForAppend,
   writeBatchCrc,
 } from '../../src/protocol/record-batch.js';
 import { encodeRecordBatch, type RecordInput } from '../../src/protocol/records.js';
@@ -778,8 +778,17 @@ export function analyzeFrame(wire: Buffer, maxBatchBytes: number): FrameAnalysis
         const records = data.records;
         if (!acksValid || records === null || records.length === 0) return { topic: topic.name, partition: data.index, valid: false, records: 0, digest: undefined };
         try {
-          const validated = validateBatchForAppend(records, maxBatchBytes);
-          return { topic: topic.name, partition: data.index, valid: true, records: validated.recordCount, digest: batchDigest(records) };
+          // On a copy: the validator sets MaxTimestamp as Kafka does, and the digest is of what is stored.
+          const stored = Buffer.from(records);
+          const validated = validateProducerBatch(stored, {
+            maxBatchBytes,
+            allowZstd: header.apiVersion >= 7,
+            timestampType: 'CreateTime',
+            timestampBeforeMaxMs: Infinity,
+            timestampAfterMaxMs: 3_600_000,
+            now: Date.now(),
+          });
+          return { topic: topic.name, partition: data.index, valid: true, records: validated.recordCount, digest: batchDigest(stored) };
         } catch (error) {
           if (!(error instanceof KafkaProtocolError)) throw error;
           return { topic: topic.name, partition: data.index, valid: false, records: 0, digest: undefined };

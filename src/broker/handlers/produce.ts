@@ -3,17 +3,20 @@
  * file, acks=−1 once it is fsynced, acks=0 not at all (an error then closes the connection so the
  * producer notices, as Kafka does).
  */
-import { KafkaErrorCode, KafkaProtocolError } from '../../protocol/kafka-errors.js';
+import { KafkaErrorCode, KafkaProtocolError, type RecordError } from '../../protocol/kafka-errors.js';
 import { ProduceApi, type ProducePartitionResponse, type ProduceRequest, type ProduceResponse } from '../../protocol/apis/produce.js';
 import { RECORDS_COUNT_OFFSET } from '../../protocol/record-batch.js';
 import type { BrokerContext } from '../context.js';
 import { localPartition } from '../context.js';
 import { CloseConnection, NO_RESPONSE, type ApiHandler } from '../router.js';
 
+/** Kafka accepts zstd from Produce v7 on (KIP-110): older clients could not read it back. */
+const ZSTD_MIN_PRODUCE_VERSION = 7;
+
 export function produceHandler(context: BrokerContext): ApiHandler<ProduceRequest, ProduceResponse> {
   return {
     api: ProduceApi,
-    async handle(request) {
+    async handle(request, version) {
       const acks = request.acks;
       if (acks !== 0 && acks !== 1 && acks !== -1) {
         return respondAll(request, KafkaErrorCode.INVALID_REQUIRED_ACKS, `acks must be -1, 0 or 1, not ${acks}`);
@@ -21,7 +24,7 @@ export function produceHandler(context: BrokerContext): ApiHandler<ProduceReques
       const responses = await Promise.all(
         request.topicData.map(async (topic) => ({
           name: topic.name,
-          partitionResponses: await Promise.all(topic.partitionData.map((data) => appendOne(context, topic.name, data.index, data.records, acks))),
+          partitionResponses: await Promise.all(topic.partitionData.map((data) => appendOne(context, topic.name, data.index, data.records, acks, version))),
         })),
       );
       if (acks === 0) {
@@ -34,14 +37,14 @@ export function produceHandler(context: BrokerContext): ApiHandler<ProduceReques
   };
 }
 
-async function appendOne(context: BrokerContext, topic: string, partition: number, records: Buffer | null, acks: number): Promise<ProducePartitionResponse> {
-  const failure = (errorCode: number, errorMessage: string | null): ProducePartitionResponse => ({
+async function appendOne(context: BrokerContext, topic: string, partition: number, records: Buffer | null, acks: number, version: number): Promise<ProducePartitionResponse> {
+  const failure = (errorCode: number, errorMessage: string | null, recordErrors: readonly RecordError[] = []): ProducePartitionResponse => ({
     index: partition,
     errorCode,
     baseOffset: -1n,
     logAppendTimeMs: -1n,
     logStartOffset: -1n,
-    recordErrors: [],
+    recordErrors: recordErrors.map((error) => ({ batchIndex: error.batchIndex, batchIndexErrorMessage: error.message })),
     errorMessage,
   });
   const local = await localPartition(context, topic, partition);
@@ -49,20 +52,20 @@ async function appendOne(context: BrokerContext, topic: string, partition: numbe
   if (records === null || records.length === 0) return failure(KafkaErrorCode.INVALID_RECORD, 'produce request carries no records');
   try {
     // The request buffer is ours alone: the base offset is rewritten in it and it is written as is.
-    const result = await local.log.append(records, { waitForFlush: acks === -1 });
+    const result = await local.log.append(records, { waitForFlush: acks === -1, allowZstd: version >= ZSTD_MIN_PRODUCE_VERSION });
     context.metrics.bytesIn.inc({ topic }, records.length);
     context.metrics.recordsIn.inc({ topic }, records.length >= RECORDS_COUNT_OFFSET + 4 ? records.readInt32BE(RECORDS_COUNT_OFFSET) : 0);
     return {
       index: partition,
       errorCode: 0,
       baseOffset: BigInt(result.baseOffset),
-      logAppendTimeMs: -1n,
+      logAppendTimeMs: result.logAppendTime,
       logStartOffset: BigInt(result.logStartOffset),
       recordErrors: [],
       errorMessage: null,
     };
   } catch (error) {
-    if (error instanceof KafkaProtocolError) return failure(error.kafkaCode, error.message);
+    if (error instanceof KafkaProtocolError) return failure(error.kafkaCode, error.message, error.recordErrors);
     context.logger.error({ err: error, topic, partition }, 'append failed');
     return failure(KafkaErrorCode.UNKNOWN_SERVER_ERROR, 'the broker failed to append; see its log');
   }

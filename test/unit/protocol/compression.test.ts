@@ -5,7 +5,8 @@ import snappy from 'snappy';
 import { describe, expect, it } from 'vitest';
 import { compress, compressionName, decompress, DEFAULT_MAX_DECOMPRESSED_BYTES } from '../../../src/protocol/compression.js';
 import { KafkaProtocolError } from '../../../src/protocol/kafka-errors.js';
-import { COMPRESSION_MASK, readBatchHeader, validateBatchForAppend, writeBatchCrc, type CompressionName } from '../../../src/protocol/record-batch.js';
+import { validateProducerBatch } from '../../../src/protocol/batch-validation.js';
+import { COMPRESSION_MASK, readBatchHeader, writeBatchCrc, type CompressionName } from '../../../src/protocol/record-batch.js';
 import { decodeRecords, encodeRecordBatch, type RecordInput } from '../../../src/protocol/records.js';
 
 const CODECS = ['gzip', 'snappy', 'lz4', 'zstd'] as const;
@@ -293,7 +294,7 @@ describe('compressed record batches', () => {
         expect(header.recordsCount).toBe(count);
         if (count > 1) expect(batch.length).toBeLessThan(encodeRecordBatch(input).length / 2);
         const producerBatch = encodeRecordBatch(input, { compression: codec });
-        expect(validateBatchForAppend(producerBatch, 1 << 30).recordCount).toBe(count); // CRC over the compressed bytes
+        expect(validateProducerBatch(producerBatch, { maxBatchBytes: 1 << 30, allowZstd: true, timestampType: 'CreateTime', timestampBeforeMaxMs: Infinity, timestampAfterMaxMs: Infinity, now: 0 }).recordCount).toBe(count); // CRC over the compressed bytes, every record walked
         const decoded = decodeRecords(batch);
         expect(decoded).toHaveLength(count);
         const bytes = (buffer: Buffer | null | undefined): string => (buffer === null || buffer === undefined ? '-' : buffer.toString('hex'));

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { KafkaProtocolError } from '../../../src/protocol/kafka-errors.js';
-import { computeBatchCrc, readBatchHeader, setBaseOffset, validateBatchForAppend, writeBatchCrc } from '../../../src/protocol/record-batch.js';
+import { computeBatchCrc, readBatchHeader, setBaseOffset } from '../../../src/protocol/record-batch.js';
 import { decodeRecords, encodeRecordBatch } from '../../../src/protocol/records.js';
 import { ByteReader, varintSize, writeVarint } from '../../../src/protocol/varint.js';
 
@@ -87,51 +87,6 @@ describe('RecordBatch v2 golden bytes', () => {
     ]);
     expect(records[1]?.headers.map((h) => [h.key, h.value === null ? null : [...h.value]])).toEqual([['a', null], ['ü', [1]]]);
     expect(readBatchHeader(batch).maxTimestamp).toBe(5_000n);
-  });
-});
-
-describe('validateBatchForAppend', () => {
-  const valid = (): Buffer => Buffer.from(KCAT_BATCH);
-
-  it('accepts a valid batch and reports its count and max timestamp', () => {
-    expect(validateBatchForAppend(valid(), 1_048_588)).toMatchObject({ recordCount: 1, maxTimestamp: 0x01a227557d55 });
-  });
-
-  it('rejects every truncation of a batch as CORRUPT_MESSAGE, reading byte by byte', () => {
-    for (let length = 0; length < KCAT_BATCH.length; length += 1) {
-      expect(kafkaCodeOf(() => validateBatchForAppend(KCAT_BATCH.subarray(0, length), 1_048_588))).toBe('CORRUPT_MESSAGE');
-    }
-  });
-
-  it('rejects any single flipped byte in the CRC-covered bytes as CORRUPT_MESSAGE', () => {
-    for (let position = 21; position < KCAT_BATCH.length; position += 1) {
-      const damaged = valid();
-      damaged[position] = (damaged[position] ?? 0) ^ 0xff;
-      expect(kafkaCodeOf(() => validateBatchForAppend(damaged, 1_048_588))).toBe('CORRUPT_MESSAGE');
-    }
-  });
-
-  it('answers each invalid shape with the code Kafka uses', () => {
-    const magic1 = valid();
-    magic1[16] = 1;
-    expect(kafkaCodeOf(() => validateBatchForAppend(magic1, 1_048_588))).toBe('INVALID_RECORD');
-
-    expect(kafkaCodeOf(() => validateBatchForAppend(Buffer.concat([valid(), valid()]), 1_048_588))).toBe('INVALID_RECORD');
-    expect(kafkaCodeOf(() => validateBatchForAppend(valid(), 82))).toBe('MESSAGE_TOO_LARGE');
-
-    const offsetSet = valid();
-    setBaseOffset(offsetSet, 7n);
-    expect(kafkaCodeOf(() => validateBatchForAppend(offsetSet, 1_048_588))).toBe('INVALID_RECORD');
-
-    const badCount = valid();
-    badCount.writeInt32BE(2, 57);
-    writeBatchCrc(badCount);
-    expect(kafkaCodeOf(() => validateBatchForAppend(badCount, 1_048_588))).toBe('INVALID_RECORD');
-
-    const control = valid();
-    control.writeInt16BE(0x20, 21);
-    writeBatchCrc(control);
-    expect(kafkaCodeOf(() => validateBatchForAppend(control, 1_048_588))).toBe('INVALID_RECORD');
   });
 });
 

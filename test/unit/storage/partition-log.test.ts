@@ -225,7 +225,8 @@ describe('segments', () => {
 describe('retention', () => {
   it('deletes closed segments older than retention.ms, never the active one, and persists the log start', async () => {
     const directory = temporaryDirectory();
-    const { manager, clock } = await openManager(directory, { segmentBytes: 500, retentionMs: 3_600_000 });
+    // Records two hours ahead of the broker's clock: allowed past the default one-hour bound here.
+    const { manager, clock } = await openManager(directory, { segmentBytes: 500, retentionMs: 3_600_000, timestampAfterMaxMs: Infinity });
     const log = await manager.getOrCreateLog('old', 0);
     const start = clock.now();
     for (let i = 0; i < 20; i += 1) await log.append(batch(2, { timestamp: start, valueBytes: 50 }));
