@@ -2,6 +2,10 @@
  * CreateTopics, CreatePartitions and DeleteTopics. Replication factor must be 1 (or −1, "the default"): Tributary
  * keeps one copy of each partition, as the paper's system did. Configs use Kafka's topic-config
  * names and are validated before anything is written.
+ *
+ * One request may create at most `create.topic.max.partitions` partitions in all (over its
+ * topics): beyond that the topics that do not fit are refused with POLICY_VIOLATION, so no single
+ * request can make the broker create folders for minutes or run out of file descriptors.
  */
 import { TributaryError } from '../../common/errors.js';
 import { KafkaErrorCode } from '../../protocol/kafka-errors.js';
@@ -23,6 +27,8 @@ export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTo
     api: CreateTopicsApi,
     async handle(request) {
       const topics: CreatableTopicResult[] = [];
+      const maxPartitions = context.config['create.topic.max.partitions'];
+      let partitionsThisRequest = 0;
       for (const topic of request.topics) {
         const fail = (errorCode: number, errorMessage: string): CreatableTopicResult => ({ name: topic.name, errorCode, errorMessage });
         try {
@@ -36,9 +42,12 @@ export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTo
           topics.push(fail(KafkaErrorCode.INVALID_REQUEST, 'manual replica assignments are not supported; give a partition count'));
           continue;
         }
-        const maxPartitions = context.config['create.topic.max.partitions'];
-        if (!Number.isInteger(partitions) || partitions < 1 || partitions > maxPartitions) {
-          topics.push(fail(KafkaErrorCode.INVALID_PARTITIONS, `number of partitions must be from 1 to ${maxPartitions} (create.topic.max.partitions), not ${partitions}`));
+        if (!Number.isInteger(partitions) || partitions < 1) {
+          topics.push(fail(KafkaErrorCode.INVALID_PARTITIONS, `number of partitions must be at least 1, not ${partitions}`));
+          continue;
+        }
+        if (partitionsThisRequest + partitions > maxPartitions) {
+          topics.push(fail(KafkaErrorCode.POLICY_VIOLATION, partitionLimitMessage(partitions, partitionsThisRequest, maxPartitions)));
           continue;
         }
         if (topic.replicationFactor !== -1 && topic.replicationFactor !== 1) {
@@ -57,6 +66,7 @@ export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTo
           topics.push(fail(KafkaErrorCode.TOPIC_ALREADY_EXISTS, `topic ${topic.name} already exists`));
           continue;
         }
+        partitionsThisRequest += partitions;
         if (request.validateOnly) {
           topics.push({ name: topic.name, errorCode: 0, errorMessage: null });
           continue;
@@ -111,6 +121,8 @@ export function createPartitionsHandler(context: BrokerContext): ApiHandler<Crea
     api: CreatePartitionsApi,
     async handle(request) {
       const results: CreatePartitionsResult[] = [];
+      const maxPartitions = context.config['create.topic.max.partitions'];
+      let partitionsThisRequest = 0;
       for (const topic of request.topics) {
         const fail = (errorCode: number, errorMessage: string): CreatePartitionsResult => ({ name: topic.name, errorCode, errorMessage });
         const assignment = context.cluster.topic(topic.name);
@@ -122,11 +134,16 @@ export function createPartitionsHandler(context: BrokerContext): ApiHandler<Crea
           results.push(fail(KafkaErrorCode.INVALID_REQUEST, 'manual replica assignments are not supported; give the new partition count only'));
           continue;
         }
-        const maxPartitions = context.config['create.topic.max.partitions'];
-        if (topic.count <= assignment.partitions.size || topic.count > maxPartitions) {
-          results.push(fail(KafkaErrorCode.INVALID_PARTITIONS, `topic ${topic.name} has ${assignment.partitions.size} partitions; the new count must be larger and at most ${maxPartitions}, not ${topic.count}`));
+        if (topic.count <= assignment.partitions.size) {
+          results.push(fail(KafkaErrorCode.INVALID_PARTITIONS, `topic ${topic.name} has ${assignment.partitions.size} partitions; the new count must be larger, not ${topic.count}`));
           continue;
         }
+        const added = topic.count - assignment.partitions.size;
+        if (partitionsThisRequest + added > maxPartitions) {
+          results.push(fail(KafkaErrorCode.POLICY_VIOLATION, partitionLimitMessage(added, partitionsThisRequest, maxPartitions)));
+          continue;
+        }
+        partitionsThisRequest += added;
         if (request.validateOnly) {
           results.push({ name: topic.name, errorCode: 0, errorMessage: null });
           continue;
@@ -143,4 +160,8 @@ export function createPartitionsHandler(context: BrokerContext): ApiHandler<Crea
       return { throttleTimeMs: 0, results };
     },
   };
+}
+
+function partitionLimitMessage(wanted: number, earlier: number, limit: number): string {
+  return `this request would create ${earlier + wanted} partitions (${wanted} here${earlier > 0 ? `, ${earlier} for earlier topics` : ''}); one request may create at most ${limit} (the broker's create.topic.max.partitions): create them in several requests or raise the limit`;
 }

@@ -106,7 +106,7 @@ describe('broker connections', () => {
     connection.close();
   }, 30_000);
 
-  it('applies topic configs given at creation, and refuses unknown ones with INVALID_CONFIG', async () => {
+  it('applies topic configs given at creation, refuses unknown ones with INVALID_CONFIG and partitions beyond the per-request limit with POLICY_VIOLATION', async () => {
     const [host = '', port = ''] = broker.bootstrap.split(':');
     const connection = await KafkaConnection.open(host, Number(port));
     const create = (name: string, configs: { name: string; value: string }[]) =>
@@ -122,7 +122,20 @@ describe('broker connections', () => {
       timeoutMs: 10_000,
       validateOnly: false,
     });
-    expect(tooMany.topics[0]?.errorCode).toBe(37);
+    expect(tooMany.topics[0]).toMatchObject({ errorCode: 44, errorMessage: expect.stringContaining('create.topic.max.partitions') as unknown });
+    // The limit holds over the whole request: the second topic does not fit beside the first.
+    const twoLarge = await connection.request(CreateTopicsApi, 4, {
+      topics: ['large-a', 'large-b'].map((name) => ({ name, numPartitions: 3000, replicationFactor: 1, assignments: [], configs: [] })),
+      timeoutMs: 10_000,
+      validateOnly: true,
+    });
+    expect(twoLarge.topics.map((topic) => topic.errorCode)).toEqual([0, 44]);
+    const none = await connection.request(CreateTopicsApi, 4, {
+      topics: [{ name: 'empty', numPartitions: 0, replicationFactor: 1, assignments: [], configs: [] }],
+      timeoutMs: 10_000,
+      validateOnly: false,
+    });
+    expect(none.topics[0]?.errorCode).toBe(37);
     connection.close();
   });
 
