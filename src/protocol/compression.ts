@@ -39,7 +39,8 @@
  *             Level 3 (the zstd and Kafka default).
  *
  * Decompression is bounded: before a codec library allocates anything, the framing is walked here
- * to size the output (LZ4: exactly, from each block's sequence lengths; zstd: declared content
+ * to size the output (LZ4: the block maximum per compressed block, and exactly, from the block's
+ * sequence lengths, only for blocks where that bound would pass the limit; zstd: declared content
  * sizes, else raw/RLE block sizes plus the block maximum for each compressed block, so a zstd blob
  * within one 128 KiB block of the limit may be refused; snappy: each block's declared length), and
  * output beyond `maxOutputBytes` is refused, as is malformed input — always with KafkaProtocolError
@@ -225,7 +226,7 @@ const LZ4_BLOCK_MAX_SIZES = new Map([
 ]);
 
 function lz4Decompress(data: Buffer, limit: number): Buffer {
-  const frames: { bytes: Buffer; size: number }[] = [];
+  const frames: { bytes: Buffer; size: number; exact: boolean }[] = [];
   let bound = 0;
   let position = 0;
   while (position < data.length) {
@@ -261,6 +262,7 @@ function lz4Decompress(data: Buffer, limit: number): Buffer {
     }
     position += 1; // header checksum, verified by the decoder
     let frameBound = 0;
+    let frameExact = true;
     for (;;) {
       need(4, 'block size');
       const word = data.readUInt32LE(position);
@@ -270,8 +272,15 @@ function lz4Decompress(data: Buffer, limit: number): Buffer {
       const stored = (word & 0x80000000) !== 0;
       if (size > blockMaxSize) throw corrupt('lz4', `block of ${size} bytes exceeds the frame's block maximum of ${blockMaxSize}`);
       need(size + (blockChecksums ? 4 : 0), 'block');
-      const output = stored ? size : lz4BlockOutputSize(data, position, position + size);
-      if (output > blockMaxSize) throw corrupt('lz4', `block at byte ${position - 4} decompresses to ${output} bytes, more than the frame's block maximum of ${blockMaxSize}`);
+      // A compressed block yields at most the block maximum: that bound is free. Only where it
+      // would pass the limit are the block's sequences walked for its exact size.
+      let output = stored ? size : blockMaxSize;
+      if (!stored && bound + frameBound + blockMaxSize > limit) {
+        output = lz4BlockOutputSize(data, position, position + size);
+        if (output > blockMaxSize) throw corrupt('lz4', `block at byte ${position - 4} decompresses to ${output} bytes, more than the frame's block maximum of ${blockMaxSize}`);
+      } else if (!stored) {
+        frameExact = false;
+      }
       position += size + (blockChecksums ? 4 : 0);
       frameBound += output;
       if (bound + frameBound > limit) throw tooLarge('lz4', limit, bound + frameBound);
@@ -280,15 +289,17 @@ function lz4Decompress(data: Buffer, limit: number): Buffer {
       need(4, 'content checksum');
       position += 4;
     }
-    if (contentSize !== undefined && contentSize !== frameBound) throw corrupt('lz4', `frame declares ${contentSize} bytes but its blocks hold ${frameBound}`);
+    if (contentSize !== undefined && (frameExact ? contentSize !== frameBound : contentSize > frameBound)) {
+      throw corrupt('lz4', `frame declares ${contentSize} bytes but its blocks hold ${frameExact ? '' : 'at most '}${frameBound}`);
+    }
     bound += frameBound;
-    frames.push({ bytes: data.subarray(start, position), size: frameBound });
+    frames.push({ bytes: data.subarray(start, position), size: frameBound, exact: frameExact });
   }
   if (frames.length === 0) throw corrupt('lz4', 'no LZ4 frame');
-  const outputs = frames.map(({ bytes, size }) => {
+  const outputs = frames.map(({ bytes, size, exact }) => {
     // lz4_flex decodes one frame per call and ignores what follows it: hence one call per frame.
     const output = lz4().decompressFrameSync(bytes);
-    if (output.length !== size) throw corrupt('lz4', `frame decoded to ${output.length} bytes, its blocks say ${size}`);
+    if (exact ? output.length !== size : output.length > size) throw corrupt('lz4', `frame decoded to ${output.length} bytes, its blocks say ${exact ? '' : 'at most '}${size}`);
     return output;
   });
   return outputs.length === 1 && outputs[0] !== undefined ? outputs[0] : Buffer.concat(outputs);
