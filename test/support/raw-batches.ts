@@ -29,6 +29,9 @@ import {
 export interface RawHeader {
   readonly key: Buffer | null;
   readonly value: Buffer | null;
+  /** Lies about the header's key and value lengths (absent = the truth). */
+  readonly keyLength?: number;
+  readonly valueLength?: number;
 }
 
 export interface RawRecord {
@@ -108,7 +111,7 @@ export function encodeRawRecord(record: RawRecord): Buffer {
   const parts: Buffer[] = [Buffer.from([record.attributes ?? 0]), varlong(record.timestampDelta), varint(record.offsetDelta)];
   parts.push(...lengthPrefixed(record.key, record.keyLength), ...lengthPrefixed(record.value, record.valueLength));
   parts.push(varint(record.headerCount ?? record.headers.length));
-  for (const header of record.headers) parts.push(...lengthPrefixed(header.key, undefined), ...lengthPrefixed(header.value, undefined));
+  for (const header of record.headers) parts.push(...lengthPrefixed(header.key, header.keyLength), ...lengthPrefixed(header.value, header.valueLength));
   if (record.trailing !== undefined) parts.push(record.trailing);
   const body = Buffer.concat(parts);
   return Buffer.concat([record.rawLength ?? varint(body.length + (record.lengthAdjust ?? 0)), body]);
