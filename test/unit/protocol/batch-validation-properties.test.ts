@@ -264,7 +264,7 @@ describe('validateProducerBatch / validateStoredBatch against the reference', ()
     const result = runProperty(validation, 0x16_1000, VALID_CASES, (rng) => randomValidBatch(rng).bytes);
     expect(result.differences, result.differences.join('\n')).toEqual([]);
     expect(result.accepted).toBeGreaterThan(VALID_CASES / 3);
-  });
+  }, 60_000);
 
   it(`agree on ${MUTATED_CASES} mutated batches (lies inside the records, header fields, byte damage; CRC recomputed or not)`, async () => {
     const validation = await validator();
@@ -274,7 +274,7 @@ describe('validateProducerBatch / validateStoredBatch against the reference', ()
     expect(result.accepted).toBeGreaterThan(MUTATED_CASES / 20);
     expect(result.accepted).toBeLessThan(MUTATED_CASES - MUTATED_CASES / 5);
     expect(result.skipped).toBeLessThan(MUTATED_CASES / 10);
-  });
+  }, 60_000);
 
   it('refuse with a KafkaProtocolError, never another exception, on random bytes and truncations', async () => {
     const validation = await validator();
@@ -286,5 +286,5 @@ describe('validateProducerBatch / validateStoredBatch against the reference', ()
       expect(() => judge(validation, Buffer.from(input), rules)).not.toThrow();
       expect(() => outcome(() => validation.validateStoredBatch(Buffer.from(input)))).not.toThrow();
     }
-  });
+  }, 60_000);
 });
