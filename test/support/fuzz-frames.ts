@@ -11,11 +11,22 @@
  *                   smaller than the bytes sent, a TLS ClientHello, an HTTP request
  *   unknown-api     unknown API keys and versions out of the served ranges (ApiVersions v3+ too)
  *   corrupt-batch   well-formed Produce requests whose record batch is wrong in one precise way
+ *   inner-batch     well-formed Produce requests whose batch is damaged INSIDE its records, in
+ *                   any codec (gzip, snappy, lz4, zstd: damaged, then recompressed), with the CRC
+ *                   recomputed (mostly) or left stale: record length and over-long varints, offset
+ *                   and timestamp deltas, key/value/header length lies, header count lies,
+ *                   RecordsCount/LastOffsetDelta consistent but lying (up to 7ffffffe/7fffffff),
+ *                   MaxTimestamp extremes, codec bits changed, decompression bombs, zstd before
+ *                   Produce v7, LogAppendTime and control flags, random damage of the plain
+ *                   records; and valid compressed batches of every codec
  *   valid           untouched valid requests
  *
  * `analyzeFrame` predicts what the broker must do with a well-framed frame — answer it, close the
  * connection, or (Produce acks=0) either stay silent or close — by decoding it exactly as the
- * router does, with the protocol layer's own header and schema decoders.
+ * router does, with the protocol layer's own header and schema decoders, and each produced batch
+ * with the record validator (src/protocol/batch-validation.ts, or test/support/batch-rules.ts's
+ * reference until that is merged) under the broker's rules: what it refuses, with which code, and
+ * the exact bytes it stores (MaxTimestamp and CRC rewritten where the validator rewrites them).
  */
 import { createHash } from 'node:crypto';
 import {
@@ -40,7 +51,6 @@ import {
 } from '../../src/protocol/apis/index.js';
 import { decodeRequestHeader, encodeRequestHeader, type RequestHeader } from '../../src/protocol/headers.js';
 import { KafkaErrorCode, KafkaProtocolError } from '../../src/protocol/kafka-errors.js';
-import { validateProducerBatch } from '../../src/protocol/batch-validation.js';
 import {
   ATTRIBUTES_OFFSET,
   BASE_SEQUENCE_OFFSET,
@@ -51,9 +61,14 @@ import {
   MAGIC_OFFSET,
   PRODUCER_ID_OFFSET,
   RECORDS_COUNT_OFFSET,
+  TIMESTAMP_TYPE_FLAG,
   writeBatchCrc,
+  type CompressionName,
 } from '../../src/protocol/record-batch.js';
+import { compress } from '../../src/protocol/compression.js';
 import { encodeRecordBatch, type RecordInput } from '../../src/protocol/records.js';
+import { ambiguous, outcome, type BatchRules, type BatchValidation } from './batch-rules.js';
+import { decompressionBomb, encodeRawBatch, type RawBatch, type RawRecord } from './raw-batches.js';
 import { decodeRequestBody, encodeRequestBody, type ApiSchema } from '../../src/protocol/schema.js';
 import { MalformedMessageError, WireReader, WireWriter } from '../../src/protocol/wire.js';
 
@@ -130,9 +145,9 @@ export class Prng {
 // ---------------------------------------------------------------------------------------------
 // Frames
 
-export type FrameCategory = 'random-body' | 'random-stream' | 'mutated' | 'framing' | 'unknown-api' | 'corrupt-batch' | 'valid';
+export type FrameCategory = 'random-body' | 'random-stream' | 'mutated' | 'framing' | 'unknown-api' | 'corrupt-batch' | 'inner-batch' | 'valid';
 
-export const FRAME_CATEGORIES: readonly FrameCategory[] = ['random-body', 'random-stream', 'mutated', 'framing', 'unknown-api', 'corrupt-batch', 'valid'];
+export const FRAME_CATEGORIES: readonly FrameCategory[] = ['random-body', 'random-stream', 'mutated', 'framing', 'unknown-api', 'corrupt-batch', 'inner-batch', 'valid'];
 
 /**
  * What the client does around a frame:
@@ -169,10 +184,11 @@ export interface FrameFactoryOptions {
 const CATEGORY_WEIGHTS: readonly (readonly [FrameCategory, number])[] = [
   ['random-body', 12],
   ['random-stream', 4],
-  ['mutated', 46],
+  ['mutated', 36],
   ['framing', 8],
   ['unknown-api', 10],
-  ['corrupt-batch', 14],
+  ['corrupt-batch', 10],
+  ['inner-batch', 20],
   ['valid', 6],
 ];
 
@@ -253,6 +269,8 @@ export class FrameFactory {
         return this.unknownApi();
       case 'corrupt-batch':
         return this.corruptBatch();
+      case 'inner-batch':
+        return this.innerBatch();
       case 'valid': {
         const request = this.validRequest();
         return this.frame('valid', request.api.name, framed(request.body), 'analyze');
@@ -295,6 +313,29 @@ export class FrameFactory {
       });
     }
     return encodeRecordBatch(records);
+  }
+
+  /** 1–6 honest records (keys, values and header values sometimes null) for a field-by-field batch. */
+  rawRecords(): RawRecord[] {
+    const rng = this.rng;
+    const count = rng.between(1, 6);
+    const records: RawRecord[] = [];
+    let delta = 0n;
+    for (let i = 0; i < count; i += 1) {
+      delta += BigInt(rng.between(0, 10));
+      records.push({
+        timestampDelta: delta,
+        offsetDelta: i,
+        key: rng.chance(0.4) ? null : rng.bytes(rng.between(0, 12)),
+        value: rng.chance(0.05) ? null : rng.bytes(rng.smallLength(rng.chance(0.1) ? 3000 : 200)),
+        headers: Array.from({ length: rng.weighted([[0, 6], [1, 3], [2, 1]] as const) }, () => ({
+          key: Buffer.from(rng.pick(['h', 'trace-id', '', 'ü'])),
+          value: rng.chance(0.2) ? null : rng.bytes(rng.between(0, 8)),
+        })),
+      });
+    }
+    this.timestamp += Number(delta);
+    return records;
   }
 
   /** A Produce request of one batch to an existing partition. */
@@ -593,6 +634,16 @@ export class FrameFactory {
     }
   }
 
+  private innerBatch(): FuzzFrame {
+    const rng = this.rng;
+    const baseTimestamp = BigInt(this.timestamp);
+    const made = innerBatchFor(rng, this.rawRecords(), baseTimestamp, Date.now());
+    const acks = rng.weighted([[1, 6], [-1, 3], [0, 1]] as const);
+    const body = this.produceBody(made.version, made.batch, acks);
+    const kind = `${made.kind}/${made.codec}${made.crc === 'stale' ? '/stale-crc' : ''}`;
+    return this.frame('inner-batch', kind, framed(body), 'analyze', acks === 0 ? undefined : made.expectedError);
+  }
+
   private corruptBatch(): FuzzFrame {
     const rng = this.rng;
     const version = rng.pick([3, 7, 8]);
@@ -694,6 +745,193 @@ export class FrameFactory {
   }
 }
 
+const CODECS: readonly CompressionName[] = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
+const INT64_MAX = 0x7fff_ffff_ffff_ffffn;
+const INT64_MIN = -0x8000_0000_0000_0000n;
+/** Future timestamps are at least this far past the after-bound, so the prediction never sits on it. */
+const SAFE_FUTURE_MS = 2 * 3_600_000;
+
+type InnerKind =
+  | 'valid-compressed'
+  | 'record-length'
+  | 'overlong-length-varint'
+  | 'noncanonical-length-varint'
+  | 'offset-delta'
+  | 'timestamp-delta'
+  | 'key-length'
+  | 'value-length'
+  | 'header-length'
+  | 'header-count'
+  | 'record-trailing'
+  | 'count-lie'
+  | 'max-timestamp'
+  | 'codec-bits'
+  | 'bomb'
+  | 'zstd-old-produce'
+  | 'log-append-time'
+  | 'control'
+  | 'records-damage';
+
+const INNER_KINDS: readonly (readonly [InnerKind, number])[] = [
+  ['valid-compressed', 12],
+  ['record-length', 8],
+  ['overlong-length-varint', 3],
+  ['noncanonical-length-varint', 3],
+  ['offset-delta', 8],
+  ['timestamp-delta', 8],
+  ['key-length', 6],
+  ['value-length', 6],
+  ['header-length', 5],
+  ['header-count', 5],
+  ['record-trailing', 4],
+  ['count-lie', 8],
+  ['max-timestamp', 6],
+  ['codec-bits', 6],
+  ['bomb', 0.12],
+  ['zstd-old-produce', 3],
+  ['log-append-time', 2],
+  ['control', 2],
+  ['records-damage', 10],
+];
+
+/** One batch damaged inside its records (or a valid compressed one), and the Produce version to send it with. */
+export function innerBatchFor(rng: Prng, records: RawRecord[], baseTimestamp: bigint, now: number): { kind: InnerKind; codec: CompressionName; batch: Buffer; version: number; expectedError: number | undefined; crc: 'valid' | 'stale' } {
+  const kind = rng.weighted(INNER_KINDS);
+  let codec = rng.pick(CODECS);
+  const crc: 'valid' | 'stale' = kind !== 'valid-compressed' && rng.chance(0.12) ? 'stale' : 'valid';
+  let version = rng.pick([3, 7, 8]);
+  let expectedError: number | undefined;
+  const spec: { -readonly [K in keyof RawBatch]: RawBatch[K] } = { records, codec, baseTimestamp, crc };
+  const index = rng.below(records.length);
+  const record = (changes: Partial<RawRecord>): void => {
+    records[index] = { ...(records[index] as RawRecord), ...changes };
+  };
+  switch (kind) {
+    case 'valid-compressed':
+      if (codec === 'none') spec.codec = codec = rng.pick(['gzip', 'snappy', 'lz4', 'zstd'] as const);
+      break;
+    case 'record-length':
+      record({ lengthAdjust: rng.pick([1, -1, 2, -2, 100, -1000, 0x3fffffff, -0x40000000]) });
+      break;
+    case 'overlong-length-varint':
+      // Six bytes of varint: longer than Kafka reads.
+      record({ rawLength: Buffer.from([0x80, 0x80, 0x80, 0x80, 0x80, 0x00]) });
+      break;
+    case 'noncanonical-length-varint': {
+      // The true length in five bytes (continuation bits over zero groups): valid, Kafka reads it.
+      const body = encodeRawRecordBodyLength(records[index] as RawRecord);
+      const z = body * 2;
+      record({ rawLength: Buffer.from([(z & 0x7f) | 0x80, ((z >>> 7) & 0x7f) | 0x80, ((z >>> 14) & 0x7f) | 0x80, ((z >>> 21) & 0x7f) | 0x80, (z >>> 28) & 0x0f]) });
+      break;
+    }
+    case 'offset-delta': {
+      const current = (records[index] as RawRecord).offsetDelta;
+      record({ offsetDelta: rng.pick([current + 1, current - 1, -1, 0x7fffffff, rng.between(0, 8), records.length]) });
+      break;
+    }
+    case 'timestamp-delta': {
+      const future = BigInt(now + SAFE_FUTURE_MS + rng.between(0, 1_000_000_000));
+      const target = rng.pick([INT64_MAX, future, -1n, 0n, -BigInt(rng.between(1, 1_000_000_000)), baseTimestamp + BigInt(rng.between(-100_000, 100_000)), INT64_MIN + 1n]);
+      record({ timestampDelta: target - baseTimestamp });
+      break;
+    }
+    case 'key-length': {
+      const key = (records[index] as RawRecord).key;
+      record({ keyLength: rng.pick([-2, -1, 0, (key?.length ?? 0) + 1, (key?.length ?? 0) - 1, 0x7fffffff, -0x80000000]) });
+      break;
+    }
+    case 'value-length': {
+      const value = (records[index] as RawRecord).value;
+      record({ valueLength: rng.pick([-2, -1, 0, (value?.length ?? 0) + 1, (value?.length ?? 0) - 1, 0x7fffffff]) });
+      break;
+    }
+    case 'header-length': {
+      const headers = [...(records[index] as RawRecord).headers];
+      if (headers.length === 0) headers.push({ key: Buffer.from('h'), value: Buffer.from('v') });
+      const h = rng.below(headers.length);
+      const header = headers[h] as (typeof headers)[number];
+      headers[h] = rng.chance(0.5) ? { ...header, keyLength: rng.pick([-1, -2, (header.key?.length ?? 0) + 1, 0x7fffffff]) } : { ...header, valueLength: rng.pick([-2, (header.value?.length ?? 0) + 1, (header.value?.length ?? 0) - 1, 0x7fffffff]) };
+      record({ headers });
+      break;
+    }
+    case 'header-count': {
+      const count = (records[index] as RawRecord).headers.length;
+      record({ headerCount: rng.pick([count + 1, count - 1, -1, 0x7fffffff, count + 1000]) });
+      break;
+    }
+    case 'record-trailing':
+      record({ trailing: rng.bytes(rng.between(1, 4)) });
+      break;
+    case 'count-lie': {
+      const n = records.length;
+      const count = rng.pick([n + 1, n + 2, n + 1000, 0x7fffffff, n > 1 ? n - 1 : n + 1]);
+      spec.recordsCount = count;
+      spec.lastOffsetDelta = count - 1;
+      break;
+    }
+    case 'max-timestamp':
+      spec.maxTimestamp = rng.pick([INT64_MAX, INT64_MIN, -1n, 0n, baseTimestamp - 1n, BigInt(now + 86_400_000)]);
+      break;
+    case 'codec-bits':
+      spec.codecBits = rng.between(0, 7);
+      if (spec.codecBits === (CODECS.indexOf(codec) & 7)) spec.codecBits = (spec.codecBits + 1) & 7;
+      if (spec.codecBits >= 5 && crc === 'valid' && codec === 'none') expectedError = KafkaErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
+      break;
+    case 'bomb': {
+      const bombCodec = rng.pick(['gzip', 'snappy', 'lz4', 'zstd'] as const);
+      spec.codec = codec = bombCodec;
+      spec.payload = decompressionBomb(bombCodec);
+      version = rng.pick([7, 8]);
+      if (crc === 'valid') expectedError = KafkaErrorCode.CORRUPT_MESSAGE;
+      break;
+    }
+    case 'zstd-old-produce':
+      spec.codec = codec = 'zstd';
+      version = rng.pick([3, 3, 4, 5, 6]);
+      if (crc === 'valid') expectedError = KafkaErrorCode.UNSUPPORTED_COMPRESSION_TYPE;
+      break;
+    case 'log-append-time':
+      spec.flags = TIMESTAMP_TYPE_FLAG;
+      if (codec === 'zstd') version = rng.pick([7, 8]);
+      if (crc === 'valid') expectedError = KafkaErrorCode.INVALID_TIMESTAMP;
+      break;
+    case 'control':
+      spec.flags = CONTROL_FLAG;
+      if (codec === 'zstd') version = rng.pick([7, 8]);
+      if (crc === 'valid') expectedError = KafkaErrorCode.INVALID_RECORD;
+      break;
+    case 'records-damage':
+      break;
+  }
+  if (codec === 'zstd' && kind !== 'zstd-old-produce' && version < 7) version = rng.pick([7, 8]);
+  let batch: Buffer;
+  if (kind === 'records-damage') {
+    // Random damage of the plain records, then compressed as the codec says, CRC valid.
+    const plain = encodeRawBatch({ ...spec, codec: 'none', crc: 'valid' });
+    const section = Buffer.from(plain.subarray(61));
+    const damages = rng.between(1, 3);
+    for (let i = 0; i < damages; i += 1) {
+      const at = rng.below(Math.max(section.length, 1));
+      if (rng.chance(0.6)) section[at] = (section[at] ?? 0) ^ (1 << rng.below(8));
+      else section[at] = rng.pick([0x00, 0x01, 0x7f, 0x80, 0xff, rng.below(256)]);
+    }
+    batch = encodeRawBatch({ ...spec, payload: codec === 'none' ? section : compressForTest(codec, section) });
+  } else {
+    batch = encodeRawBatch(spec);
+  }
+  return { kind, codec, batch, version, expectedError, crc };
+}
+
+function compressForTest(codec: CompressionName, section: Buffer): Buffer {
+  return compress(codec, section);
+}
+
+/** The body length `encodeRawRecord` writes for `record`, without its lies about the length. */
+function encodeRawRecordBodyLength(record: RawRecord): number {
+  const encoded = encodeRawBatch({ records: [{ ...record, rawLength: Buffer.alloc(0), lengthAdjust: 0 }], baseTimestamp: 0n });
+  return encoded.length - 61;
+}
+
 /**
  * ApiVersions v3+ as librdkafka sends it: request header v2 (v1 + an empty tag buffer), then
  * ClientSoftwareName and ClientSoftwareVersion as compact strings and an empty tag buffer.
@@ -716,12 +954,46 @@ export function apiVersionsV3Body(correlationId: number, clientId: string, versi
 export interface ProducedBatch {
   readonly topic: string;
   readonly partition: number;
-  /** Whether the broker's own append validation accepts the bytes (any acks aside). */
+  /** Whether the record validator accepts the bytes under the broker's rules (any acks aside). */
   readonly valid: boolean;
+  /** The validator's error code when it refuses (0 when valid). */
+  readonly errorCode: number;
   /** Records in the batch when valid. */
   readonly records: number;
-  /** sha1 of the batch from BatchLength on (what a stored copy keeps unchanged), when valid. */
+  /** sha1 of what a stored copy holds from BatchLength on (after the validator's rewrites), when valid. */
   readonly digest: string | undefined;
+  /** The validator and the test's reference disagree about this batch (only when both are given). */
+  readonly disagreement?: string;
+}
+
+/** How produced batches are judged: the broker's validator (or the reference fallback) and the broker's rules. */
+export interface BatchPrediction {
+  readonly validation: BatchValidation;
+  /** The broker's topic rules; `allowZstd` follows the Produce version and `now` the wall clock. */
+  readonly rules: Omit<BatchRules, 'allowZstd' | 'now'>;
+  /** The test's reference, to cross-check the validator's acceptance where the brief decides it. */
+  readonly reference?: BatchValidation;
+}
+
+/** Judges one produced batch: validity, code, and the bytes that would be stored (on a copy). */
+export function predictBatch(records: Buffer, produceVersion: number, prediction: BatchPrediction): { valid: boolean; errorCode: number; records: number; digest: string | undefined; disagreement?: string } {
+  const rules: BatchRules = { ...prediction.rules, allowZstd: produceVersion >= 7, now: Date.now() };
+  const copy = Buffer.from(records);
+  let result: { valid: boolean; errorCode: number; records: number; digest: string | undefined };
+  try {
+    const validated = prediction.validation.validateProducerBatch(copy, rules);
+    result = { valid: true, errorCode: 0, records: validated.recordCount, digest: batchDigest(copy) };
+  } catch (error) {
+    if (!(error instanceof KafkaProtocolError)) throw error;
+    result = { valid: false, errorCode: error.kafkaCode, records: 0, digest: undefined };
+  }
+  if (prediction.reference !== undefined && !ambiguous(records)) {
+    const referenceCopy = Buffer.from(records);
+    const verdict = outcome(() => prediction.reference?.validateProducerBatch(referenceCopy, rules));
+    if ((verdict === 'NONE') !== result.valid) return { ...result, disagreement: `validator ${result.valid ? 'accepts' : `refuses (${result.errorCode})`}, reference ${verdict}` };
+    if (result.valid && batchDigest(referenceCopy) !== result.digest) return { ...result, disagreement: 'validator and reference store different bytes' };
+  }
+  return result;
 }
 
 export type FrameAnalysis =
@@ -746,7 +1018,7 @@ export function batchDigest(batch: Buffer): string {
  * What the broker must do with a frame whose size prefix is honest (`wire` includes the prefix),
  * decided as RequestRouter.route decides it.
  */
-export function analyzeFrame(wire: Buffer, maxBatchBytes: number): FrameAnalysis {
+export function analyzeFrame(wire: Buffer, prediction: BatchPrediction): FrameAnalysis {
   const body = wire.subarray(4);
   const reader = new WireReader(body);
   let header: RequestHeader;
@@ -776,23 +1048,9 @@ export function analyzeFrame(wire: Buffer, maxBatchBytes: number): FrameAnalysis
     batches = produce.topicData.flatMap((topic) =>
       topic.partitionData.map((data): ProducedBatch => {
         const records = data.records;
-        if (!acksValid || records === null || records.length === 0) return { topic: topic.name, partition: data.index, valid: false, records: 0, digest: undefined };
-        try {
-          // On a copy: the validator sets MaxTimestamp as Kafka does, and the digest is of what is stored.
-          const stored = Buffer.from(records);
-          const validated = validateProducerBatch(stored, {
-            maxBatchBytes,
-            allowZstd: header.apiVersion >= 7,
-            timestampType: 'CreateTime',
-            timestampBeforeMaxMs: Infinity,
-            timestampAfterMaxMs: 3_600_000,
-            now: Date.now(),
-          });
-          return { topic: topic.name, partition: data.index, valid: true, records: validated.recordCount, digest: batchDigest(stored) };
-        } catch (error) {
-          if (!(error instanceof KafkaProtocolError)) throw error;
-          return { topic: topic.name, partition: data.index, valid: false, records: 0, digest: undefined };
-        }
+        if (!acksValid) return { topic: topic.name, partition: data.index, valid: false, errorCode: KafkaErrorCode.INVALID_REQUIRED_ACKS, records: 0, digest: undefined };
+        if (records === null || records.length === 0) return { topic: topic.name, partition: data.index, valid: false, errorCode: KafkaErrorCode.INVALID_RECORD, records: 0, digest: undefined };
+        return { topic: topic.name, partition: data.index, ...predictBatch(records, header.apiVersion, prediction) };
       }),
     );
   }

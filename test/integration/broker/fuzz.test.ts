@@ -6,10 +6,17 @@
  *
  * Every frame with an honest size prefix is decoded first by the test with the protocol layer's
  * own decoders, which predicts what the broker must do: answer it (the answer must be a
- * well-formed response of that API and version, in order), or close the connection. Afterwards:
- * nothing crashed, memory stayed bounded, every stored batch verifies and is one the append
- * validation accepts, log end offsets moved only by appends the test can account for, no
- * connection is left open, and kcat still produces and consumes.
+ * well-formed response of that API and version, in order), or close the connection; for each
+ * produced batch the record validator (src/protocol/batch-validation.ts `validateProducerBatch`
+ * under the broker's rules; until that file is merged, the reference in test/support/batch-rules.ts,
+ * and the report says `validator: fallback`) predicts whether it is appended, the error code when
+ * it is not, and the exact bytes stored when it is. Record timestamps sit years before the wall
+ * clock or hours past the one-hour after-bound, never near it, so the prediction is not flaky.
+ * Afterwards: nothing crashed, memory stayed bounded, every stored batch verifies, is one the
+ * validator accepts as stored (`validateStoredBatch`) and as produced (unchanged), every
+ * acknowledged batch is stored byte for byte at its offset, every partition with records is read
+ * end to end by kcat with check.crcs=true, log end offsets moved only by appends the test can
+ * account for, no connection is left open, and kcat still produces and consumes.
  *
  * Well-formed but expensive requests are kept out of the storm (see `Storm.admit`): CreateTopics
  * for more than a few partitions, and topic creation beyond a budget of names. A summary of the
@@ -47,6 +54,7 @@ import {
   Prng,
   analyzeFrame,
   batchDigest,
+  type BatchPrediction,
   fetchWaitMs,
   framed,
   requestBody,
@@ -57,6 +65,7 @@ import {
   type FuzzFrame,
 } from '../../support/fuzz-frames.js';
 import { kcat } from '../../support/kcat.js';
+import { loadBatchValidation, outcome, referenceValidation, type LoadedValidation } from '../../support/batch-rules.js';
 
 const SEED = 0x5eed_2011;
 /** Malformed or mutated frames the broker must have processed (valid ones come on top). */
@@ -90,6 +99,19 @@ const SETUP_RECORDS = 3;
 const MiB = 1024 * 1024;
 
 let handle: InProcessBroker;
+let loadedValidation: LoadedValidation;
+/** The broker's rules: its defaults (CreateTime, no bound before, one hour after). */
+let prediction: BatchPrediction;
+/** Error codes of the record validator: a broker answering one of these has judged the batch. */
+const VALIDATION_CODES: ReadonlySet<number> = new Set([
+  KafkaErrorCode.CORRUPT_MESSAGE,
+  KafkaErrorCode.MESSAGE_TOO_LARGE,
+  KafkaErrorCode.INVALID_TIMESTAMP,
+  KafkaErrorCode.UNSUPPORTED_COMPRESSION_TYPE,
+  KafkaErrorCode.INVALID_RECORD,
+]);
+/** Every acknowledged batch: where it was appended and the digest of what must be stored there. */
+const acknowledgedBatches: { key: string; baseOffset: number; digest: string }[] = [];
 /** Digests of every batch the append validation accepts that was ever sent (setup included). */
 const acceptable = new Set<string>();
 /** Records appended at setup, per `topic/partition`. */
@@ -249,6 +271,13 @@ function logOf(topic: string, partition: number): NonNullable<ReturnType<Broker[
 // setup
 
 beforeAll(async () => {
+  loadedValidation = await loadBatchValidation();
+  prediction = {
+    validation: loadedValidation.validation,
+    rules: { maxBatchBytes: MAX_BATCH_BYTES, timestampType: 'CreateTime', timestampBeforeMaxMs: Infinity, timestampAfterMaxMs: 3_600_000 },
+    // The reference cross-checks the broker's validator; as the fallback it would only check itself.
+    ...(loadedValidation.source === 'src' ? { reference: referenceValidation } : {}),
+  };
   handle = await startInProcessBroker({ 'log.visible.on.append': 'true' });
   const conversation = await Conversation.open(handle.broker.port);
   try {
@@ -267,6 +296,7 @@ beforeAll(async () => {
         acceptable.add(batchDigest(batch));
         const response = await produceOne(conversation, topic.name, partition, batch, correlationId++);
         expect(response.responses[0]?.partitionResponses[0]).toMatchObject({ errorCode: 0, baseOffset: 0n });
+        acknowledgedBatches.push({ key: tp(topic.name, partition), baseOffset: 0, digest: batchDigest(batch) });
         setupRecords.set(tp(topic.name, partition), SETUP_RECORDS);
       }
     }
@@ -362,7 +392,7 @@ class Storm {
     if (again !== undefined) return again;
     while (!this.stopIssuing && this.issuedMalformed < TARGET_FRAMES) {
       const frame = this.factory.next();
-      const analysis = frame.handling === 'analyze' ? analyzeFrame(frame.bytes, MAX_BATCH_BYTES) : undefined;
+      const analysis = frame.handling === 'analyze' ? analyzeFrame(frame.bytes, prediction) : undefined;
       if (analysis !== undefined && !this.admit(analysis)) continue;
       if (frame.category !== 'valid') this.issuedMalformed += 1;
       if (analysis?.kind === 'close' && analysis.unexpectedError !== undefined) {
@@ -460,7 +490,10 @@ class Storm {
       if (batch === undefined) return;
       this.produceErrors.set(answer.errorCode, (this.produceErrors.get(answer.errorCode) ?? 0) + 1);
       if (answer.topic !== batch.topic || answer.index !== batch.partition) this.anomaly('Produce response partitions out of order', sent, hex(frame));
-      if (answer.errorCode === 0 && !batch.valid) this.anomaly('an invalid batch was acknowledged (appended)', sent, hex(frame));
+      if (answer.errorCode === 0 && !batch.valid) this.anomaly(`a batch the validator refuses (${batch.errorCode}) was acknowledged (appended)`, sent, hex(frame));
+      if (batch.valid && VALIDATION_CODES.has(answer.errorCode)) this.anomaly(`a batch the validator accepts was refused with ${answer.errorCode}`, sent, answer.errorMessage ?? '');
+      if (!batch.valid && VALIDATION_CODES.has(answer.errorCode) && answer.errorCode !== batch.errorCode) this.anomaly(`refused with ${answer.errorCode}, the validator says ${batch.errorCode}`, sent, answer.errorMessage ?? '');
+      if (batch.disagreement !== undefined) this.anomaly(`validator and reference disagree: ${batch.disagreement}`, sent);
       if (sent.frame.expectedError !== undefined && answer.errorCode !== sent.frame.expectedError) {
         this.anomaly(`corrupt batch answered error ${answer.errorCode}, not ${sent.frame.expectedError}`, sent, answer.errorMessage ?? '');
       }
@@ -469,6 +502,7 @@ class Storm {
         this.acked.set(key, (this.acked.get(key) ?? 0) + batch.records);
         const ranges = this.ackedRanges.get(key) ?? [];
         ranges.push([Number(answer.baseOffset), Number(answer.baseOffset) + batch.records]);
+        if (batch.digest !== undefined) acknowledgedBatches.push({ key, baseOffset: Number(answer.baseOffset), digest: batch.digest });
         this.ackedRanges.set(key, ranges);
       }
     });
@@ -520,7 +554,7 @@ function runConnection(storm: Storm, port: number): Promise<void> {
     const onlySilent = (): boolean => pending.length > 0 && pending.every((sent) => sent.analysis?.kind === 'silent-or-close');
     const probe = (): void => {
       const frame: FuzzFrame = { category: 'valid', kind: 'probe', bytes: framed(requestBody(ApiVersionsApi, 0, storm.probeCorrelationId(), {})), handling: 'analyze', expectedError: undefined };
-      send({ frame, analysis: analyzeFrame(frame.bytes, MAX_BATCH_BYTES), probe: true, giveUpAt: undefined });
+      send({ frame, analysis: analyzeFrame(frame.bytes, prediction), probe: true, giveUpAt: undefined });
     };
     const pump = (): void => {
       while (sending && pending.length < WINDOW) {
@@ -657,9 +691,15 @@ interface StoredSummary {
   readonly logEndOffsets: Map<string, number>;
 }
 
-/** verifyBatches over every segment of every log, plus: each stored batch is one the test sent and the append validation accepts. */
+/**
+ * verifyBatches over every segment of every log, plus: each stored batch is one the test sent as
+ * acceptable, the validator accepts it as stored and — with its base offset zeroed — as produced,
+ * without rewriting a byte; and every acknowledged batch is stored, byte for byte, at its offset.
+ */
 async function verifyStoredLogs(broker: Broker): Promise<StoredSummary> {
   const problems: string[] = [];
+  const storedDigests = new Map<string, string>();
+  const { validation } = loadedValidation;
   const logEndOffsets = new Map<string, number>();
   let batches = 0;
   let bytes = 0;
@@ -685,7 +725,17 @@ async function verifyStoredLogs(broker: Broker): Promise<StoredSummary> {
       const content = readFileSync(path);
       for (const info of found) {
         const digest = batchDigest(content.subarray(info.position, info.position + info.size));
-        if (!acceptable.has(digest)) problems.push(`${log.name}/${file}: batch at offset ${info.baseOffset} was never sent as an acceptable batch: ${hex(content.subarray(info.position, info.position + info.size))}`);
+        const bytes = content.subarray(info.position, info.position + info.size);
+        if (!acceptable.has(digest)) problems.push(`${log.name}/${file}: batch at offset ${info.baseOffset} was never sent as an acceptable batch: ${hex(bytes)}`);
+        storedDigests.set(`${tp(log.topic, log.partition)}@${info.baseOffset}`, digest);
+        const asStored = outcome(() => validation.validateStoredBatch(Buffer.from(bytes)));
+        if (asStored !== 'NONE') problems.push(`${log.name}/${file}: validateStoredBatch refuses the batch at offset ${info.baseOffset} (${asStored}): ${hex(bytes)}`);
+        const asProduced = Buffer.from(bytes);
+        asProduced.writeBigInt64BE(0n, 0);
+        const before = Buffer.from(asProduced);
+        const verdict = outcome(() => validation.validateProducerBatch(asProduced, { ...prediction.rules, allowZstd: true, now: Date.now() }));
+        if (verdict !== 'NONE') problems.push(`${log.name}/${file}: validateProducerBatch refuses the stored batch at offset ${info.baseOffset} (${verdict}): ${hex(bytes)}`);
+        else if (!asProduced.equals(before)) problems.push(`${log.name}/${file}: the validator would rewrite the stored batch at offset ${info.baseOffset}`);
       }
       batches += found.length;
       const last = found[found.length - 1];
@@ -693,6 +743,11 @@ async function verifyStoredLogs(broker: Broker): Promise<StoredSummary> {
     }
     if (expected !== log.logEndOffset) problems.push(`${log.name}: batches end at ${expected}, log end offset is ${log.logEndOffset}`);
     logEndOffsets.set(tp(log.topic, log.partition), log.logEndOffset);
+  }
+  for (const acked of acknowledgedBatches) {
+    const stored = storedDigests.get(`${acked.key}@${acked.baseOffset}`);
+    if (stored === undefined) problems.push(`${acked.key}: no stored batch at acknowledged offset ${acked.baseOffset}`);
+    else if (stored !== acked.digest) problems.push(`${acked.key}: the batch at acknowledged offset ${acked.baseOffset} is not the bytes predicted (sha1 ${stored}, expected ${acked.digest})`);
   }
   return { logs: logs.length, batches, bytes, problems, logEndOffsets };
 }
@@ -800,8 +855,13 @@ describe('broker fuzzing', () => {
     collectGarbage();
     const after = process.memoryUsage();
 
+    const anomalyKinds = new Map<string, number>();
+    for (const anomaly of storm.anomalies) anomalyKinds.set(`${anomaly.what.slice(0, 80)} [${anomaly.category}/${anomaly.kind}]`, (anomalyKinds.get(`${anomaly.what.slice(0, 80)} [${anomaly.category}/${anomaly.kind}]`) ?? 0) + 1);
     const report = {
       seed: SEED,
+      validator: loadedValidation.source,
+      acknowledgedBatches: acknowledgedBatches.length,
+      anomalies: Object.fromEntries(anomalyKinds),
       seconds,
       processed: Object.fromEntries(storm.processed),
       processedMalformedOrMutated: storm.processedMalformed,
@@ -866,6 +926,27 @@ describe('broker fuzzing', () => {
         expect(previousEnd, key).toBeLessThanOrEqual(end);
       }
     }
+  }, 300_000);
+
+  it('every partition with records is read end to end by kcat with check.crcs=true', async () => {
+    const problems: string[] = [];
+    let partitions = 0;
+    let records = 0;
+    for (const log of handle.broker.logManager.allLogs()) {
+      await log.flush();
+      const expected = log.logEndOffset - log.logStartOffset;
+      if (expected === 0) continue;
+      partitions += 1;
+      const result = await kcat(['-b', handle.bootstrap, '-X', 'check.crcs=true', '-C', '-t', log.topic, '-p', String(log.partition), '-o', 'beginning', '-e', '-q', '-f', '%o\n'], undefined, 30_000).catch((error: unknown) => ({ status: null, stdout: '', stderr: String(error) }));
+      const offsets = result.stdout.split('\n').filter((line) => line !== '').map(Number);
+      records += offsets.length;
+      if (result.status !== 0 || result.stderr.trim() !== '') problems.push(`${log.name}: kcat exited ${result.status}: ${result.stderr.slice(0, 500)}`);
+      const contiguous = offsets.every((offset, i) => offset === log.logStartOffset + i);
+      if (offsets.length !== expected || !contiguous) problems.push(`${log.name}: kcat read ${offsets.length} records (contiguous: ${contiguous}), the log holds ${expected} from ${log.logStartOffset}`);
+    }
+    process.stdout.write(`[fuzz] kcat check.crcs=true read ${records} records of ${partitions} partitions\n`);
+    expect(partitions).toBeGreaterThan(0);
+    expect(problems, problems.slice(0, 10).join('\n')).toEqual([]);
   }, 300_000);
 
   it('still serves kcat afterwards: 10 messages produced to a new topic come back identical', async () => {
