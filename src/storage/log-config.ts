@@ -103,14 +103,7 @@ export function logConfigFromTopicConfigs(
 
 /** A topic config's string value as its field holds it (bounds stay strings so Long.MAX_VALUE parses). */
 function topicConfigValue(field: keyof LogConfig, value: string): unknown {
-  switch (field) {
-    case 'visibleOnAppend':
-      return value === 'true' ? true : value === 'false' ? false : value;
-    case 'timestampType':
-    case 'timestampBeforeMaxMs':
-    case 'timestampAfterMaxMs':
-      return value;
-    default:
-      return Number(value);
-  }
+  if (field === 'visibleOnAppend') return value === 'true' ? true : value === 'false' ? false : value;
+  if (field === 'timestampType' || field === 'timestampBeforeMaxMs' || field === 'timestampAfterMaxMs') return value;
+  return Number(value);
 }
