@@ -175,7 +175,8 @@ export class LogManager {
   async deleteLogs(partitions: readonly PartitionRef[]): Promise<void> {
     // A log being created now is deleted once it exists, not left behind.
     const creating = partitions.flatMap(({ topic, partition }) => this.creating.get(checkpointKey(topic, partition)) ?? []);
-    await Promise.allSettled(creating);
+    // Only then does this wait: with nothing being created, the renames below happen in the caller's turn.
+    if (creating.length > 0) await Promise.allSettled(creating);
     // From here to the renames nothing awaits: no append can slip in between.
     const doomed: { log: PartitionLog | undefined; folder: string | undefined }[] = [];
     for (const { topic, partition } of partitions) {
