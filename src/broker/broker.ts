@@ -160,7 +160,11 @@ export class Broker {
         for (const topic of current) this.logs.updateConfig(topic);
         // Logs being created (a produce to a new partition) are included once they exist.
         await this.logs.settled();
-        const deleted = [...this.logs.allLogs(), ...this.logs.offlineLogs()].filter((log) => !current.has(log.topic) && this.knownTopics.has(log.topic));
+        // A log goes when its topic was seen and is gone, or when this process created it (a
+        // produce can create a partition's log before any sync saw its topic, and after the last).
+        const deleted = [...this.logs.allLogs(), ...this.logs.offlineLogs()].filter(
+          (log) => !current.has(log.topic) && (this.knownTopics.has(log.topic) || this.logs.createdSinceStart(log.topic, log.partition)),
+        );
         for (const log of deleted) this.options.logger.info({ topic: log.topic, partition: log.partition }, 'topic deleted; deleting its log');
         if (deleted.length > 0) await this.logs.deleteLogs(deleted);
         this.knownTopics = current;

@@ -73,6 +73,8 @@ export class LogManager {
   private readonly logs = new Map<string, PartitionLog>();
   private readonly creating = new Map<string, Promise<PartitionLog>>();
   private readonly offline = new Map<string, OfflineLog>();
+  /** Logs created by this process (not found on disk at start): their topic existed during its life. */
+  private readonly createdHere = new Set<string>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly clock: Clock;
   private readonly configFor: (topic: string) => LogConfig;
@@ -129,6 +131,11 @@ export class LogManager {
     return this.offline.get(checkpointKey(topic, partition))?.reason;
   }
 
+  /** Whether the log was created since start, rather than found in the data dir. */
+  createdSinceStart(topic: string, partition: number): boolean {
+    return this.createdHere.has(checkpointKey(topic, partition));
+  }
+
   /** Resolves once every log being created has been (so `allLogs` includes them). */
   async settled(): Promise<void> {
     await Promise.allSettled([...this.creating.values()]);
@@ -149,7 +156,12 @@ export class LogManager {
       const directory = join(this.dataDir, `${topic}-${partition}`);
       // No fsync here: a new log's folder entry is made durable by its first flush, off the event
       // loop and shared with every other log created meanwhile (PartitionLog.syncEntries).
-      creating = this.loadLog(topic, partition, directory, new Map(), new Map(), true).finally(() => this.creating.delete(key));
+      creating = this.loadLog(topic, partition, directory, new Map(), new Map(), true)
+        .then((log) => {
+          this.createdHere.add(key);
+          return log;
+        })
+        .finally(() => this.creating.delete(key));
       this.creating.set(key, creating);
     }
     return creating;
@@ -190,6 +202,7 @@ export class LogManager {
       const log = this.logs.get(key);
       if (log === undefined) continue;
       this.logs.delete(key);
+      this.createdHere.delete(key);
       // Refuses queued and new appends before the folder moves (an append after the rename
       // would make a new folder under the old name).
       log.beginDeletion();
