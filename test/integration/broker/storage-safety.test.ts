@@ -6,16 +6,19 @@
  * racing produce is answered 0 or UNKNOWN_TOPIC_OR_PARTITION, no segment holds a byte it was not
  * given, and after a restart every topic reads back exactly.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { KafkaConnection } from '../../../src/client/connection.js';
 import { CreateTopicsApi } from '../../../src/protocol/apis/create-topics.js';
 import { DeleteTopicsApi } from '../../../src/protocol/apis/delete-topics.js';
 import { FetchApi } from '../../../src/protocol/apis/fetch.js';
+import { ListOffsetsApi } from '../../../src/protocol/apis/list-offsets.js';
+import { MetadataApi } from '../../../src/protocol/apis/metadata.js';
 import { ProduceApi } from '../../../src/protocol/apis/produce.js';
 import { computeBatchCrc, readBatchHeader } from '../../../src/protocol/record-batch.js';
 import { decodeRecords, encodeRecordBatch } from '../../../src/protocol/records.js';
+import { segmentFileName } from '../../../src/storage/segment.js';
 import { startInProcessBroker, type InProcessBroker } from '../../support/brokers.js';
 
 const ROUNDS = 300;
@@ -29,8 +32,8 @@ async function connect(broker: InProcessBroker): Promise<KafkaConnection> {
   return KafkaConnection.open('127.0.0.1', broker.broker.port, { requestTimeoutMs: 30_000 });
 }
 
-function createTopic(connection: KafkaConnection, name: string) {
-  return connection.request(CreateTopicsApi, 4, { topics: [{ name, numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 10_000, validateOnly: false });
+function createTopic(connection: KafkaConnection, name: string, numPartitions = 1) {
+  return connection.request(CreateTopicsApi, 4, { topics: [{ name, numPartitions, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 10_000, validateOnly: false });
 }
 
 async function produce(connection: KafkaConnection, topic: string, batch: Buffer): Promise<number> {
@@ -154,5 +157,79 @@ describe('storage safety under topic deletion', () => {
     }
     expect(problems).toEqual([]);
     reader.close();
+  });
+});
+
+function fetchOne(connection: KafkaConnection, topic: string) {
+  return connection.request(FetchApi, 11, {
+    replicaId: -1,
+    maxWaitMs: 0,
+    minBytes: 0,
+    maxBytes: 1 << 20,
+    isolationLevel: 0,
+    sessionId: 0,
+    sessionEpoch: -1,
+    topics: [{ topic, partitions: [{ partition: 0, currentLeaderEpoch: -1, fetchOffset: 0n, logStartOffset: -1n, partitionMaxBytes: 1 << 20 }] }],
+    forgottenTopicsData: [],
+    rackId: '',
+  });
+}
+
+describe('an offline partition and a wide topic', () => {
+  let broker: InProcessBroker | undefined;
+  afterAll(async () => {
+    await broker?.stop();
+  });
+
+  it('serves every other partition, answers the offline one KAFKA_STORAGE_ERROR naming why, and still deletes its topic', async () => {
+    broker = await startInProcessBroker();
+    const dataDir = broker.dataDir;
+    const connection = await connect(broker);
+    for (const topic of ['healthy', 'broken']) {
+      expect((await createTopic(connection, topic)).topics[0]?.errorCode).toBe(0);
+      await produceSurely(connection, topic, () => records(topic, 'first'));
+    }
+    connection.close();
+    await broker.stop();
+    // A folder where a segment file should be: the log cannot be opened, whatever recovery does.
+    mkdirSync(join(dataDir, 'broken-0', segmentFileName(1, '.log')));
+    broker = await startInProcessBroker({}, dataDir);
+    const logged = broker.logLines.find((line) => line.level === 50 && line.topic === 'broken');
+    expect(String(logged?.reason)).toMatch(/EISDIR/);
+
+    const client = await connect(broker);
+    expect(await produce(client, 'healthy', records('healthy', 'second'))).toBe(0);
+    const produced = await client.request(ProduceApi, 8, { transactionalId: null, acks: 1, timeoutMs: 10_000, topicData: [{ name: 'broken', partitionData: [{ index: 0, records: records('broken', 'refused') }] }] });
+    const answer = produced.responses[0]?.partitionResponses[0];
+    expect(answer?.errorCode).toBe(56);
+    expect(answer?.errorMessage).toMatch(/broken-0 is offline: .*EISDIR/);
+    expect((await fetchOne(client, 'broken')).responses[0]?.partitions[0]?.errorCode).toBe(56);
+    expect((await fetchOne(client, 'healthy')).responses[0]?.partitions[0]?.errorCode).toBe(0);
+    const listed = await client.request(ListOffsetsApi, 1, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'broken', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] });
+    expect(listed.topics[0]?.partitions[0]?.errorCode).toBe(56);
+
+    expect((await client.request(DeleteTopicsApi, 3, { topicNames: ['broken'], timeoutMs: 10_000 })).responses[0]?.errorCode).toBe(0);
+    await expect.poll(() => readdirSync(dataDir).includes('broken-0'), { timeout: 10_000 }).toBe(false);
+    expect(broker.broker.logManager.offlineLogs()).toEqual([]);
+    client.close();
+  });
+
+  it('creates a topic of 4096 partitions without a descriptor or segment file per partition, answering others meanwhile', async () => {
+    const dataDir = broker!.dataDir;
+    const client = await connect(broker!);
+    const descriptorsBefore = readdirSync('/proc/self/fd').length;
+    const created = createTopic(client, 'wide', 4096);
+    // Answered while the broker brings up the new logs (they are created in slices of the event loop).
+    const other = await connect(broker!);
+    const metadata = await other.request(MetadataApi, 1, { topics: [{ name: 'healthy' }], allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false });
+    expect(metadata.topics[0]?.errorCode).toBe(0);
+    expect((await created).topics[0]?.errorCode).toBe(0);
+    await expect.poll(() => broker!.broker.logManager.allLogs().filter((log) => log.topic === 'wide').length, { timeout: 30_000 }).toBe(4096);
+    expect(readdirSync('/proc/self/fd').length - descriptorsBefore).toBeLessThan(100);
+    expect(readdirSync(join(dataDir, 'wide-4095'))).toEqual([]);
+    await produceSurely(client, 'wide', () => records('wide', 'one'));
+    expect(readdirSync(join(dataDir, 'wide-0')).filter((name) => name.endsWith('.log'))).toHaveLength(1);
+    client.close();
+    other.close();
   });
 });
