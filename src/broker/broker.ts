@@ -3,6 +3,7 @@
  * Standalone and cluster mode differ only in the store (in-process or ZooKeeper).
  */
 import { randomUUID } from 'node:crypto';
+import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { systemClock, type Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import { metricsRegistry } from '../common/metrics.js';
@@ -36,6 +37,9 @@ export interface BrokerOptions {
   /** Stable id reported in Metadata; the same for every broker of a cluster. */
   readonly clusterId?: string;
 }
+
+/** Partitions whose logs are created between two turns of the event loop while syncing. */
+const SYNC_YIELD_EVERY = 64;
 
 const API_NAMES: Record<number, string> = { 0: 'Produce', 1: 'Fetch', 2: 'ListOffsets', 3: 'Metadata', 10: 'FindCoordinator', 18: 'ApiVersions', 19: 'CreateTopics', 20: 'DeleteTopics', 37: 'CreatePartitions' };
 
@@ -139,15 +143,30 @@ export class Broker {
   syncLogs(): Promise<void> {
     this.syncing = this.syncing
       .then(async () => {
-        for (const { topic, partition } of this.cluster.localPartitions()) await this.logs.getOrCreateLog(topic, partition);
+        let created = 0;
+        for (const { topic, partition } of this.cluster.localPartitions()) {
+          // Offline partitions stay offline (reported at start); existing logs need nothing.
+          if (this.logs.getLog(topic, partition) !== undefined || this.logs.offlineReason(topic, partition) !== undefined) continue;
+          try {
+            await this.logs.getOrCreateLog(topic, partition);
+          } catch (error) {
+            this.options.logger.error({ err: error, topic, partition }, 'could not create a partition log; requests to it will be retried');
+          }
+          // A topic of thousands of partitions must not hold the event loop: let clients in between.
+          created += 1;
+          if (created % SYNC_YIELD_EVERY === 0) await yieldToEventLoop();
+        }
         const current = new Set(this.cluster.topicNames());
         for (const topic of current) this.logs.updateConfig(topic);
-        for (const log of this.logs.allLogs()) {
-          if (!current.has(log.topic) && this.knownTopics.has(log.topic)) {
-            this.options.logger.info({ topic: log.topic, partition: log.partition }, 'topic deleted; deleting its log');
-            await this.logs.deleteLog(log.topic, log.partition);
-          }
-        }
+        // Logs being created (a produce to a new partition) are included once they exist.
+        await this.logs.settled();
+        // A log goes when its topic was seen and is gone, or when this process created it (a
+        // produce can create a partition's log before any sync saw its topic, and after the last).
+        const deleted = [...this.logs.allLogs(), ...this.logs.offlineLogs()].filter(
+          (log) => !current.has(log.topic) && (this.knownTopics.has(log.topic) || this.logs.createdSinceStart(log.topic, log.partition)),
+        );
+        for (const log of deleted) this.options.logger.info({ topic: log.topic, partition: log.partition }, 'topic deleted; deleting its log');
+        if (deleted.length > 0) await this.logs.deleteLogs(deleted);
         this.knownTopics = current;
       })
       .catch((error: unknown) => this.options.logger.error({ err: error }, 'could not bring logs in line with the cluster'));

@@ -17,6 +17,7 @@ import {
   computeBatchCrc,
   readBatchHeader,
 } from '../protocol/record-batch.js';
+import { MAX_RELATIVE_OFFSET } from './sparse-index.js';
 
 const readAsync = promisify(read);
 
@@ -26,7 +27,8 @@ export interface BatchInfo {
   readonly size: number;
   readonly baseOffset: number;
   readonly lastOffset: number;
-  readonly maxTimestamp: number;
+  /** Exact int64: producers may send any value, up to 2^63−1. */
+  readonly maxTimestamp: bigint;
 }
 
 const HEADER_WINDOW = 16 * 1024;
@@ -81,7 +83,7 @@ export function* scanBatches(fd: number, start: number, end: number): Generator<
       size,
       baseOffset,
       lastOffset: baseOffset + window.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET),
-      maxTimestamp: Number(window.readBigInt64BE(at + MAX_TIMESTAMP_OFFSET)),
+      maxTimestamp: window.readBigInt64BE(at + MAX_TIMESTAMP_OFFSET),
     };
     position += size;
   }
@@ -104,9 +106,11 @@ export interface VerifiedScan {
 const RECOVERY_CHUNK = 4 * 1024 * 1024;
 
 /**
- * Checks every batch in [start, fileSize): size, magic, CRC-32C, count, and that offsets follow
- * on from `expectedBaseOffset` without gap or overlap. Calls `onBatch` for each valid batch, in
- * order, and stops at the first invalid byte.
+ * Checks every batch in [start, fileSize): size, magic, CRC-32C, count, that offsets follow on
+ * from `expectedBaseOffset` without gap or overlap, and that every offset fits the segment's
+ * index as a relative offset from `segmentBaseOffset` (Int32; a batch past that is damage — the
+ * writer rolls before it). Calls `onBatch` for each valid batch, in order, and stops at the
+ * first invalid byte.
  */
 export async function verifyBatches(
   fd: number,
@@ -115,6 +119,7 @@ export async function verifyBatches(
   expectedBaseOffset: number,
   maxBatchBytes: number,
   onBatch: (batch: BatchInfo) => void,
+  segmentBaseOffset: number = expectedBaseOffset,
 ): Promise<VerifiedScan> {
   let chunk = Buffer.allocUnsafe(RECOVERY_CHUNK);
   let chunkStart = start;
@@ -159,8 +164,11 @@ export async function verifyBatches(
       size,
       baseOffset,
       lastOffset: baseOffset + header.lastOffsetDelta,
-      maxTimestamp: Number(header.maxTimestamp),
+      maxTimestamp: header.maxTimestamp,
     };
+    if (info.lastOffset - segmentBaseOffset > MAX_RELATIVE_OFFSET) {
+      return fail(`batch ends at offset ${info.lastOffset}, more than 2^31−1 past the segment's base ${segmentBaseOffset} (its index cannot hold it)`);
+    }
     onBatch(info);
     batches += 1;
     expected = info.lastOffset + 1;

@@ -10,14 +10,20 @@
  *
  * The marker is deleted first thing at start, so a crash during recovery is still unclean, and
  * written last at a clean stop, only if every log flushed and closed without error.
+ *
+ * One partition never stops the broker: a log that cannot be opened (any error from loading it)
+ * is recorded offline with its reason, logged at error, and its requests answered with
+ * KAFKA_STORAGE_ERROR, while every other partition is served. Its checkpoint entries are kept as
+ * they were, and deleting its topic still removes its folder.
  */
 import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../common/clock.js';
-import { TributaryError } from '../common/errors.js';
+import { causeMessages, TributaryError } from '../common/errors.js';
+import { KafkaProtocolError } from '../protocol/kafka-errors.js';
 import type { Logger } from '../common/logger.js';
 import { checkpointKey, readCheckpoint, writeCheckpoint, type OffsetCheckpoint } from './checkpoint.js';
-import { fsyncDirectory } from './durable-files.js';
+import { fsyncDirectory, fsyncDirectoryAsync } from './durable-files.js';
 import { DEFAULT_LOG_CONFIG, type LogConfig } from './log-config.js';
 import { PartitionLog } from './partition-log.js';
 
@@ -41,12 +47,34 @@ export interface LogManagerOptions {
   readonly onHighWatermarkAdvanced?: (log: PartitionLog) => void;
 }
 
+/** A partition whose log could not be opened at start. */
+export interface OfflineLog {
+  readonly topic: string;
+  readonly partition: number;
+  readonly directory: string;
+  /** Why, in words (the error's message and its causes). */
+  readonly reason: string;
+  readonly error: unknown;
+  /** Its checkpoint entries as read at start, written back unchanged. */
+  readonly recoveryPoint: number | undefined;
+  readonly logStartOffset: number | undefined;
+}
+
+/** Which partition's log to delete (a PartitionLog or an OfflineLog will do). */
+export interface PartitionRef {
+  readonly topic: string;
+  readonly partition: number;
+}
+
 const PARTITION_FOLDER = /^(.+)-(\d+)$/;
 const LOAD_CONCURRENCY = 4;
 
 export class LogManager {
   private readonly logs = new Map<string, PartitionLog>();
   private readonly creating = new Map<string, Promise<PartitionLog>>();
+  private readonly offline = new Map<string, OfflineLog>();
+  /** Logs created by this process (not found on disk at start): their topic existed during its life. */
+  private readonly createdHere = new Set<string>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly clock: Clock;
   private readonly configFor: (topic: string) => LogConfig;
@@ -93,6 +121,26 @@ export class LogManager {
     return [...this.logs.values()];
   }
 
+  /** Partitions whose logs could not be opened at start. */
+  offlineLogs(): OfflineLog[] {
+    return [...this.offline.values()];
+  }
+
+  /** Why a partition's log is offline, or undefined when it is not. */
+  offlineReason(topic: string, partition: number): string | undefined {
+    return this.offline.get(checkpointKey(topic, partition))?.reason;
+  }
+
+  /** Whether the log was created since start, rather than found in the data dir. */
+  createdSinceStart(topic: string, partition: number): boolean {
+    return this.createdHere.has(checkpointKey(topic, partition));
+  }
+
+  /** Resolves once every log being created has been (so `allLogs` includes them). */
+  async settled(): Promise<void> {
+    await Promise.allSettled([...this.creating.values()]);
+  }
+
   /** The log of a partition, created empty if this broker has none yet. */
   async getOrCreateLog(topic: string, partition: number): Promise<PartitionLog> {
     const existing = this.getLog(topic, partition);
@@ -100,13 +148,17 @@ export class LogManager {
     if (this.closed) throw new TributaryError({ code: 'LOG_MANAGER_CLOSED', message: 'the log manager is closed' });
     validateTopicName(topic);
     const key = checkpointKey(topic, partition);
+    const offline = this.offline.get(key);
+    if (offline !== undefined) throw offlineError(offline);
     // Two requests creating the same partition at once must get the same log.
     let creating = this.creating.get(key);
     if (creating === undefined) {
       const directory = join(this.dataDir, `${topic}-${partition}`);
+      // No fsync here: a new log's folder entry is made durable by its first flush, off the event
+      // loop and shared with every other log created meanwhile (PartitionLog.syncEntries).
       creating = this.loadLog(topic, partition, directory, new Map(), new Map(), true)
         .then((log) => {
-          fsyncDirectory(this.dataDir);
+          this.createdHere.add(key);
           return log;
         })
         .finally(() => this.creating.delete(key));
@@ -122,18 +174,60 @@ export class LogManager {
 
   /** Closes a partition's log and deletes its files (topic deletion). */
   async deleteLog(topic: string, partition: number): Promise<void> {
-    const key = checkpointKey(topic, partition);
-    const log = this.logs.get(key);
-    if (log === undefined) return;
-    this.logs.delete(key);
-    // Rename first: a crash halfway through deleting leaves a folder the next start removes.
-    const doomed = `${log.directory}.${Date.now()}.deleted`;
-    renameSync(log.directory, doomed);
-    fsyncDirectory(this.dataDir);
-    await log.deleteFiles();
-    rmSync(doomed, { recursive: true, force: true });
+    await this.deleteLogs([{ topic, partition }]);
+  }
+
+  /**
+   * Deletes the logs of many partitions (a deleted topic's), online or offline. Each folder is
+   * renamed first — a crash halfway through deleting leaves a folder the next start removes, and
+   * a log created meanwhile under the same name gets a fresh folder — then one folder fsync
+   * covers every rename, then each log refuses its queued appends and lets its descriptors go
+   * (PartitionLog.deleteFiles), and the checkpoints are rewritten once.
+   */
+  async deleteLogs(partitions: readonly PartitionRef[]): Promise<void> {
+    // A log being created now is deleted once it exists, not left behind.
+    const creating = partitions.flatMap(({ topic, partition }) => this.creating.get(checkpointKey(topic, partition)) ?? []);
+    // Only then does this wait: with nothing being created, the renames below happen in the caller's turn.
+    if (creating.length > 0) await Promise.allSettled(creating);
+    // From here to the renames nothing awaits: no append can slip in between.
+    const doomed: { log: PartitionLog | undefined; folder: string | undefined }[] = [];
+    for (const { topic, partition } of partitions) {
+      const key = checkpointKey(topic, partition);
+      const offline = this.offline.get(key);
+      if (offline !== undefined) {
+        this.offline.delete(key);
+        doomed.push({ log: undefined, folder: this.renameForDeletion(offline.directory) });
+        continue;
+      }
+      const log = this.logs.get(key);
+      if (log === undefined) continue;
+      this.logs.delete(key);
+      this.createdHere.delete(key);
+      // Refuses queued and new appends before the folder moves (an append after the rename
+      // would make a new folder under the old name).
+      log.beginDeletion();
+      doomed.push({ log, folder: this.renameForDeletion(log.directory) });
+    }
+    if (doomed.length === 0) return;
+    await fsyncDirectoryAsync(this.dataDir);
+    for (const { log, folder } of doomed) {
+      if (log !== undefined) await log.deleteFiles(folder);
+      else if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
+    }
     this.writeLogStartCheckpoint();
     this.writeRecoveryCheckpoint();
+  }
+
+  /** Renames a log's folder to `<name>.<now>.deleted`; undefined when there is none. */
+  private renameForDeletion(directory: string): string | undefined {
+    const doomed = `${directory}.${Date.now()}.deleted`;
+    try {
+      renameSync(directory, doomed);
+      return doomed;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+      throw error;
+    }
   }
 
   /** Flushes the logs whose flush policy is due. */
@@ -153,12 +247,14 @@ export class LogManager {
   writeRecoveryCheckpoint(): void {
     const entries: OffsetCheckpoint = new Map();
     for (const log of this.logs.values()) entries.set(checkpointKey(log.topic, log.partition), log.recoveryPoint);
+    for (const [key, log] of this.offline) if (log.recoveryPoint !== undefined) entries.set(key, log.recoveryPoint);
     writeCheckpoint(join(this.dataDir, RECOVERY_POINT_CHECKPOINT), entries);
   }
 
   writeLogStartCheckpoint(): void {
     const entries: OffsetCheckpoint = new Map();
     for (const log of this.logs.values()) entries.set(checkpointKey(log.topic, log.partition), log.logStartOffset);
+    for (const [key, log] of this.offline) if (log.logStartOffset !== undefined) entries.set(key, log.logStartOffset);
     writeCheckpoint(join(this.dataDir, LOG_START_CHECKPOINT), entries);
   }
 
@@ -220,17 +316,30 @@ export class LogManager {
     for (let i = 0; i < folders.length; i += LOAD_CONCURRENCY) {
       await Promise.all(
         folders.slice(i, i + LOAD_CONCURRENCY).map(({ topic, partition, directory }) =>
-          this.loadLog(topic, partition, directory, recoveryPoints.entries, logStarts.entries, trustIndexes),
+          this.loadLog(topic, partition, directory, recoveryPoints.entries, logStarts.entries, trustIndexes).catch((error: unknown) => {
+            const key = checkpointKey(topic, partition);
+            this.markOffline({ topic, partition, directory, error, recoveryPoint: recoveryPoints.entries.get(key), logStartOffset: logStarts.entries.get(key) });
+          }),
         ),
       );
     }
     logger.info(
-      { logs: folders.length, clean, milliseconds: this.clock.now() - started },
+      { logs: folders.length, offline: this.offline.size, clean, milliseconds: this.clock.now() - started },
       this.recoveredFromUncleanShutdown ? 'logs recovered after an unclean stop' : 'logs loaded',
     );
     // Recovery made everything that survived durable: record that before taking writes.
     this.writeRecoveryCheckpoint();
     this.writeLogStartCheckpoint();
+  }
+
+  private markOffline(found: Omit<OfflineLog, 'reason'>): void {
+    const reason = [found.error instanceof Error ? found.error.message : String(found.error), ...causeMessages(found.error instanceof Error ? found.error.cause : undefined)].join(': ');
+    const offline: OfflineLog = { ...found, reason };
+    this.offline.set(checkpointKey(found.topic, found.partition), offline);
+    this.options.logger.error(
+      { err: found.error, topic: found.topic, partition: found.partition, directory: found.directory, reason },
+      'partition log cannot be opened; it is offline (KAFKA_STORAGE_ERROR) until its files are repaired, every other partition is served',
+    );
   }
 
   private readCheckpointOrEmpty(name: string): { entries: OffsetCheckpoint; ok: boolean } {
@@ -269,6 +378,15 @@ export class LogManager {
     this.logs.set(key, log);
     return log;
   }
+}
+
+/** What requests to an offline partition get: Kafka's storage error, naming the reason. */
+export function offlineError(offline: OfflineLog): KafkaProtocolError {
+  return new KafkaProtocolError(
+    'KAFKA_STORAGE_ERROR',
+    `partition ${offline.topic}-${offline.partition} is offline: its log could not be opened at start (${offline.reason})`,
+    { cause: offline.error, details: { topic: offline.topic, partition: offline.partition, directory: offline.directory } },
+  );
 }
 
 /** Kafka's topic-name rule: 1–249 characters of [a-zA-Z0-9._-], not "." or "..". */

@@ -5,16 +5,17 @@
  * consumers may read. Reads return file ranges of whole batches for the network layer to stream.
  */
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import { TributaryError } from '../common/errors.js';
 import { KafkaProtocolError } from '../protocol/kafka-errors.js';
 import { validateProducerBatch } from '../protocol/batch-validation.js';
 import { setBaseOffset } from '../protocol/record-batch.js';
-import { decodeRecords } from '../protocol/records.js';
 import { readFully, verifyBatches } from './batch-scan.js';
+import { fsyncDirectoryAsync } from './durable-files.js';
 import type { LogConfig } from './log-config.js';
+import { firstRecordAtOrAfter, type RecordTime } from './record-timestamps.js';
 import { LogSegment } from './segment.js';
 
 export interface AppendResult {
@@ -53,10 +54,8 @@ export interface ReadResult {
   readonly logEndOffset: number;
 }
 
-export interface TimestampLookup {
-  readonly offset: number;
-  readonly timestamp: number;
-}
+/** A record found by timestamp; the timestamp is exact (int64). */
+export type TimestampLookup = RecordTime;
 
 /** What the log tells its manager so checkpoints stay current. */
 export interface LogEvents {
@@ -89,6 +88,12 @@ export interface LoadOptions {
 
 const SEGMENT_FILE = /^(\d{20})\.log$/;
 
+/**
+ * open: serving. closing: a clean stop is flushing it (no new appends). closed: stopped, files
+ * kept. deleted: its topic is gone; queued appends were refused and its files are being removed.
+ */
+type LogState = 'open' | 'closing' | 'closed' | 'deleted';
+
 export class PartitionLog {
   private segments: LogSegment[] = [];
   private baseOffsets: number[] = [];
@@ -102,7 +107,13 @@ export class PartitionLog {
   private readonly recoveryReport = { segmentsChecked: 0, batchesVerified: 0, bytesTruncated: 0, segmentsDeleted: 0 };
   private writeGroup: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined;
   private failure: Error | undefined;
-  private closed = false;
+  private state: LogState = 'open';
+  /**
+   * Directory entries created and not yet fsynced: the partition folder (in the data dir) and
+   * segment files (in the folder). Files are created lazily on the first append, and the folders
+   * are fsynced by the next flush, before the data in those files counts as flushed.
+   */
+  private readonly unsyncedEntries = { dataDir: false, folder: false };
   logStartOffset = 0;
   config: LogConfig;
 
@@ -124,7 +135,13 @@ export class PartitionLog {
       options.topic, options.partition, options.directory, options.config, options.clock,
       options.logger.child({ topic: options.topic, partition: options.partition }), options.events,
     );
-    await log.loadSegments(options);
+    try {
+      await log.loadSegments(options);
+    } catch (error) {
+      // Whatever was opened before the failure is let go: an offline log holds no descriptors.
+      for (const segment of log.segments) segment.abandon();
+      throw error;
+    }
     return log;
   }
 
@@ -176,15 +193,17 @@ export class PartitionLog {
       timestampAfterMaxMs: config.timestampAfterMaxMs,
       now,
     });
-    this.maybeRoll(batch.length, now);
+    this.maybeRoll(batch.length, validated.recordCount, now);
     const baseOffset = this.logEndOffset;
     const lastOffset = baseOffset + validated.recordCount - 1;
     if (lastOffset >= Number.MAX_SAFE_INTEGER) {
       throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `log ${this.name} reached the largest offset this broker can number`);
     }
-    setBaseOffset(batch, BigInt(baseOffset));
     const segment = this.activeSegment;
-    segment.append(batch, { baseOffset, lastOffset, maxTimestamp: Number(validated.maxTimestamp) }, this.config.indexIntervalBytes, now);
+    this.ensureFile(segment);
+    setBaseOffset(batch, BigInt(baseOffset));
+    // The batch's MaxTimestamp as stored: the validator sets it to the records' maximum (or the append time).
+    segment.append(batch, { baseOffset, lastOffset, maxTimestamp: validated.maxTimestamp }, this.config.indexIntervalBytes, now);
     const written = this.scheduleWrite();
     if (this.unflushedRecords === 0) this.firstUnflushedAt = now;
     this.unflushedRecords += validated.recordCount;
@@ -224,6 +243,11 @@ export class PartitionLog {
   private writePendingNow(): void {
     const group = this.writeGroup;
     this.writeGroup = undefined;
+    if (this.state === 'closed' || this.state === 'deleted') {
+      // Closing cancelled the queued batches; a write now could only hit a file the log let go.
+      group?.reject(this.unavailableError());
+      return;
+    }
     try {
       this.activeSegment.writePending();
     } catch (error) {
@@ -237,7 +261,7 @@ export class PartitionLog {
 
   /** Flushes when the policy says so: enough records waiting, or the oldest waiting long enough. */
   async maybeFlush(now: number): Promise<void> {
-    if (this.unflushedRecords === 0) return;
+    if (this.unflushedRecords === 0 || this.state !== 'open') return;
     if (this.unflushedRecords >= this.config.flushMessages || now - this.firstUnflushedAt >= this.config.flushMs) {
       await this.flush();
     }
@@ -245,6 +269,7 @@ export class PartitionLog {
 
   /** fsyncs everything appended so far, then exposes it. Concurrent calls share the work. */
   flush(): Promise<void> {
+    if (this.state === 'closed' || this.state === 'deleted') return Promise.reject(this.unavailableError());
     if (this.flushing !== undefined) {
       // One flush at a time; a caller arriving during one gets another that covers its data.
       return this.flushing.then(() => (this.flushedMark.offset < this.logEndOffset ? this.flush() : undefined));
@@ -262,7 +287,10 @@ export class PartitionLog {
     const run = (async () => {
       try {
         for (const segment of segments) await segment.flush();
+        await this.syncEntries();
       } catch (error) {
+        // A log deleted under its flush: its files are gone on purpose, nothing went wrong.
+        if (this.state === 'deleted') throw this.unavailableError();
         // Never expose or acknowledge data whose fsync failed, and never retry the fsync blindly.
         this.failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `fsync of log ${this.name} failed; the log is offline until restart and recovery`, { cause: error });
         this.logger.error({ err: error }, 'fsync failed; taking the log offline');
@@ -275,6 +303,44 @@ export class PartitionLog {
       this.flushing = undefined;
     });
     return this.flushing;
+  }
+
+  /** fsyncs the folders whose entries were created since the last flush (data dir first). */
+  private async syncEntries(): Promise<void> {
+    const entries = this.unsyncedEntries;
+    if (entries.dataDir) {
+      entries.dataDir = false;
+      try {
+        await fsyncDirectoryAsync(dirname(this.directory));
+      } catch (error) {
+        entries.dataDir = true;
+        throw error;
+      }
+    }
+    if (entries.folder) {
+      entries.folder = false;
+      try {
+        await fsyncDirectoryAsync(this.directory);
+      } catch (error) {
+        entries.folder = true;
+        throw error;
+      }
+    }
+  }
+
+  /** Creates the segment's file (and the log's folder) just before its first batch. */
+  private ensureFile(segment: LogSegment): void {
+    if (segment.hasFile) return;
+    try {
+      if (mkdirSync(this.directory, { recursive: true }) !== undefined) this.unsyncedEntries.dataDir = true;
+      segment.createFile();
+      this.unsyncedEntries.folder = true;
+    } catch (error) {
+      // Nothing was appended: refuse this batch, keep the log up (a full disk or descriptor table may clear).
+      const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
+      this.logger.error({ err: error, segment: segment.baseOffset }, 'could not create a segment file');
+      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not create segment ${segment.baseOffset} of log ${this.name} (${code}); the batch was not written`, { cause: error });
+    }
   }
 
   private advanceHighWatermark(mark: Mark): void {
@@ -296,6 +362,7 @@ export class PartitionLog {
    * OFFSET_OUT_OF_RANGE; offsets at or after the high watermark read nothing.
    */
   async read(offset: number, maxBytes: number): Promise<ReadResult> {
+    this.checkReadable();
     const bounds = { highWatermark: this.highWatermark, logStartOffset: this.logStartOffset, logEndOffset: this.logEndOffset };
     if (offset < this.logStartOffset || offset > this.logEndOffset) {
       throw new KafkaProtocolError(
@@ -323,19 +390,30 @@ export class PartitionLog {
   }
 
   /** The first record with timestamp ≥ `timestamp` below the high watermark, if any (ListOffsets). */
-  async offsetForTimestamp(timestamp: number): Promise<TimestampLookup | undefined> {
+  async offsetForTimestamp(timestamp: bigint): Promise<TimestampLookup | undefined> {
+    this.checkReadable();
     const hw = this.highWatermarkMark;
-    for (const segment of this.segments) {
+    // A copy: retention may drop segments from the list while this waits on a read.
+    for (const segment of [...this.segments]) {
       if (segment.baseOffset >= hw.offset) break;
-      if (segment.maxTimestamp < timestamp) continue;
+      if (segment.isClosed || segment.maxTimestamp < timestamp) continue;
       const end = segment === hw.segment ? hw.position : segment.size;
       const batch = segment.findBatchByTime(timestamp, end);
       if (batch === undefined) continue;
       const bytes = Buffer.allocUnsafe(batch.size);
-      await readFully(segment.fd, bytes, batch.size, batch.position);
+      // Held across the read, so the descriptor cannot be closed (and its number reused) under it.
+      segment.retain();
+      let read: number;
+      try {
+        read = await readFully(segment.fd, bytes, batch.size, batch.position);
+      } finally {
+        segment.release();
+      }
+      this.checkReadable();
+      if (read < batch.size) continue;
       // Resolved to the exact record, decompressing the batch if it is compressed.
-      const record = decodeRecords(bytes).find((candidate) => candidate.timestamp >= timestamp);
-      if (record !== undefined) return { offset: Number(record.offset), timestamp: record.timestamp };
+      const record = firstRecordAtOrAfter(bytes, timestamp);
+      if (record !== undefined) return record;
     }
     return undefined;
   }
@@ -346,14 +424,16 @@ export class PartitionLog {
    * with records above the high watermark. Returns how many were deleted.
    */
   applyRetention(now: number): number {
+    if (this.state !== 'open') return 0;
     const { retentionMs, retentionBytes } = this.config;
     let remainingBytes = this.sizeInBytes;
     let deletable = 0;
     for (let index = 0; index < this.segments.length - 1; index += 1) {
       const segment = this.segments[index];
       if (segment === undefined || segment.nextOffset > this.highWatermark) break;
-      const newest = segment.maxTimestamp >= 0 ? segment.maxTimestamp : segment.lastWrittenAt;
-      const expired = retentionMs >= 0 && now - newest > retentionMs;
+      // Timestamps are exact int64 (a producer's may be far in the future: such a segment never expires by time).
+      const newest = segment.maxTimestamp >= 0n ? segment.maxTimestamp : BigInt(Math.trunc(segment.lastWrittenAt));
+      const expired = retentionMs >= 0 && BigInt(now) - newest > BigInt(retentionMs);
       const oversized = retentionBytes >= 0 && remainingBytes - segment.size >= retentionBytes;
       if (!expired && !oversized) break;
       remainingBytes -= segment.size;
@@ -367,31 +447,81 @@ export class PartitionLog {
     this.events.logStartOffsetChanged(this);
     for (const segment of removed) {
       this.unflushedSegments.delete(segment);
+      // Readers holding the segment (a fetch being sent, a timestamp lookup) keep its descriptor
+      // until they release it; nothing new can start on it.
       segment.delete();
     }
     this.logger.info({ segments: removed.map((s) => s.baseOffset), logStartOffset: this.logStartOffset }, 'retention deleted segments');
     return deletable;
   }
 
-  /** Flushes and closes the files. */
+  /** Flushes and closes the files (a clean stop). New appends are refused from the start. */
   async close(): Promise<void> {
-    if (this.closed) return;
-    if (this.failure === undefined) await this.flush();
-    this.closed = true;
-    for (const segment of this.segments) segment.close();
+    if (this.state !== 'open') return;
+    this.state = 'closing';
+    const errors: unknown[] = [];
+    try {
+      if (this.failure === undefined) await this.flush();
+    } catch (error) {
+      errors.push(error);
+    }
+    this.state = 'closed';
+    this.cancelPendingWrites();
+    for (const segment of this.segments) {
+      try {
+        segment.close();
+      } catch (error) {
+        errors.push(error);
+      }
+    }
+    if (errors.length > 0) throw new TributaryError({ code: 'LOG_CLOSE_FAILED', message: `log ${this.name} did not flush and close cleanly`, cause: errors[0] });
   }
 
-  /** Closes the log and deletes its folder. */
-  async deleteFiles(): Promise<void> {
-    this.closed = true;
+  /**
+   * Stops the log because its topic was deleted, then removes `folder` (its directory, or where
+   * the owner renamed it). Queued appends are refused with UNKNOWN_TOPIC_OR_PARTITION and never
+   * written; an fsync under way finishes on its still-open descriptor; readers keep theirs until
+   * they release. No descriptor is closed while anything may still use it.
+   */
+  async deleteFiles(folder: string | undefined = this.directory): Promise<void> {
+    this.beginDeletion();
     await this.flushing?.catch(() => {});
-    for (const segment of this.segments) segment.delete();
-    rmSync(this.directory, { recursive: true, force: true });
+    for (const segment of this.segments) segment.abandon();
+    if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
+  }
+
+  /** The synchronous first step of `deleteFiles`: from now on every append and read is refused. */
+  beginDeletion(): void {
+    if (this.state === 'deleted') return;
+    this.state = 'deleted';
+    this.cancelPendingWrites();
+  }
+
+  /** Refuses the batches queued for the next write (the log is closing or deleted under them). */
+  private cancelPendingWrites(): void {
+    const group = this.writeGroup;
+    this.writeGroup = undefined;
+    // Only the active segment ever holds queued batches: a roll writes the old one's first.
+    this.segments[this.segments.length - 1]?.discardPending();
+    group?.reject(this.unavailableError());
   }
 
   private checkWritable(): void {
+    if (this.state === 'deleted') throw this.unavailableError();
     if (this.failure !== undefined) throw this.failure;
-    if (this.closed) throw new KafkaProtocolError('NOT_LEADER_OR_FOLLOWER', `log ${this.name} is closed`);
+    if (this.state !== 'open') throw this.unavailableError();
+  }
+
+  private checkReadable(): void {
+    if (this.state === 'closed' || this.state === 'deleted') throw this.unavailableError();
+  }
+
+  /** What a request to a log that stopped serving gets: a deleted topic is unknown, a stopped broker not the leader. */
+  private unavailableError(): KafkaProtocolError {
+    if (this.state === 'deleted') {
+      return new KafkaProtocolError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${this.name} was deleted with its topic`);
+    }
+    return new KafkaProtocolError('NOT_LEADER_OR_FOLLOWER', `log ${this.name} is closed`);
   }
 
   /** Maps a failed write (already undone by the segment) to the error the appends get. */
@@ -407,12 +537,15 @@ export class PartitionLog {
     return failure;
   }
 
-  private maybeRoll(incomingBytes: number, now: number): void {
+  private maybeRoll(incomingBytes: number, incomingRecords: number, now: number): void {
     const active = this.activeSegment;
     if (active.size === 0) return;
     const full = active.size + incomingBytes > this.config.segmentBytes;
     const old = now - active.createdAt >= this.config.segmentMs;
-    if (!full && !old) return;
+    // Kafka's rule (LogSegment.canConvertToRelativeOffset): every offset of the batch must fit the
+    // index as an Int32 relative to the segment's base, or the entries would wrap.
+    const overflow = !active.index.fits(this.logEndOffset + Math.max(incomingRecords, 1) - 1);
+    if (!full && !old && !overflow) return;
     this.writePendingNow();
     active.index.persist();
     this.addSegment(LogSegment.create(this.directory, this.logEndOffset, now));
@@ -461,6 +594,8 @@ export class PartitionLog {
       size,
       firstBatchOffset,
       readBytes: async () => {
+        // The slice's reference keeps the descriptor open across the read; after release it may be gone.
+        if (released) throw new TributaryError({ code: 'SLICE_RELEASED', message: `a slice of ${segment.logPath} was read after its release` });
         const bytes = Buffer.allocUnsafe(size);
         const read = await readFully(segment.fd, bytes, size, position);
         return bytes.subarray(0, read);
@@ -476,16 +611,19 @@ export class PartitionLog {
   // ---- loading and recovery -------------------------------------------------------------
 
   private async loadSegments(options: LoadOptions): Promise<void> {
-    mkdirSync(this.directory, { recursive: true });
+    // The folder is made now (one cheap call, no fsync, no descriptor); its entry in the data dir
+    // is fsynced by the first flush, before any data in it counts as flushed.
+    if (mkdirSync(this.directory, { recursive: true }) !== undefined) this.unsyncedEntries.dataDir = true;
+    const files = listFolder(this.directory);
     const bases: number[] = [];
-    for (const file of readdirSync(this.directory)) {
+    for (const file of files) {
       const match = SEGMENT_FILE.exec(file);
       if (match?.[1] !== undefined) bases.push(Number(match[1]));
       else if (file.endsWith('.tmp') || file.endsWith('.deleted')) rmSync(join(this.directory, file), { force: true });
     }
     bases.sort((a, b) => a - b);
     // Index files whose segment is gone are leftovers of an interrupted deletion.
-    for (const file of readdirSync(this.directory)) {
+    for (const file of files) {
       const base = /^(\d{20})\.(index|timeindex)$/.exec(file)?.[1];
       if (base !== undefined && !bases.includes(Number(base))) rmSync(join(this.directory, file), { force: true });
     }
@@ -498,6 +636,7 @@ export class PartitionLog {
       this.baseOffsets.shift();
     }
     if (this.segments.length === 0) {
+      // Empty: a segment without files, created when the first batch comes.
       this.addSegment(LogSegment.create(this.directory, this.logStartOffset, this.clock.now()));
     }
     if (this.logStartOffset < this.activeOrFirst().baseOffset) this.logStartOffset = this.activeOrFirst().baseOffset;
@@ -506,12 +645,21 @@ export class PartitionLog {
     for (let index = 0; index < this.segments.length; index += 1) {
       const segment = this.segments[index];
       if (segment === undefined) break;
+      if (!segment.hasFile) continue;
       if (index < recoverFrom) {
         if (!segment.index.load(segment.size)) {
           this.logger.warn({ segment: segment.baseOffset }, 'index missing or corrupt; rebuilding it from the segment');
           await this.rebuild(segment);
         } else {
           segment.loadTail(this.config.indexIntervalBytes);
+        }
+        if (!segment.overflowed) continue;
+        // Written before segments rolled on relative-offset overflow: the offsets past what the
+        // index holds are damage, cut like any other (checked in full, truncated there).
+        this.logger.warn({ segment: segment.baseOffset }, 'segment holds offsets its index cannot represent; checking it in full');
+        if (await this.recoverSegment(segment)) {
+          this.dropSegmentsFrom(index + 1);
+          break;
         }
         continue;
       }
@@ -563,8 +711,10 @@ export class PartitionLog {
     segment.resetForRebuild();
     // Batches up to the largest size any topic setting allows were valid when written.
     const largestBatch = Math.max(this.config.maxMessageBytes, 1_048_588);
-    const scan = await verifyBatches(segment.fd, 0, segment.size, segment.baseOffset, largestBatch, (batch) =>
-      segment.track(batch, this.config.indexIntervalBytes),
+    const scan = await verifyBatches(
+      segment.fd, 0, segment.size, segment.baseOffset, largestBatch,
+      (batch) => segment.track(batch, this.config.indexIntervalBytes),
+      segment.baseOffset,
     );
     segment.index.rewriteFiles();
     this.recoveryReport.segmentsChecked += 1;
@@ -577,6 +727,16 @@ export class PartitionLog {
     );
     segment.truncateTo(scan.validEnd);
     return true;
+  }
+}
+
+/** A folder's entries; none when it does not exist (deleted under a lookup). */
+function listFolder(directory: string): string[] {
+  try {
+    return readdirSync(directory);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
+    throw error;
   }
 }
 

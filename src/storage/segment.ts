@@ -5,18 +5,36 @@
  *
  * Appended batches are queued and written together by `writePending` (one `writev` for all the
  * batches appended in one turn of the event loop): a system call per batch would cost more than
- * the copy. Writes are synchronous (page cache), fsyncs go to the thread pool. Reads hand out the file
- * descriptor with a position and length, holding a reference so a segment deleted by retention
- * stays readable until the last reader lets go.
+ * the copy. Writes are synchronous (page cache), fsyncs go to the thread pool.
+ *
+ * Files are created lazily: a new segment holds no file (and no descriptor) until the log asks
+ * for it with `createFile`, just before its first append, so thousands of empty partitions cost
+ * no descriptors and no system calls.
+ *
+ * Descriptor lifetime. A descriptor number is reused by the OS as soon as it is closed, so a
+ * write or read through a closed one lands in (or comes from) whatever file was opened next. So:
+ * every asynchronous use of the descriptor (an fsync, a read of a slice, a fetch streaming from
+ * it) holds a reference (`retain`/`release`); closing or deleting only marks the segment closed,
+ * and the descriptor is closed when the last reference goes. A closed segment refuses every new
+ * operation, and `fd` throws once the descriptor is gone.
  */
 import { closeSync, fstatSync, ftruncateSync, openSync, rmSync, writeSync, writevSync } from 'node:fs';
 import { join } from 'node:path';
+import { TributaryError } from '../common/errors.js';
 import { scanBatches, type BatchInfo } from './batch-scan.js';
-import { fsyncAsync, fsyncDirectory } from './durable-files.js';
+import { fsyncAsync } from './durable-files.js';
 import { SparseIndex } from './sparse-index.js';
 
 export function segmentFileName(baseOffset: number, suffix: '.log' | '.index' | '.timeindex'): string {
   return `${String(baseOffset).padStart(20, '0')}${suffix}`;
+}
+
+/** What a segment's state was before its first queued batch, to undo a failed or cancelled write. */
+interface BeforePending {
+  readonly nextOffset: number;
+  readonly maxTimestamp: bigint;
+  readonly bytesSinceIndexEntry: number;
+  readonly overflowed: boolean;
 }
 
 export class LogSegment {
@@ -26,24 +44,28 @@ export class LogSegment {
   /** Bytes actually in the file. */
   private writtenSize: number;
   private pending: Buffer[] = [];
-  /** Offsets and timestamp state before the first queued batch, to undo a failed write. */
-  private beforePending: { nextOffset: number; maxTimestamp: number; bytesSinceIndexEntry: number } | undefined;
+  private beforePending: BeforePending | undefined;
   /** One past the last offset in the segment (= baseOffset when empty). */
   nextOffset: number;
-  /** Largest record timestamp seen, −1 if none. */
-  maxTimestamp = -1;
+  /** Largest record timestamp seen (exact int64), −1 if none. */
+  maxTimestamp = -1n;
   /** When the segment was created (for segment.ms) or last written (for retention without timestamps). */
   createdAt: number;
   lastWrittenAt: number;
+  /** A tracked batch reaches past what the index can hold (only possible in a damaged or old file). */
+  overflowed = false;
   private bytesSinceIndexEntry = 0;
-  private readers = 0;
-  private deleted = false;
+  /** The open descriptor; undefined before `createFile` and after the last reference let go. */
+  private descriptor: number | undefined;
+  /** References besides the owner's: readers and in-flight fsyncs. */
+  private references = 0;
+  /** The owner let go (closed or deleted): nothing new may start. */
   private closed = false;
 
   private constructor(
     readonly directory: string,
     readonly baseOffset: number,
-    readonly fd: number,
+    descriptor: number | undefined,
     size: number,
     now: number,
   ) {
@@ -52,6 +74,7 @@ export class LogSegment {
       join(directory, segmentFileName(baseOffset, '.index')),
       join(directory, segmentFileName(baseOffset, '.timeindex')),
     );
+    this.descriptor = descriptor;
     this.size = size;
     this.writtenSize = size;
     this.nextOffset = baseOffset;
@@ -63,25 +86,57 @@ export class LogSegment {
     return join(this.directory, segmentFileName(this.baseOffset, '.log'));
   }
 
-  /** Creates a new, empty segment; its files exist durably when this returns. */
+  /** A new, empty segment without files: `createFile` makes them when the first batch comes. */
   static create(directory: string, baseOffset: number, now: number): LogSegment {
-    const fd = openSync(join(directory, segmentFileName(baseOffset, '.log')), 'wx+');
-    const segment = new LogSegment(directory, baseOffset, fd, 0, now);
-    segment.index.rewriteFiles();
-    fsyncDirectory(directory);
-    return segment;
+    return new LogSegment(directory, baseOffset, undefined, 0, now);
   }
 
   /** Opens an existing segment file; indexes and offsets are filled in by the loader. */
   static open(directory: string, baseOffset: number): LogSegment {
     const fd = openSync(join(directory, segmentFileName(baseOffset, '.log')), 'r+');
-    const stat = fstatSync(fd);
-    return new LogSegment(directory, baseOffset, fd, stat.size, stat.mtimeMs);
+    try {
+      const stat = fstatSync(fd);
+      return new LogSegment(directory, baseOffset, fd, stat.size, stat.mtimeMs);
+    } catch (error) {
+      closeSync(fd);
+      throw error;
+    }
+  }
+
+  /** The file descriptor, valid while the caller holds a reference (or runs synchronously). */
+  get fd(): number {
+    if (this.descriptor === undefined) throw this.closedError(this.closed ? 'its file is closed' : 'it has no file yet');
+    return this.descriptor;
+  }
+
+  get hasFile(): boolean {
+    return this.descriptor !== undefined;
+  }
+
+  get isClosed(): boolean {
+    return this.closed;
+  }
+
+  /**
+   * Creates the segment's `.log` file (the folder must exist). Its directory entry is not yet
+   * durable: the log fsyncs the folder before any data in the file counts as flushed.
+   */
+  createFile(): void {
+    this.assertOpen('create its file');
+    if (this.descriptor !== undefined) return;
+    this.descriptor = openSync(this.logPath, 'wx+');
   }
 
   /** Queues one batch whose offsets are already assigned; `writePending` puts it in the file. */
   append(batch: Buffer, info: Omit<BatchInfo, 'position' | 'size'>, indexIntervalBytes: number, now: number): void {
-    this.beforePending ??= { nextOffset: this.nextOffset, maxTimestamp: this.maxTimestamp, bytesSinceIndexEntry: this.bytesSinceIndexEntry };
+    this.assertOpen('append');
+    if (this.descriptor === undefined) throw this.closedError('it has no file yet');
+    this.beforePending ??= {
+      nextOffset: this.nextOffset,
+      maxTimestamp: this.maxTimestamp,
+      bytesSinceIndexEntry: this.bytesSinceIndexEntry,
+      overflowed: this.overflowed,
+    };
     const position = this.size;
     this.pending.push(batch);
     this.size += batch.length;
@@ -99,40 +154,63 @@ export class LogSegment {
    */
   writePending(): void {
     if (this.pending.length === 0) return;
+    // Never reached with batches queued on a closed segment (closing cancels them); refuse anyway.
+    this.assertOpen('write');
+    const fd = this.fd;
     const batches = this.pending;
-    this.pending = [];
-    const before = this.beforePending;
-    this.beforePending = undefined;
     const total = this.size - this.writtenSize;
+    this.pending = [];
     try {
-      let written = writevSync(this.fd, batches, this.writtenSize);
+      let written = writevSync(fd, batches, this.writtenSize);
       if (written < total) {
         // A short write: finish the rest from one contiguous copy.
         const rest = Buffer.concat(batches).subarray(written);
         let done = 0;
-        while (done < rest.length) done += writeSync(this.fd, rest, done, rest.length - done, this.writtenSize + written + done);
+        while (done < rest.length) done += writeSync(fd, rest, done, rest.length - done, this.writtenSize + written + done);
         written += done;
       }
       this.writtenSize += written;
+      this.beforePending = undefined;
     } catch (error) {
-      this.size = this.writtenSize;
-      if (before !== undefined) {
-        this.nextOffset = before.nextOffset;
-        this.maxTimestamp = before.maxTimestamp;
-        this.bytesSinceIndexEntry = before.bytesSinceIndexEntry;
-      }
-      this.index.truncateToPosition(this.writtenSize);
-      ftruncateSync(this.fd, this.writtenSize);
+      this.undoPending();
+      ftruncateSync(fd, this.writtenSize);
       throw error;
     }
+  }
+
+  /**
+   * Forgets the queued batches without writing them (the log is being deleted or closed under
+   * them): offsets, timestamps and index entries go back to what the file holds.
+   */
+  discardPending(): void {
+    if (this.pending.length === 0) return;
+    this.pending = [];
+    this.undoPending();
+  }
+
+  private undoPending(): void {
+    const before = this.beforePending;
+    this.beforePending = undefined;
+    this.size = this.writtenSize;
+    if (before !== undefined) {
+      this.nextOffset = before.nextOffset;
+      this.maxTimestamp = before.maxTimestamp;
+      this.bytesSinceIndexEntry = before.bytesSinceIndexEntry;
+      this.overflowed = before.overflowed;
+    }
+    this.index.truncateToPosition(this.writtenSize);
   }
 
   /** Updates offsets, timestamps and the sparse index for a batch now in the file. */
   track(batch: BatchInfo, indexIntervalBytes: number): void {
     if (batch.maxTimestamp > this.maxTimestamp) this.maxTimestamp = batch.maxTimestamp;
-    // An entry for the first batch after every `indexIntervalBytes` bytes; offsets before the first
-    // entry are found by scanning from position 0.
-    if (this.bytesSinceIndexEntry >= indexIntervalBytes && batch.position > 0) {
+    if (!this.index.fits(batch.lastOffset)) {
+      // Only a file written before segments rolled on this (or damaged) gets here; the loader
+      // sees the flag and truncates the segment at this batch instead of wrapping its offsets.
+      this.overflowed = true;
+    } else if (this.bytesSinceIndexEntry >= indexIntervalBytes && batch.position > 0) {
+      // An entry for the first batch after every `indexIntervalBytes` bytes; offsets before the
+      // first entry are found by scanning from position 0.
       this.index.add(batch.baseOffset, batch.position, this.maxTimestamp);
       this.bytesSinceIndexEntry = 0;
     }
@@ -146,15 +224,17 @@ export class LogSegment {
    */
   loadTail(indexIntervalBytes: number): void {
     const last = this.index.last();
-    this.maxTimestamp = last?.maxTimestamp ?? -1;
+    this.maxTimestamp = last?.maxTimestamp ?? -1n;
     this.nextOffset = last?.offset ?? this.baseOffset;
     this.bytesSinceIndexEntry = 0;
+    if (this.size === 0) return;
     const start = last?.position ?? 0;
     let first = true;
     for (const batch of scanBatches(this.fd, start, this.size)) {
       if (first && last !== undefined) {
         // The indexed batch itself: already has its entry.
         if (batch.maxTimestamp > this.maxTimestamp) this.maxTimestamp = batch.maxTimestamp;
+        if (!this.index.fits(batch.lastOffset)) this.overflowed = true;
         this.bytesSinceIndexEntry = batch.size;
         this.nextOffset = batch.lastOffset + 1;
       } else {
@@ -168,12 +248,15 @@ export class LogSegment {
   resetForRebuild(): void {
     this.index.clear();
     this.bytesSinceIndexEntry = 0;
-    this.maxTimestamp = -1;
+    this.maxTimestamp = -1n;
     this.nextOffset = this.baseOffset;
+    this.overflowed = false;
   }
 
-  /** Cuts the file at `position` (recovery found invalid bytes there). */
+  /** Cuts the file at `position` (recovery found invalid bytes there). Never under queued batches. */
   truncateTo(position: number): void {
+    this.assertOpen('truncate');
+    if (this.hasPending) throw new Error(`segment ${this.baseOffset} cannot be truncated with batches queued`);
     ftruncateSync(this.fd, position);
     this.size = position;
     this.writtenSize = position;
@@ -182,6 +265,8 @@ export class LogSegment {
 
   /** Position of the first batch with lastOffset ≥ `offset` that starts before `end`, if any. */
   findBatch(offset: number, end: number): BatchInfo | undefined {
+    this.assertOpen('read');
+    if (end <= 0) return undefined;
     const start = this.index.floorByOffset(offset)?.position ?? 0;
     for (const batch of scanBatches(this.fd, start, end)) {
       if (batch.lastOffset >= offset) return batch;
@@ -191,6 +276,7 @@ export class LogSegment {
 
   /** End of the last whole batch in [start, limit], scanning from the nearest index entry. */
   lastBoundaryWithin(start: number, limit: number, end: number): number {
+    this.assertOpen('read');
     const from = Math.max(start, this.index.floorByPosition(limit)?.position ?? start);
     let boundary = from;
     for (const batch of scanBatches(this.fd, from, end)) {
@@ -201,7 +287,9 @@ export class LogSegment {
   }
 
   /** First batch whose max timestamp is ≥ `timestamp`, starting before `end`. */
-  findBatchByTime(timestamp: number, end: number): BatchInfo | undefined {
+  findBatchByTime(timestamp: bigint, end: number): BatchInfo | undefined {
+    this.assertOpen('read');
+    if (end <= 0) return undefined;
     const start = this.index.lastOlderThan(timestamp)?.position ?? 0;
     for (const batch of scanBatches(this.fd, start, end)) {
       if (batch.maxTimestamp >= timestamp) return batch;
@@ -209,42 +297,87 @@ export class LogSegment {
     return undefined;
   }
 
-  /** Writes pending index entries and fsyncs the segment data. */
+  /**
+   * Writes queued batches and pending index entries and fsyncs the segment data. A segment closed
+   * or deleted meanwhile has nothing left to make durable here (close flushed it; deletion drops it).
+   */
   async flush(): Promise<void> {
+    if (this.closed || this.descriptor === undefined) return;
     this.writePending();
     this.index.persist();
-    await fsyncAsync(this.fd);
+    this.retain();
+    try {
+      await fsyncAsync(this.fd);
+    } finally {
+      this.release();
+    }
   }
 
+  /** Holds the descriptor open (and the segment readable) until `release`. */
   retain(): void {
-    this.readers += 1;
+    this.assertOpen('be read');
+    this.references += 1;
   }
 
   release(): void {
-    this.readers -= 1;
-    if (this.readers === 0 && this.deleted) this.closeFiles();
+    if (this.references === 0) throw new Error(`segment ${this.baseOffset} released more often than retained`);
+    this.references -= 1;
+    if (this.references === 0 && this.closed) this.closeDescriptor();
   }
 
-  /** Closes the files, keeping them on disk. */
+  /** Writes what is queued, closes the files (once no reader holds them) and keeps them on disk. */
   close(): void {
     if (this.closed) return;
-    this.writePending();
-    this.index.persist();
-    this.closeFiles();
+    try {
+      if (this.descriptor !== undefined) {
+        this.writePending();
+        this.index.persist();
+      }
+    } finally {
+      this.letGo();
+    }
+  }
+
+  /**
+   * Closes without writing anything more (the log's folder is being deleted by its owner): queued
+   * batches are dropped, the index files are never written again.
+   */
+  abandon(): void {
+    if (this.closed) return;
+    this.discardPending();
+    this.index.detach();
+    this.letGo();
   }
 
   /** Deletes the files; readers holding the segment keep reading until they release it. */
   delete(): void {
-    this.deleted = true;
+    if (this.closed) return;
+    this.abandon();
     for (const suffix of ['.log', '.index', '.timeindex'] as const) {
       rmSync(join(this.directory, segmentFileName(this.baseOffset, suffix)), { force: true });
     }
-    if (this.readers === 0) this.closeFiles();
   }
 
-  private closeFiles(): void {
-    if (this.closed) return;
+  private letGo(): void {
     this.closed = true;
-    closeSync(this.fd);
+    if (this.references === 0) this.closeDescriptor();
+  }
+
+  private closeDescriptor(): void {
+    const fd = this.descriptor;
+    this.descriptor = undefined;
+    if (fd !== undefined) closeSync(fd);
+  }
+
+  private assertOpen(operation: string): void {
+    if (this.closed) throw this.closedError(`it is closed (asked to ${operation})`);
+  }
+
+  private closedError(why: string): TributaryError {
+    return new TributaryError({
+      code: 'SEGMENT_CLOSED',
+      message: `segment ${this.baseOffset} of ${this.directory} cannot be used: ${why}`,
+      details: { directory: this.directory, baseOffset: this.baseOffset },
+    });
   }
 }

@@ -11,25 +11,38 @@
  *
  * Index files are never fsynced on the write path: after an unclean stop they are checked and
  * rebuilt from the segment data, which is the only source of truth.
+ *
+ * Timestamps are int64 end to end (a BigInt64Array, not doubles): a producer may send any int64,
+ * and 2^63−1 as a double rounds to 2^63, which no int64 field can hold.
  */
 import { closeSync, openSync, readFileSync, writeSync, ftruncateSync } from 'node:fs';
 
 export const OFFSET_ENTRY_BYTES = 8;
 export const TIME_ENTRY_BYTES = 12;
 
+/** Largest relative offset an index entry holds (Int32); segments roll before exceeding it. */
+export const MAX_RELATIVE_OFFSET = 0x7fffffff;
+
 export interface IndexEntry {
   readonly offset: number;
   readonly position: number;
-  readonly maxTimestamp: number;
+  readonly maxTimestamp: bigint;
 }
 
+/** Entries a fresh index has room for; small, because most partitions hold few segments' worth. */
+const INITIAL_CAPACITY = 8;
+
 export class SparseIndex {
-  private relativeOffsets = new Int32Array(64);
-  private positions = new Int32Array(64);
-  private maxTimestamps = new Float64Array(64);
+  private relativeOffsets = new Int32Array(INITIAL_CAPACITY);
+  private positions = new Int32Array(INITIAL_CAPACITY);
+  private maxTimestamps = new BigInt64Array(INITIAL_CAPACITY);
   private count = 0;
   /** Entries already in the files. */
   private persisted = 0;
+  /** Whether both files exist (written or loaded); until then `persist` creates them even when empty. */
+  private filesExist = false;
+  /** Set when the segment's files are deleted: nothing may write (and so recreate) them again. */
+  private detached = false;
 
   constructor(
     readonly baseOffset: number,
@@ -45,7 +58,7 @@ export class SparseIndex {
     return {
       offset: this.baseOffset + (this.relativeOffsets[index] ?? 0),
       position: this.positions[index] ?? 0,
-      maxTimestamp: this.maxTimestamps[index] ?? -1,
+      maxTimestamp: this.maxTimestamps[index] ?? -1n,
     };
   }
 
@@ -53,7 +66,15 @@ export class SparseIndex {
     return this.count === 0 ? undefined : this.entry(this.count - 1);
   }
 
-  add(offset: number, position: number, maxTimestampSoFar: number): void {
+  /** Whether `offset` can be stored as a relative offset of this index. */
+  fits(offset: number): boolean {
+    const relative = offset - this.baseOffset;
+    return relative >= 0 && relative <= MAX_RELATIVE_OFFSET;
+  }
+
+  add(offset: number, position: number, maxTimestampSoFar: bigint): void {
+    // An Int32Array wraps silently; a wrapped entry would send lookups to the wrong batch.
+    if (!this.fits(offset)) throw new RangeError(`offset ${offset} does not fit the index of segment ${this.baseOffset}`);
     if (this.count === this.positions.length) this.grow();
     this.relativeOffsets[this.count] = offset - this.baseOffset;
     this.positions[this.count] = position;
@@ -72,8 +93,8 @@ export class SparseIndex {
   }
 
   /** Last entry whose max timestamp so far is below `timestamp`: every batch up to it is older. */
-  lastOlderThan(timestamp: number): IndexEntry | undefined {
-    return this.floor((index) => (this.maxTimestamps[index] ?? -1) < timestamp);
+  lastOlderThan(timestamp: bigint): IndexEntry | undefined {
+    return this.floor((index) => (this.maxTimestamps[index] ?? -1n) < timestamp);
   }
 
   /** Drops entries at or past `position` (after the segment was truncated there). */
@@ -89,7 +110,8 @@ export class SparseIndex {
 
   /** Appends the entries not yet in the files. */
   persist(): void {
-    if (this.persisted === this.count) return;
+    if (this.detached) return;
+    if (this.persisted === this.count && this.filesExist) return;
     const pending = this.count - this.persisted;
     const offsets = Buffer.allocUnsafe(pending * OFFSET_ENTRY_BYTES);
     const times = Buffer.allocUnsafe(pending * TIME_ENTRY_BYTES);
@@ -97,16 +119,23 @@ export class SparseIndex {
       const index = this.persisted + i;
       offsets.writeInt32BE(this.relativeOffsets[index] ?? 0, i * OFFSET_ENTRY_BYTES);
       offsets.writeInt32BE(this.positions[index] ?? 0, i * OFFSET_ENTRY_BYTES + 4);
-      times.writeBigInt64BE(BigInt(this.maxTimestamps[index] ?? -1), i * TIME_ENTRY_BYTES);
+      times.writeBigInt64BE(this.maxTimestamps[index] ?? -1n, i * TIME_ENTRY_BYTES);
       times.writeInt32BE(this.relativeOffsets[index] ?? 0, i * TIME_ENTRY_BYTES + 8);
     }
     writeAt(this.offsetIndexPath, offsets, this.persisted * OFFSET_ENTRY_BYTES);
     writeAt(this.timeIndexPath, times, this.persisted * TIME_ENTRY_BYTES);
     this.persisted = this.count;
+    this.filesExist = true;
+  }
+
+  /** The segment's files are gone: never write them again (a write would recreate them). */
+  detach(): void {
+    this.detached = true;
   }
 
   /** Rewrites both files from the in-memory entries (after a rebuild). */
   rewriteFiles(): void {
+    if (this.detached) return;
     this.persisted = 0;
     this.truncateFiles(0);
     this.persist();
@@ -114,25 +143,28 @@ export class SparseIndex {
 
   /**
    * Loads the files written by `persist`. Returns false, leaving the index empty, when they are
-   * missing, of a wrong length, out of order, or pointing past `segmentSize` — the caller then
-   * rebuilds from the segment data.
+   * missing, unreadable, of a wrong length, out of order, or pointing past `segmentSize` — the
+   * caller then rebuilds from the segment data.
    */
   load(segmentSize: number): boolean {
-    let offsets: Buffer;
-    let times: Buffer;
     try {
-      offsets = readFileSync(this.offsetIndexPath);
-      times = readFileSync(this.timeIndexPath);
+      return this.loadFiles(segmentSize);
     } catch {
+      this.clear();
       return false;
     }
+  }
+
+  private loadFiles(segmentSize: number): boolean {
+    const offsets = readFileSync(this.offsetIndexPath);
+    const times = readFileSync(this.timeIndexPath);
     const entries = offsets.length / OFFSET_ENTRY_BYTES;
     if (!Number.isInteger(entries) || times.length !== entries * TIME_ENTRY_BYTES) return false;
     this.count = 0;
     for (let i = 0; i < entries; i += 1) {
       const relativeOffset = offsets.readInt32BE(i * OFFSET_ENTRY_BYTES);
       const position = offsets.readInt32BE(i * OFFSET_ENTRY_BYTES + 4);
-      const maxTimestamp = Number(times.readBigInt64BE(i * TIME_ENTRY_BYTES));
+      const maxTimestamp = times.readBigInt64BE(i * TIME_ENTRY_BYTES);
       const previous = this.last();
       const ordered =
         relativeOffset >= 0 &&
@@ -148,6 +180,7 @@ export class SparseIndex {
       this.add(this.baseOffset + relativeOffset, position, maxTimestamp);
     }
     this.persisted = this.count;
+    this.filesExist = true;
     return true;
   }
 
@@ -178,7 +211,7 @@ export class SparseIndex {
     relativeOffsets.set(this.relativeOffsets);
     const positions = new Int32Array(size);
     positions.set(this.positions);
-    const maxTimestamps = new Float64Array(size);
+    const maxTimestamps = new BigInt64Array(size);
     maxTimestamps.set(this.maxTimestamps);
     this.relativeOffsets = relativeOffsets;
     this.positions = positions;

@@ -39,8 +39,9 @@ async function lookup(context: BrokerContext, topic: string, partition: number, 
   if (timestamp === EARLIEST_TIMESTAMP) return answer(0, BigInt(log.logStartOffset), -1n);
   if (timestamp < 0n) return answer(KafkaErrorCode.INVALID_REQUEST, -1n, -1n);
   try {
-    const found = await log.offsetForTimestamp(Number(timestamp));
-    return found === undefined ? answer(0, -1n, -1n) : answer(0, BigInt(found.offset), BigInt(found.timestamp));
+    // The timestamp stays exact: any int64 ≥ 0 may be asked for and stored.
+    const found = await log.offsetForTimestamp(timestamp);
+    return found === undefined ? answer(0, -1n, -1n) : answer(0, BigInt(found.offset), found.timestamp);
   } catch (error) {
     if (error instanceof KafkaProtocolError) return answer(error.kafkaCode, -1n, -1n);
     throw error;

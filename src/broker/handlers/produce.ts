@@ -48,7 +48,7 @@ async function appendOne(context: BrokerContext, topic: string, partition: numbe
     errorMessage,
   });
   const local = await localPartition(context, topic, partition);
-  if (local.log === undefined) return failure(local.errorCode, null);
+  if (local.log === undefined) return failure(local.errorCode, local.errorMessage ?? null);
   if (records === null || records.length === 0) return failure(KafkaErrorCode.INVALID_RECORD, 'produce request carries no records');
   try {
     // The request buffer is ours alone: the base offset is rewritten in it and it is written as is.

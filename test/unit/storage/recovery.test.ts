@@ -176,7 +176,7 @@ describe('index rebuilds', () => {
         expect(found!.lastOffset).toBeGreaterThanOrEqual(offset);
         slice!.release();
       }
-      expect(await reopened.offsetForTimestamp(50_000 + 77 * 10)).toEqual({ offset: 154, timestamp: 50_770 });
+      expect(await reopened.offsetForTimestamp(BigInt(50_000 + 77 * 10))).toEqual({ offset: 154, timestamp: 50_770n });
       await manager.close();
       // The rebuilt files are back, each a whole number of entries.
       for (const file of readdirSync(folder).filter((name) => name.endsWith('.index'))) {
