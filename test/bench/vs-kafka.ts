@@ -26,11 +26,18 @@
  *   npm run bench:vs-kafka                      the full run (hours; a quiet machine)
  *   npm run bench:vs-kafka -- --smoke           tiny sizes, results under $TMPDIR/tributary-bench-vs-kafka-smoke
  *   npm run bench:vs-kafka -- --profile         the Tributary broker runs under node --cpu-prof
+ *   BENCH_TRIBUTARY_DIR=/work/wt-before npm run bench:vs-kafka
+ *                                               the broker of another checkout (e.g. the commit before a
+ *                                               change: git worktree add /work/wt-before <commit>, then
+ *                                               ln -s <this checkout>/node_modules /work/wt-before/node_modules)
+ *                                               with this checkout's clients, checks and report; results
+ *                                               under $TMPDIR/tributary-bench-vs-kafka-<commit> unless BENCH_OUT
  * Environment (see vs-kafka/options.ts): BENCH_RECORDS, BENCH_ROUNDS, BENCH_SCENARIOS (comma list of
  * the names above), BENCH_PARTITIONS, BENCH_PARTITION_RECORDS, BENCH_PREFILL (e.g. 1GB,10GB),
  * BENCH_SCALE_RECORDS, BENCH_LATENCY_MESSAGES, BENCH_WARMUP_RECORDS, BENCH_STORAGE_RECORDS,
  * BENCH_FLUSH=paper|os, BENCH_HEAP_MB, BENCH_FETCH_BYTES, BENCH_OUT (docs folder to write),
- * BENCH_DIR (parent of the run folder = the brokers' disk), BENCH_KEEP=1, BENCH_SMOKE=1, BENCH_PROFILE=1.
+ * BENCH_DIR (parent of the run folder = the brokers' disk), BENCH_KEEP=1, BENCH_SMOKE=1, BENCH_PROFILE=1,
+ * BENCH_TRIBUTARY_DIR (the checkout whose bin/tributary.js is the Tributary broker; default this one).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -44,8 +51,8 @@ import { writeDocs } from './vs-kafka/charts.js';
 import {
   clientContext, consoleConsume, endToEndLatency, kcatConsume, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, type ClientContext,
 } from './vs-kafka/clients.js';
-import { currentLoad, describeMachine } from './vs-kafka/machine.js';
-import { formatSize, parseOptions, reductions, type BenchOptions, type ScenarioName } from './vs-kafka/options.js';
+import { currentLoad, describeCheckout, describeMachine } from './vs-kafka/machine.js';
+import { formatSize, parseOptions, reductions, THIS_CHECKOUT, type BenchOptions, type ScenarioName } from './vs-kafka/options.js';
 import { summarizeProfiles } from './vs-kafka/profile.js';
 import { headlineTable } from './vs-kafka/report.js';
 import { consoleTable, type Figure, type Results, type Sample } from './vs-kafka/results.js';
@@ -79,7 +86,7 @@ async function session(round: number, system: SystemName, options: BenchOptions,
   mkdirSync(dir, { recursive: true });
   say(`\n== round ${round}/${options.rounds}: ${system} — load ${currentLoad().join(' ')}`);
   const broker: RunningSystem = await startSystem(system, {
-    run, dir, heapMb: options.heapMb, flush: options.flush, kafkaServerJars,
+    run, dir, heapMb: options.heapMb, flush: options.flush, kafkaServerJars, tributaryDir: options.tributaryDir,
     cpuProfileDir: options.profile && system === 'tributary' ? profileDir : undefined,
   });
   results.startSeconds.push({ system, round, seconds: Math.round(broker.startSeconds * 10) / 10 });
@@ -252,7 +259,11 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => {
     void stopRun(run).finally(() => process.exit(130));
   });
-  const docsDir = options.outDir ?? (options.smoke ? join(tmpdir(), 'tributary-bench-vs-kafka-smoke') : join(root, 'docs'));
+  const checkout = describeCheckout(options.tributaryDir);
+  const otherCheckout = options.tributaryDir !== THIS_CHECKOUT;
+  // docs/ describes this checkout's broker: a smoke run or another checkout's broker writes elsewhere.
+  const docsDir = options.outDir ?? (options.smoke ? join(tmpdir(), 'tributary-bench-vs-kafka-smoke')
+    : otherCheckout ? join(tmpdir(), `tributary-bench-vs-kafka-${checkout.commit.slice(0, 12)}`) : join(root, 'docs'));
   const profileDir = join(options.baseDir ?? tmpdir(), 'tributary-bench-vs-kafka-profiles');
   if (options.profile) rmSync(profileDir, { recursive: true, force: true });
   try {
@@ -265,6 +276,7 @@ async function main(): Promise<void> {
       options,
       reduced,
       settings: { kafka: brokerSettings('kafka', options.flush), tributary: brokerSettings('tributary', options.flush) },
+      tributaryCheckout: checkout,
       figures: [],
       notes: [],
       startSeconds: [],
@@ -273,6 +285,7 @@ async function main(): Promise<void> {
     say(`Tributary vs Apache Kafka ${KAFKA_VERSION} — ${options.smoke ? 'SMOKE run (tiny sizes)' : reduced.length > 0 ? 'REDUCED run' : 'full run'}`);
     say(`machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, disk ${m.disk}; load ${m.loadAtStart.join(' ')}; node ${m.node}; ${m.java}; ${m.kcat}`);
     if (reduced.length > 0) say(`reduced: ${reduced.join('; ')}`);
+    say(`tributary broker: ${checkout.dir} at ${checkout.commit.slice(0, 12)} "${checkout.subject}"${checkout.modified ? ' (with uncommitted changes)' : ''}${otherCheckout ? ' — not this checkout' : ''}`);
     say(`scenarios: ${options.scenarios.join(', ')}; ${fmt(options.records)} records; ${options.rounds} round(s); flush ${options.flush}; run folder ${run.dir}`);
 
     const log = (line: string): void => say(`[jars] ${line}`);
@@ -289,12 +302,13 @@ async function main(): Promise<void> {
     results.finishedAt = new Date().toISOString();
     results.machine.loadAtEnd = currentLoad();
     if (options.profile) {
-      const profile = summarizeProfiles(profileDir, root);
+      const profile = summarizeProfiles(profileDir, options.tributaryDir);
       if (profile !== undefined) results.profile = profile;
     }
 
     say(`\n==== Tributary ÷ Apache Kafka ${KAFKA_VERSION} — ${options.rounds} round(s), alternated; ratio = Tributary ÷ Kafka of the medians ====`);
     if (reduced.length > 0) say(`REDUCED RUN — not the benchmark's result: ${reduced.join('; ')}; load at start ${m.loadAtStart.join(' ')}, at end ${(m.loadAtEnd ?? []).join(' ')}`);
+    say(`Tributary = ${checkout.dir} at ${checkout.commit.slice(0, 12)}${checkout.modified ? ' (with uncommitted changes)' : ''}`);
     say('');
     for (const line of consoleTable(results)) say(line);
     if (results.profile !== undefined) {

@@ -4,7 +4,20 @@
  * 1/10/100/1000 partitions), meant for a quiet machine and taking hours; `--smoke` (or
  * BENCH_SMOKE=1) shrinks everything so the script is exercised end to end in a few minutes and
  * writes its results only into the run folder, never into docs/.
+ *
+ * BENCH_TRIBUTARY_DIR names another Tributary checkout (a `git worktree` of an older commit, with
+ * node_modules linked in) whose `bin/tributary.js` is started as the Tributary broker, while the
+ * clients, the checks and the report stay this checkout's: "before" and "after" of a broker change
+ * are measured by the same bench code. Such a run writes its results under $TMPDIR (never into
+ * this checkout's docs/) unless BENCH_OUT says where.
  */
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The checkout this benchmark code lives in (its broker is the default one under test). */
+export const THIS_CHECKOUT = realpathSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..'));
+
 export const SCENARIOS = [
   'produce-b1', 'produce-b50', 'produce-kcat', 'consume-kcat', 'consume-java', 'storage', 'latency', 'partitions', 'prefill',
 ] as const;
@@ -36,12 +49,17 @@ export interface BenchOptions {
   /** Bytes per partition per fetch for both consumers (~200 KB, the paper's consumer test). */
   readonly fetchBytes: number;
   readonly profile: boolean;
-  /** Where results.json, benchmarks.md and the charts go; undefined = docs/ (full and reduced runs) or the run folder (smoke). */
+  /**
+   * Where results.json, benchmarks.md and the charts go; undefined = docs/ (full and reduced runs
+   * of this checkout's broker) or a folder under $TMPDIR (smoke, or another checkout's broker).
+   */
   readonly outDir: string | undefined;
   /** Keep the run folder (broker data and logs) after the run. */
   readonly keep: boolean;
   /** Parent of the run folder (the brokers' disk); default os.tmpdir(). */
   readonly baseDir: string | undefined;
+  /** The Tributary checkout whose bin/tributary.js is the broker under test (BENCH_TRIBUTARY_DIR; default THIS_CHECKOUT), a real path. */
+  readonly tributaryDir: string;
 }
 
 export const FULL: Pick<BenchOptions, 'records' | 'rounds' | 'prefillBytes' | 'partitionCounts' | 'latencyMessages'> = {
@@ -111,7 +129,19 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     outDir: env['BENCH_OUT'] === undefined || env['BENCH_OUT'] === '' ? undefined : env['BENCH_OUT'],
     keep: env['BENCH_KEEP'] === '1',
     baseDir: env['BENCH_DIR'] === undefined || env['BENCH_DIR'] === '' ? undefined : env['BENCH_DIR'],
+    tributaryDir: tributaryCheckout(env['BENCH_TRIBUTARY_DIR']),
   };
+}
+
+/** BENCH_TRIBUTARY_DIR as a real path, checked to hold a runnable broker (bin/tributary.js and tsx in node_modules). */
+function tributaryCheckout(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return THIS_CHECKOUT;
+  const dir = resolve(raw);
+  if (!existsSync(join(dir, 'bin', 'tributary.js'))) throw new Error(`BENCH_TRIBUTARY_DIR=${raw}: no bin/tributary.js there (a Tributary checkout, e.g. git worktree add <dir> <commit>)`);
+  if (!existsSync(join(dir, 'node_modules', 'tsx'))) {
+    throw new Error(`BENCH_TRIBUTARY_DIR=${raw}: no node_modules/tsx there; link this checkout's in: ln -s ${join(THIS_CHECKOUT, 'node_modules')} ${join(dir, 'node_modules')}`);
+  }
+  return realpathSync(dir);
 }
 
 /** Why a run is not the issue's full run (empty = full). */

@@ -177,6 +177,8 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
   out.push(`- CPU: ${m.cpus} × ${m.cpuModel}${m.cpuMHz > 0 ? ` (${m.cpuMHz} MHz reported)` : ' (clock not reported by the VM)'}`);
   out.push(`- Memory: ${m.memoryGiB} GiB`, `- Disk of both brokers' data: ${m.disk}`, `- OS: ${m.os}`);
   out.push(`- Node ${m.node}; ${m.java}; kcat: ${m.kcat}`);
+  const checkout = results.tributaryCheckout;
+  if (checkout !== undefined) out.push(`- Tributary broker from ${checkout.dir} at commit ${checkout.commit.slice(0, 12)} (“${checkout.subject}”)${checkout.modified ? ', with uncommitted changes' : ''}`);
   out.push(`- Load average (1/5/15 min) at the start ${m.loadAtStart.join(' / ')}, at the end ${(m.loadAtEnd ?? []).join(' / ')}`);
   const starts = (system: 'kafka' | 'tributary'): string => results.startSeconds.filter((s) => s.system === system).map((s) => s.seconds.toFixed(1)).join(', ');
   out.push(`- Broker start-up (launch → answers Metadata), seconds: Kafka ${starts('kafka') || '—'}; Tributary ${starts('tributary') || '—'}`, '');
