@@ -12,6 +12,9 @@
  *   produce-b1, produce-b50   Java ProducerPerformance, 200-byte records, acks=1, no idempotence,
  *                             batches of 1 and of 50 records
  *   produce-kcat              librdkafka (kcat -P) with its default batching, and at batch 1
+ *   produce-codecs            ProducerPerformance with the batch-50 settings plus compression.type=gzip,
+ *                             lz4, zstd (BENCH_CODECS), and kcat -P default batching with lz4; the log is
+ *                             checked to hold every record, in batches of that codec, readable by kcat
  *   consume-kcat, consume-java  kcat -C -e and the Java console consumer (assign mode), ~200 KB per fetch
  *   storage                   bytes on disk per message at batch 1 and 50 (sum of .log files ÷ records)
  *   latency                   Java EndToEndLatency p50/p99, and a TS-client probe on both
@@ -34,7 +37,7 @@
  *                                               under $TMPDIR/tributary-bench-vs-kafka-<commit> unless BENCH_OUT
  * Environment (see vs-kafka/options.ts): BENCH_RECORDS, BENCH_ROUNDS, BENCH_SCENARIOS (comma list of
  * the names above), BENCH_PARTITIONS, BENCH_PARTITION_RECORDS, BENCH_PREFILL (e.g. 1GB,10GB),
- * BENCH_SCALE_RECORDS, BENCH_LATENCY_MESSAGES, BENCH_WARMUP_RECORDS, BENCH_STORAGE_RECORDS,
+ * BENCH_SCALE_RECORDS, BENCH_CODECS (e.g. gzip,lz4,zstd), BENCH_LATENCY_MESSAGES, BENCH_WARMUP_RECORDS, BENCH_STORAGE_RECORDS,
  * BENCH_FLUSH=paper|os, BENCH_HEAP_MB, BENCH_FETCH_BYTES, BENCH_OUT (docs folder to write),
  * BENCH_DIR (parent of the run folder = the brokers' disk), BENCH_KEEP=1, BENCH_SMOKE=1, BENCH_PROFILE=1,
  * BENCH_TRIBUTARY_DIR (the checkout whose bin/tributary.js is the Tributary broker; default this one).
@@ -46,13 +49,13 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { openRun, startGuardian, stopRun, type ServiceRun } from '../services/run-dir.js';
 import { ensureJars, KAFKA_SERVER_JARS, KAFKA_TOOLS_JARS, KAFKA_VERSION } from '../services/service-jars.js';
-import { createTopic, expectStored, logBytes, scanLog, storedRecords } from './vs-kafka/admin.js';
+import { createTopic, expectStored, logBytes, scanLog, storedRecords, type LogScan } from './vs-kafka/admin.js';
 import { writeDocs } from './vs-kafka/charts.js';
 import {
-  clientContext, consoleConsume, endToEndLatency, kcatConsume, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, type ClientContext,
+  clientContext, CODEC_IDS, consoleConsume, endToEndLatency, kcatConsume, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, type ClientContext,
 } from './vs-kafka/clients.js';
 import { currentLoad, describeCheckout, describeMachine } from './vs-kafka/machine.js';
-import { formatSize, parseOptions, reductions, THIS_CHECKOUT, type BenchOptions, type ScenarioName } from './vs-kafka/options.js';
+import { formatSize, parseOptions, reductions, THIS_CHECKOUT, type BenchOptions, type Codec, type ScenarioName } from './vs-kafka/options.js';
 import { summarizeProfiles } from './vs-kafka/profile.js';
 import { headlineTable } from './vs-kafka/report.js';
 import { consoleTable, type Figure, type Results, type Sample } from './vs-kafka/results.js';
@@ -80,6 +83,16 @@ class Recorder {
 }
 
 const sizeKey = (bytes: number): string => formatSize(bytes).replace(' ', '');
+
+/** Throws unless the log of `topic` holds `records` records, all in batches of `codec`. */
+function expectScan(scan: LogScan, topic: string, records: number, codec: Codec | 'none'): void {
+  if (scan.records !== records) throw new Error(`the log of ${topic} holds ${scan.records} records, expected ${records}`);
+  const wanted = CODEC_IDS[codec];
+  const other = [...scan.batchesByCodec].filter(([id]) => id !== wanted);
+  if (other.length > 0) {
+    throw new Error(`the log of ${topic} should hold only ${codec} batches (codec ${wanted}); it holds ${[...scan.batchesByCodec].map(([id, n]) => `${n} of codec ${id}`).join(', ')}`);
+  }
+}
 
 async function session(round: number, system: SystemName, options: BenchOptions, run: ServiceRun, context: ClientContext, kafkaServerJars: string, results: Results, recorder: Recorder, profileDir: string): Promise<void> {
   const dir = join(run.dir, `round-${round}-${system}`);
@@ -121,6 +134,13 @@ async function session(round: number, system: SystemName, options: BenchOptions,
     say(`  (${scenario}: ${fmt((performance.now() - started) / 1000, 1)} s)`);
   };
 
+  /** kcat's fixed cost, measured once per session when a kcat produce figure first needs it. */
+  let kcatFixed: Promise<number> | undefined;
+  const kcatFixedMs = async (): Promise<number> => {
+    kcatFixed ??= topic('kcat-fixed').then((t) => kcatFixedCost(context, b, t));
+    return kcatFixed;
+  };
+
   try {
     if (options.warmupRecords > 0) {
       const warm = await topic('warmup');
@@ -157,7 +177,7 @@ async function session(round: number, system: SystemName, options: BenchOptions,
       }
     });
     await attempt('produce-kcat', async () => {
-      const fixedMs = await kcatFixedCost(context, b, await topic('kcat-fixed'));
+      const fixedMs = await kcatFixedMs();
       const t = await topic('kcat');
       const [rawMs, cpu] = await measured(N, () => kcatProduce(context, b, t, N));
       await expectStored(b, t, 1, N);
@@ -175,6 +195,35 @@ async function session(round: number, system: SystemName, options: BenchOptions,
       if (scan1.batches !== scan1.records) throw new Error(`kcat batch.num.messages=1 stored ${scan1.records} records in ${scan1.batches} batches`);
       record('produce.kcat.b1', { scenario: 'produce-kcat', label: 'produce, batch 1 (kcat -P, batch.num.messages=1)', unit: 'records/s', better: 'higher', chart: 'producer' },
         n1 / (Math.max(1, rawMs1 - fixedMs) / 1000), { 'spawn→exit s': rawMs1 / 1000, 'fixed cost ms': fixedMs, ...cpu1 });
+    });
+    await attempt('produce-codecs', async () => {
+      // What was stored is what was sent: every record, each batch with the producer's codec, and
+      // the whole topic read back by kcat with CRC checks (untimed; it decompresses every batch).
+      const readBack = (t: string): Promise<unknown> => kcatConsume(context, b, t, N, { partition: 0, offset: 0 }, { 'check.crcs': 'true' });
+      const spec = (label: string): FigureSpec => ({ scenario: 'produce-codecs', label, unit: 'records/s', better: 'higher', chart: 'codecs' });
+      for (const codec of options.codecs) {
+        const t = await topic(`b50-${codec}`);
+        const [r, cpu] = await measured(N, () => producerPerformance(context, b, t, N, 50, codec));
+        await expectStored(b, t, 1, N);
+        const scan = scanLog(broker.dataDir, t);
+        expectScan(scan, t, N, codec);
+        await readBack(t);
+        record(`produce.b50.${codec}`, spec(`produce, batch-50 settings, ${codec} (Java ProducerPerformance)`), r.recordsPerSecond, {
+          'MB/s': r.mbPerSecond, 'avg latency ms': r.avgLatencyMs, 'p99 latency ms': r.p99LatencyMs,
+          'records per batch': Math.round(scan.records / scan.batches), 'log bytes per record': Math.round((scan.bytes / scan.records) * 10) / 10, ...cpu,
+        });
+      }
+      const fixedMs = await kcatFixedMs();
+      const t = await topic('kcat-lz4');
+      const [rawMs, cpu] = await measured(N, () => kcatProduce(context, b, t, N, 0, { 'compression.codec': 'lz4' }));
+      await expectStored(b, t, 1, N);
+      const scan = scanLog(broker.dataDir, t);
+      expectScan(scan, t, N, 'lz4');
+      await readBack(t);
+      record('produce.kcat.lz4', spec('produce, librdkafka default batching, lz4 (kcat -P, compression.codec=lz4)'), N / (Math.max(1, rawMs - fixedMs) / 1000), {
+        'spawn→exit s': rawMs / 1000, 'fixed cost ms': fixedMs, 'records per batch': Math.round(scan.records / scan.batches),
+        'log bytes per record': Math.round((scan.bytes / scan.records) * 10) / 10, ...cpu,
+      });
     });
     if (options.scenarios.includes('consume-kcat') || options.scenarios.includes('consume-java')) {
       let source = produced[50]?.topic;

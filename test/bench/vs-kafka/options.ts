@@ -19,9 +19,13 @@ import { fileURLToPath } from 'node:url';
 export const THIS_CHECKOUT = realpathSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..'));
 
 export const SCENARIOS = [
-  'produce-b1', 'produce-b50', 'produce-kcat', 'consume-kcat', 'consume-java', 'storage', 'latency', 'partitions', 'prefill',
+  'produce-b1', 'produce-b50', 'produce-kcat', 'produce-codecs', 'consume-kcat', 'consume-java', 'storage', 'latency', 'partitions', 'prefill',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** Kafka's codecs (compression.type of the Java producer, compression.codec of librdkafka). */
+export const CODECS = ['gzip', 'snappy', 'lz4', 'zstd'] as const;
+export type Codec = (typeof CODECS)[number];
 
 export interface BenchOptions {
   readonly smoke: boolean;
@@ -36,6 +40,8 @@ export interface BenchOptions {
   /** Messages of each end-to-end latency run. */
   readonly latencyMessages: number;
   readonly partitionCounts: readonly number[];
+  /** Codecs of the produce-codecs scenario (BENCH_CODECS, default gzip,lz4,zstd), each at `records` records. */
+  readonly codecs: readonly Codec[];
   /** Records produced (and consumed) per partition-count run, spread over all partitions. */
   readonly partitionRecords: number;
   /** Log sizes (bytes) to pre-fill before measuring, ascending. */
@@ -62,8 +68,9 @@ export interface BenchOptions {
   readonly tributaryDir: string;
 }
 
-export const FULL: Pick<BenchOptions, 'records' | 'rounds' | 'prefillBytes' | 'partitionCounts' | 'latencyMessages'> = {
+export const FULL: Pick<BenchOptions, 'records' | 'rounds' | 'prefillBytes' | 'partitionCounts' | 'latencyMessages' | 'codecs'> = {
   records: 10_000_000,
+  codecs: ['gzip', 'lz4', 'zstd'],
   rounds: 3,
   prefillBytes: [1e9, 10e9],
   partitionCounts: [1, 10, 100, 1000],
@@ -109,6 +116,11 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_PARTITIONS: bad partition count "${p}"`);
     return n;
   });
+  const codecs = (env['BENCH_CODECS'] ?? FULL.codecs.join(',')).split(',').map((c) => c.trim()).filter((c) => c !== '').map((c) => {
+    if (!(CODECS as readonly string[]).includes(c)) throw new Error(`BENCH_CODECS: unknown codec "${c}"; known: ${CODECS.join(', ')}`);
+    return c as Codec;
+  });
+  if (codecs.length === 0) throw new Error('BENCH_CODECS names no codec');
   return {
     smoke,
     records,
@@ -117,6 +129,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     warmupRecords: envInt('BENCH_WARMUP_RECORDS', smoke ? 0 : Math.min(500_000, Math.max(20_000, Math.floor(records / 20))), 0),
     latencyMessages: envInt('BENCH_LATENCY_MESSAGES', smoke ? 100 : FULL.latencyMessages),
     partitionCounts,
+    codecs,
     partitionRecords: envInt('BENCH_PARTITION_RECORDS', smoke ? 1_000 : Math.min(records, 1_000_000)),
     prefillBytes: parseSizes(env['BENCH_PREFILL'] ?? (smoke ? '1MB,2MB' : '1GB,10GB')),
     scaleRecords: envInt('BENCH_SCALE_RECORDS', smoke ? 1_000 : Math.min(records, 1_000_000)),
@@ -161,6 +174,8 @@ export function reductions(options: BenchOptions): string[] {
   if (options.scenarios.includes('partitions') && Math.max(...options.partitionCounts) < Math.max(...FULL.partitionCounts)) {
     reasons.push(`partition counts ${options.partitionCounts.join('/')} instead of ${FULL.partitionCounts.join('/')}`);
   }
+  const codecsLeftOut = FULL.codecs.filter((c) => !options.codecs.includes(c));
+  if (options.scenarios.includes('produce-codecs') && codecsLeftOut.length > 0) reasons.push(`codecs left out: ${codecsLeftOut.join(', ')}`);
   if (options.scenarios.includes('latency') && options.latencyMessages < FULL.latencyMessages) {
     reasons.push(`${options.latencyMessages} latency messages instead of ${FULL.latencyMessages}`);
   }
