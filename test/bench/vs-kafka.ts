@@ -12,6 +12,10 @@
  *   produce-b1, produce-b50   Java ProducerPerformance, 200-byte records, acks=1, no idempotence,
  *                             batches of 1 and of 50 records
  *   produce-kcat              librdkafka (kcat -P) with its default batching, and at batch 1
+ *   produce-codecs            ProducerPerformance with the batch-50 settings plus compression.type=gzip,
+ *                             lz4, zstd (BENCH_CODECS), and kcat -P default batching with lz4; the log is
+ *                             checked to hold every record, in batches of that codec (kcat: or uncompressed,
+ *                             when lz4 did not make a batch smaller), readable by kcat with check.crcs
  *   consume-kcat, consume-java  kcat -C -e and the Java console consumer (assign mode), ~200 KB per fetch
  *   storage                   bytes on disk per message at batch 1 and 50 (sum of .log files ÷ records)
  *   latency                   Java EndToEndLatency p50/p99, and a TS-client probe on both
@@ -26,11 +30,18 @@
  *   npm run bench:vs-kafka                      the full run (hours; a quiet machine)
  *   npm run bench:vs-kafka -- --smoke           tiny sizes, results under $TMPDIR/tributary-bench-vs-kafka-smoke
  *   npm run bench:vs-kafka -- --profile         the Tributary broker runs under node --cpu-prof
+ *   BENCH_TRIBUTARY_DIR=/work/wt-before npm run bench:vs-kafka
+ *                                               the broker of another checkout (e.g. the commit before a
+ *                                               change: git worktree add /work/wt-before <commit>, then
+ *                                               ln -s <this checkout>/node_modules /work/wt-before/node_modules)
+ *                                               with this checkout's clients, checks and report; results
+ *                                               under $TMPDIR/tributary-bench-vs-kafka-<commit> unless BENCH_OUT
  * Environment (see vs-kafka/options.ts): BENCH_RECORDS, BENCH_ROUNDS, BENCH_SCENARIOS (comma list of
  * the names above), BENCH_PARTITIONS, BENCH_PARTITION_RECORDS, BENCH_PREFILL (e.g. 1GB,10GB),
- * BENCH_SCALE_RECORDS, BENCH_LATENCY_MESSAGES, BENCH_WARMUP_RECORDS, BENCH_STORAGE_RECORDS,
+ * BENCH_SCALE_RECORDS, BENCH_CODECS (e.g. gzip,lz4,zstd), BENCH_LATENCY_MESSAGES, BENCH_WARMUP_RECORDS, BENCH_STORAGE_RECORDS,
  * BENCH_FLUSH=paper|os, BENCH_HEAP_MB, BENCH_FETCH_BYTES, BENCH_OUT (docs folder to write),
- * BENCH_DIR (parent of the run folder = the brokers' disk), BENCH_KEEP=1, BENCH_SMOKE=1, BENCH_PROFILE=1.
+ * BENCH_DIR (parent of the run folder = the brokers' disk), BENCH_KEEP=1, BENCH_SMOKE=1, BENCH_PROFILE=1,
+ * BENCH_TRIBUTARY_DIR (the checkout whose bin/tributary.js is the Tributary broker; default this one).
  */
 import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -39,13 +50,13 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { openRun, startGuardian, stopRun, type ServiceRun } from '../services/run-dir.js';
 import { ensureJars, KAFKA_SERVER_JARS, KAFKA_TOOLS_JARS, KAFKA_VERSION } from '../services/service-jars.js';
-import { createTopic, expectStored, logBytes, scanLog, storedRecords } from './vs-kafka/admin.js';
+import { createTopic, expectStored, logBytes, scanLog, storedRecords, type LogScan } from './vs-kafka/admin.js';
 import { writeDocs } from './vs-kafka/charts.js';
 import {
-  clientContext, consoleConsume, endToEndLatency, kcatConsume, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, type ClientContext,
+  clientContext, CODEC_IDS, consoleConsume, endToEndLatency, kcatConsume, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, type ClientContext,
 } from './vs-kafka/clients.js';
-import { currentLoad, describeMachine } from './vs-kafka/machine.js';
-import { formatSize, parseOptions, reductions, type BenchOptions, type ScenarioName } from './vs-kafka/options.js';
+import { currentLoad, describeCheckout, describeMachine } from './vs-kafka/machine.js';
+import { formatSize, parseOptions, reductions, THIS_CHECKOUT, type BenchOptions, type Codec, type ScenarioName } from './vs-kafka/options.js';
 import { summarizeProfiles } from './vs-kafka/profile.js';
 import { headlineTable } from './vs-kafka/report.js';
 import { consoleTable, type Figure, type Results, type Sample } from './vs-kafka/results.js';
@@ -74,12 +85,29 @@ class Recorder {
 
 const sizeKey = (bytes: number): string => formatSize(bytes).replace(' ', '');
 
+/**
+ * Throws unless the log of `topic` holds `records` records in batches of `codec`; with
+ * `orUncompressed` (librdkafka, which sends a batch uncompressed when the codec does not make it
+ * smaller) uncompressed batches may sit beside them, but at least one must be of `codec`.
+ * Returns the share of batches that are of `codec`.
+ */
+function expectScan(scan: LogScan, topic: string, records: number, codec: Codec, orUncompressed = false): number {
+  if (scan.records !== records) throw new Error(`the log of ${topic} holds ${scan.records} records, expected ${records}`);
+  const wanted = CODEC_IDS[codec];
+  const allowed = orUncompressed ? [wanted, CODEC_IDS.none] : [wanted];
+  const compressed = scan.batchesByCodec.get(wanted) ?? 0;
+  if ([...scan.batchesByCodec.keys()].some((id) => !allowed.includes(id)) || compressed === 0) {
+    throw new Error(`the log of ${topic} should hold ${codec} batches (codec ${wanted})${orUncompressed ? ' or uncompressed ones' : ' only'}; it holds ${[...scan.batchesByCodec].map(([id, n]) => `${n} of codec ${id}`).join(', ')}`);
+  }
+  return compressed / scan.batches;
+}
+
 async function session(round: number, system: SystemName, options: BenchOptions, run: ServiceRun, context: ClientContext, kafkaServerJars: string, results: Results, recorder: Recorder, profileDir: string): Promise<void> {
   const dir = join(run.dir, `round-${round}-${system}`);
   mkdirSync(dir, { recursive: true });
   say(`\n== round ${round}/${options.rounds}: ${system} — load ${currentLoad().join(' ')}`);
   const broker: RunningSystem = await startSystem(system, {
-    run, dir, heapMb: options.heapMb, flush: options.flush, kafkaServerJars,
+    run, dir, heapMb: options.heapMb, flush: options.flush, kafkaServerJars, tributaryDir: options.tributaryDir,
     cpuProfileDir: options.profile && system === 'tributary' ? profileDir : undefined,
   });
   results.startSeconds.push({ system, round, seconds: Math.round(broker.startSeconds * 10) / 10 });
@@ -112,6 +140,13 @@ async function session(round: number, system: SystemName, options: BenchOptions,
       say(`  !! ${scenario} failed on ${system} in round ${round}: ${(error as Error).stack ?? String(error)}`);
     }
     say(`  (${scenario}: ${fmt((performance.now() - started) / 1000, 1)} s)`);
+  };
+
+  /** kcat's fixed cost, measured once per session when a kcat produce figure first needs it. */
+  let kcatFixed: Promise<number> | undefined;
+  const kcatFixedMs = async (): Promise<number> => {
+    kcatFixed ??= topic('kcat-fixed').then((t) => kcatFixedCost(context, b, t));
+    return kcatFixed;
   };
 
   try {
@@ -150,7 +185,7 @@ async function session(round: number, system: SystemName, options: BenchOptions,
       }
     });
     await attempt('produce-kcat', async () => {
-      const fixedMs = await kcatFixedCost(context, b, await topic('kcat-fixed'));
+      const fixedMs = await kcatFixedMs();
       const t = await topic('kcat');
       const [rawMs, cpu] = await measured(N, () => kcatProduce(context, b, t, N));
       await expectStored(b, t, 1, N);
@@ -168,6 +203,35 @@ async function session(round: number, system: SystemName, options: BenchOptions,
       if (scan1.batches !== scan1.records) throw new Error(`kcat batch.num.messages=1 stored ${scan1.records} records in ${scan1.batches} batches`);
       record('produce.kcat.b1', { scenario: 'produce-kcat', label: 'produce, batch 1 (kcat -P, batch.num.messages=1)', unit: 'records/s', better: 'higher', chart: 'producer' },
         n1 / (Math.max(1, rawMs1 - fixedMs) / 1000), { 'spawn→exit s': rawMs1 / 1000, 'fixed cost ms': fixedMs, ...cpu1 });
+    });
+    await attempt('produce-codecs', async () => {
+      // What was stored is what was sent: every record, each batch with the producer's codec, and
+      // the whole topic read back by kcat with CRC checks (untimed; it decompresses every batch).
+      const readBack = (t: string): Promise<unknown> => kcatConsume(context, b, t, N, { partition: 0, offset: 0 }, { 'check.crcs': 'true' });
+      const spec = (label: string): FigureSpec => ({ scenario: 'produce-codecs', label, unit: 'records/s', better: 'higher', chart: 'codecs' });
+      for (const codec of options.codecs) {
+        const t = await topic(`b50-${codec}`);
+        const [r, cpu] = await measured(N, () => producerPerformance(context, b, t, N, 50, codec));
+        await expectStored(b, t, 1, N);
+        const scan = scanLog(broker.dataDir, t);
+        expectScan(scan, t, N, codec);
+        await readBack(t);
+        record(`produce.b50.${codec}`, spec(`produce, batch-50 settings, ${codec} (Java ProducerPerformance)`), r.recordsPerSecond, {
+          'MB/s': r.mbPerSecond, 'avg latency ms': r.avgLatencyMs, 'p99 latency ms': r.p99LatencyMs,
+          'records per batch': Math.round(scan.records / scan.batches), 'log bytes per record': Math.round((scan.bytes / scan.records) * 10) / 10, ...cpu,
+        });
+      }
+      const fixedMs = await kcatFixedMs();
+      const t = await topic('kcat-lz4');
+      const [rawMs, cpu] = await measured(N, () => kcatProduce(context, b, t, N, 0, { 'compression.codec': 'lz4' }));
+      await expectStored(b, t, 1, N);
+      const scan = scanLog(broker.dataDir, t);
+      const lz4Share = expectScan(scan, t, N, 'lz4', true);
+      await readBack(t);
+      record('produce.kcat.lz4', spec('produce, librdkafka default batching, lz4 (kcat -P, compression.codec=lz4)'), N / (Math.max(1, rawMs - fixedMs) / 1000), {
+        'spawn→exit s': rawMs / 1000, 'fixed cost ms': fixedMs, 'records per batch': Math.round(scan.records / scan.batches), 'lz4 share of batches': Math.round(lz4Share * 100) / 100,
+        'log bytes per record': Math.round((scan.bytes / scan.records) * 10) / 10, ...cpu,
+      });
     });
     if (options.scenarios.includes('consume-kcat') || options.scenarios.includes('consume-java')) {
       let source = produced[50]?.topic;
@@ -252,7 +316,11 @@ async function main(): Promise<void> {
   process.once('SIGINT', () => {
     void stopRun(run).finally(() => process.exit(130));
   });
-  const docsDir = options.outDir ?? (options.smoke ? join(tmpdir(), 'tributary-bench-vs-kafka-smoke') : join(root, 'docs'));
+  const checkout = describeCheckout(options.tributaryDir);
+  const otherCheckout = options.tributaryDir !== THIS_CHECKOUT;
+  // docs/ describes this checkout's broker: a smoke run or another checkout's broker writes elsewhere.
+  const docsDir = options.outDir ?? (options.smoke ? join(tmpdir(), 'tributary-bench-vs-kafka-smoke')
+    : otherCheckout ? join(tmpdir(), `tributary-bench-vs-kafka-${checkout.commit.slice(0, 12)}`) : join(root, 'docs'));
   const profileDir = join(options.baseDir ?? tmpdir(), 'tributary-bench-vs-kafka-profiles');
   if (options.profile) rmSync(profileDir, { recursive: true, force: true });
   try {
@@ -265,6 +333,7 @@ async function main(): Promise<void> {
       options,
       reduced,
       settings: { kafka: brokerSettings('kafka', options.flush), tributary: brokerSettings('tributary', options.flush) },
+      tributaryCheckout: checkout,
       figures: [],
       notes: [],
       startSeconds: [],
@@ -273,6 +342,7 @@ async function main(): Promise<void> {
     say(`Tributary vs Apache Kafka ${KAFKA_VERSION} — ${options.smoke ? 'SMOKE run (tiny sizes)' : reduced.length > 0 ? 'REDUCED run' : 'full run'}`);
     say(`machine: ${m.cpus} × ${m.cpuModel}, ${m.memoryGiB} GiB, disk ${m.disk}; load ${m.loadAtStart.join(' ')}; node ${m.node}; ${m.java}; ${m.kcat}`);
     if (reduced.length > 0) say(`reduced: ${reduced.join('; ')}`);
+    say(`tributary broker: ${checkout.dir} at ${checkout.commit.slice(0, 12)} "${checkout.subject}"${checkout.modified ? ' (with uncommitted changes)' : ''}${otherCheckout ? ' — not this checkout' : ''}`);
     say(`scenarios: ${options.scenarios.join(', ')}; ${fmt(options.records)} records; ${options.rounds} round(s); flush ${options.flush}; run folder ${run.dir}`);
 
     const log = (line: string): void => say(`[jars] ${line}`);
@@ -289,12 +359,13 @@ async function main(): Promise<void> {
     results.finishedAt = new Date().toISOString();
     results.machine.loadAtEnd = currentLoad();
     if (options.profile) {
-      const profile = summarizeProfiles(profileDir, root);
+      const profile = summarizeProfiles(profileDir, options.tributaryDir);
       if (profile !== undefined) results.profile = profile;
     }
 
     say(`\n==== Tributary ÷ Apache Kafka ${KAFKA_VERSION} — ${options.rounds} round(s), alternated; ratio = Tributary ÷ Kafka of the medians ====`);
     if (reduced.length > 0) say(`REDUCED RUN — not the benchmark's result: ${reduced.join('; ')}; load at start ${m.loadAtStart.join(' ')}, at end ${(m.loadAtEnd ?? []).join(' ')}`);
+    say(`Tributary = ${checkout.dir} at ${checkout.commit.slice(0, 12)}${checkout.modified ? ' (with uncommitted changes)' : ''}`);
     say('');
     for (const line of consoleTable(results)) say(line);
     if (results.profile !== undefined) {

@@ -106,18 +106,22 @@ export interface LogScan {
   readonly bytes: number;
   readonly batches: number;
   readonly records: number;
+  /** Batches per compression codec (attributes bits 0–2: 0 none, 1 gzip, 2 snappy, 3 lz4, 4 zstd). */
+  readonly batchesByCodec: ReadonlyMap<number, number>;
 }
 
 const SCAN_CHUNK = 8 * 1024 * 1024;
-/** RecordBatch v2: baseOffset(8) batchLength(4) … recordsCount(4) at byte 57; batchLength counts from byte 12. */
+/** RecordBatch v2: baseOffset(8) batchLength(4) … attributes(2) at byte 21 … recordsCount(4) at byte 57; batchLength counts from byte 12. */
+const ATTRIBUTES_AT = 21;
 const RECORDS_COUNT_AT = 57;
 const BATCH_HEADER = 61;
 
-/** Walks the batch headers of every segment: how many batches, how many records. */
+/** Walks the batch headers of every segment: how many batches, how many records, which codecs. */
 export function scanLog(dataDir: string, topic: string): LogScan {
   let bytes = 0;
   let batches = 0;
   let records = 0;
+  const batchesByCodec = new Map<number, number>();
   const buffer = Buffer.allocUnsafe(SCAN_CHUNK);
   for (const file of segmentFiles(dataDir, topic)) {
     const size = statSync(file).size;
@@ -135,6 +139,8 @@ export function scanLog(dataDir: string, topic: string): LogScan {
           if (end > read && position + read < size) break; // the batch goes on in the next chunk: read it from its start
           records += buffer.readInt32BE(at + RECORDS_COUNT_AT);
           batches += 1;
+          const codec = buffer.readInt16BE(at + ATTRIBUTES_AT) & 0x07;
+          batchesByCodec.set(codec, (batchesByCodec.get(codec) ?? 0) + 1);
           at = end;
         }
         if (at === 0) throw new Error(`${file}: a batch at ${position} is larger than the scan buffer`);
@@ -144,5 +150,5 @@ export function scanLog(dataDir: string, topic: string): LogScan {
       closeSync(fd);
     }
   }
-  return { bytes, batches, records };
+  return { bytes, batches, records, batchesByCodec };
 }

@@ -10,9 +10,13 @@
  *                        61 + 209·n bytes, and the Java producer's room check is exact without
  *                        compression: 50 fit (10,511, or up to 10,561 with 2-byte time deltas),
  *                        51 (10,720) do not. The records per batch are counted in the log after.
+ *                        compressed: the batch-50 settings plus compression.type=<codec>; batch.size
+ *                        then bounds the producer's estimate of the compressed size, so a batch
+ *                        holds more than 50 records (counted in the log after, with its codec).
  *   kcat -P              librdkafka 2.0.2 with its default batching (linger 5 ms, up to 10,000
- *                        messages / 1 MB per batch), -X acks=1; 200-byte lines on stdin. Timed
- *                        spawn → exit, minus kcat's fixed cost (median 1-record run of the session).
+ *                        messages / 1 MB per batch), -X acks=1; 200-byte lines on stdin (random
+ *                        letters, a 1 MiB block repeated). Timed spawn → exit, minus kcat's fixed
+ *                        cost (median 1-record run of the session). Compressed: -X compression.codec=<codec>.
  *   kcat -C -e           -X max.partition.fetch.bytes=<fetch bytes>, prints offsets only ('%o\n').
  *   ConsoleConsumer      org.apache.kafka.tools.consumer.ConsoleConsumer in assign mode
  *                        (--partition 0 --offset earliest|N --max-messages N), the same
@@ -39,6 +43,7 @@ import { ClusterClient } from '../../../src/client/cluster-client.js';
 import { Producer } from '../../../src/client/producer.js';
 import { SimpleConsumer } from '../../../src/client/simple-consumer.js';
 import type { ServiceRun } from '../../services/run-dir.js';
+import type { Codec } from './options.js';
 import { describeProcess, expectSuccess, runJava, runProcess, TOOLS_LOG4J, type ProcessRun } from './process.js';
 import { median } from './results.js';
 
@@ -74,8 +79,12 @@ function tool(context: ClientContext, mainClass: string, args: readonly string[]
 
 export type JavaBatch = 1 | 50;
 
-export function producerProps(batch: JavaBatch): string[] {
-  return ['acks=1', 'enable.idempotence=false', ...(batch === 1 ? ['batch.size=1', 'linger.ms=0'] : [`batch.size=${BATCH_50_BYTES}`, 'linger.ms=10'])];
+/** The codec number in a RecordBatch v2's attributes (bits 0–2). */
+export const CODEC_IDS: Readonly<Record<Codec | 'none', number>> = { none: 0, gzip: 1, snappy: 2, lz4: 3, zstd: 4 };
+
+export function producerProps(batch: JavaBatch, compression: Codec | 'none' = 'none'): string[] {
+  return ['acks=1', 'enable.idempotence=false', ...(batch === 1 ? ['batch.size=1', 'linger.ms=0'] : [`batch.size=${BATCH_50_BYTES}`, 'linger.ms=10']),
+    ...(compression === 'none' ? [] : [`compression.type=${compression}`])];
 }
 
 export interface ProducerPerformanceResult {
@@ -87,11 +96,12 @@ export interface ProducerPerformanceResult {
 
 const PERF_TOTAL = /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/sec\), ([\d.]+) ms avg latency, ([\d.]+) ms max latency, (\d+) ms 50th, (\d+) ms 95th, (\d+) ms 99th, (\d+) ms 99\.9th\./m;
 
-export async function producerPerformance(context: ClientContext, bootstrap: string, topic: string, records: number, batch: JavaBatch): Promise<ProducerPerformanceResult> {
-  const label = `ProducerPerformance batch ${batch} → ${topic}`;
+export async function producerPerformance(context: ClientContext, bootstrap: string, topic: string, records: number, batch: JavaBatch,
+  compression: Codec | 'none' = 'none'): Promise<ProducerPerformanceResult> {
+  const label = `ProducerPerformance batch ${batch}${compression === 'none' ? '' : ` ${compression}`} → ${topic}`;
   const run = expectSuccess(label, await tool(context, 'org.apache.kafka.tools.ProducerPerformance', [
     '--topic', topic, '--num-records', String(records), '--record-size', String(VALUE_BYTES), '--throughput', '-1',
-    '--producer-props', `bootstrap.servers=${bootstrap}`, ...producerProps(batch),
+    '--producer-props', `bootstrap.servers=${bootstrap}`, ...producerProps(batch, compression),
   ], label, timeoutFor(records), { keepStdout: true }));
   const match = PERF_TOTAL.exec(run.stdout);
   if (match === null || Number(match[1]) !== records) throw new Error(`${label}: no total line for ${records} records\n${describeProcess(label, run)}`);
@@ -164,12 +174,14 @@ function consumeRate(label: string, run: ProcessRun, expected: number): ConsumeR
   return { records: expected, recordsPerSecond, mbPerSecond: (recordsPerSecond * VALUE_BYTES) / MB, seconds: ms / 1000 };
 }
 
-/** kcat -C -e of a topic (all partitions, or one from `offset`), expecting `expected` records. */
-export async function kcatConsume(context: ClientContext, bootstrap: string, topic: string, expected: number, from: { partition: number; offset: number } | 'all-partitions' = { partition: 0, offset: 0 }): Promise<ConsumeResult> {
+/** kcat -C -e of a topic (all partitions, or one from `offset`), expecting `expected` records; librdkafka `settings` on top. */
+export async function kcatConsume(context: ClientContext, bootstrap: string, topic: string, expected: number, from: { partition: number; offset: number } | 'all-partitions' = { partition: 0, offset: 0 },
+  settings: Readonly<Record<string, string>> = {}): Promise<ConsumeResult> {
   const label = `kcat -C ← ${topic}`;
   const where = from === 'all-partitions' ? ['-o', 'beginning'] : ['-p', String(from.partition), '-o', from.offset === 0 ? 'beginning' : String(from.offset)];
   const run = expectSuccess(label, await runProcess('kcat', [
     '-C', '-b', bootstrap, '-t', topic, ...where, '-e', '-q', '-f', '%o\\n', '-X', `max.partition.fetch.bytes=${context.fetchBytes}`,
+    ...Object.entries(settings).flatMap(([key, value]) => ['-X', `${key}=${value}`]),
   ], { run: context.run, label, timeoutMs: timeoutFor(expected) }));
   return consumeRate(label, run, expected);
 }

@@ -4,7 +4,7 @@ import { existsSync, readFileSync, statfsSync } from 'node:fs';
 import { cpus, loadavg, release, type } from 'node:os';
 import { basename } from 'node:path';
 import { javaCommand } from '../../services/java.js';
-import type { MachineDescription } from './results.js';
+import type { CheckoutDescription, MachineDescription } from './results.js';
 
 /** The first line of what a command printed (stdout, else stderr) that matches `pattern`. */
 function versionLine(command: string, args: readonly string[], pattern: RegExp): string {
@@ -54,6 +54,21 @@ export function describeMachine(dataPath: string): MachineDescription {
     java: versionLine(javaCommand(), ['-version'], /version/),
     kcat: versionLine('kcat', ['-V'], /^Version/),
     loadAtStart: loadavg().map((n) => Math.round(n * 100) / 100),
+  };
+}
+
+/** Which commit of which folder the Tributary broker ran from, and whether tracked files differed from it. */
+export function describeCheckout(dir: string): CheckoutDescription {
+  const git = (...args: string[]): string => {
+    const result = spawnSync('git', ['-C', dir, ...args], { encoding: 'utf8' });
+    return result.status === 0 ? result.stdout.trim() : '';
+  };
+  const commit = git('rev-parse', 'HEAD');
+  return {
+    dir,
+    commit: commit === '' ? '(not a git checkout)' : commit,
+    subject: git('log', '-1', '--format=%s'),
+    modified: git('status', '--porcelain', '--untracked-files=no') !== '',
   };
 }
 

@@ -4,11 +4,28 @@
  * 1/10/100/1000 partitions), meant for a quiet machine and taking hours; `--smoke` (or
  * BENCH_SMOKE=1) shrinks everything so the script is exercised end to end in a few minutes and
  * writes its results only into the run folder, never into docs/.
+ *
+ * BENCH_TRIBUTARY_DIR names another Tributary checkout (a `git worktree` of an older commit, with
+ * node_modules linked in) whose `bin/tributary.js` is started as the Tributary broker, while the
+ * clients, the checks and the report stay this checkout's: "before" and "after" of a broker change
+ * are measured by the same bench code. Such a run writes its results under $TMPDIR (never into
+ * this checkout's docs/) unless BENCH_OUT says where.
  */
+import { existsSync, realpathSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+/** The checkout this benchmark code lives in (its broker is the default one under test). */
+export const THIS_CHECKOUT = realpathSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..'));
+
 export const SCENARIOS = [
-  'produce-b1', 'produce-b50', 'produce-kcat', 'consume-kcat', 'consume-java', 'storage', 'latency', 'partitions', 'prefill',
+  'produce-b1', 'produce-b50', 'produce-kcat', 'produce-codecs', 'consume-kcat', 'consume-java', 'storage', 'latency', 'partitions', 'prefill',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** Kafka's codecs (compression.type of the Java producer, compression.codec of librdkafka). */
+export const CODECS = ['gzip', 'snappy', 'lz4', 'zstd'] as const;
+export type Codec = (typeof CODECS)[number];
 
 export interface BenchOptions {
   readonly smoke: boolean;
@@ -23,6 +40,8 @@ export interface BenchOptions {
   /** Messages of each end-to-end latency run. */
   readonly latencyMessages: number;
   readonly partitionCounts: readonly number[];
+  /** Codecs of the produce-codecs scenario (BENCH_CODECS, default gzip,lz4,zstd), each at `records` records. */
+  readonly codecs: readonly Codec[];
   /** Records produced (and consumed) per partition-count run, spread over all partitions. */
   readonly partitionRecords: number;
   /** Log sizes (bytes) to pre-fill before measuring, ascending. */
@@ -36,16 +55,22 @@ export interface BenchOptions {
   /** Bytes per partition per fetch for both consumers (~200 KB, the paper's consumer test). */
   readonly fetchBytes: number;
   readonly profile: boolean;
-  /** Where results.json, benchmarks.md and the charts go; undefined = docs/ (full and reduced runs) or the run folder (smoke). */
+  /**
+   * Where results.json, benchmarks.md and the charts go; undefined = docs/ (full and reduced runs
+   * of this checkout's broker) or a folder under $TMPDIR (smoke, or another checkout's broker).
+   */
   readonly outDir: string | undefined;
   /** Keep the run folder (broker data and logs) after the run. */
   readonly keep: boolean;
   /** Parent of the run folder (the brokers' disk); default os.tmpdir(). */
   readonly baseDir: string | undefined;
+  /** The Tributary checkout whose bin/tributary.js is the broker under test (BENCH_TRIBUTARY_DIR; default THIS_CHECKOUT), a real path. */
+  readonly tributaryDir: string;
 }
 
-export const FULL: Pick<BenchOptions, 'records' | 'rounds' | 'prefillBytes' | 'partitionCounts' | 'latencyMessages'> = {
+export const FULL: Pick<BenchOptions, 'records' | 'rounds' | 'prefillBytes' | 'partitionCounts' | 'latencyMessages' | 'codecs'> = {
   records: 10_000_000,
+  codecs: ['gzip', 'lz4', 'zstd'],
   rounds: 3,
   prefillBytes: [1e9, 10e9],
   partitionCounts: [1, 10, 100, 1000],
@@ -91,6 +116,11 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     if (!Number.isInteger(n) || n < 1) throw new Error(`BENCH_PARTITIONS: bad partition count "${p}"`);
     return n;
   });
+  const codecs = (env['BENCH_CODECS'] ?? FULL.codecs.join(',')).split(',').map((c) => c.trim()).filter((c) => c !== '').map((c) => {
+    if (!(CODECS as readonly string[]).includes(c)) throw new Error(`BENCH_CODECS: unknown codec "${c}"; known: ${CODECS.join(', ')}`);
+    return c as Codec;
+  });
+  if (codecs.length === 0) throw new Error('BENCH_CODECS names no codec');
   return {
     smoke,
     records,
@@ -99,6 +129,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     warmupRecords: envInt('BENCH_WARMUP_RECORDS', smoke ? 0 : Math.min(500_000, Math.max(20_000, Math.floor(records / 20))), 0),
     latencyMessages: envInt('BENCH_LATENCY_MESSAGES', smoke ? 100 : FULL.latencyMessages),
     partitionCounts,
+    codecs,
     partitionRecords: envInt('BENCH_PARTITION_RECORDS', smoke ? 1_000 : Math.min(records, 1_000_000)),
     prefillBytes: parseSizes(env['BENCH_PREFILL'] ?? (smoke ? '1MB,2MB' : '1GB,10GB')),
     scaleRecords: envInt('BENCH_SCALE_RECORDS', smoke ? 1_000 : Math.min(records, 1_000_000)),
@@ -111,7 +142,19 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     outDir: env['BENCH_OUT'] === undefined || env['BENCH_OUT'] === '' ? undefined : env['BENCH_OUT'],
     keep: env['BENCH_KEEP'] === '1',
     baseDir: env['BENCH_DIR'] === undefined || env['BENCH_DIR'] === '' ? undefined : env['BENCH_DIR'],
+    tributaryDir: tributaryCheckout(env['BENCH_TRIBUTARY_DIR']),
   };
+}
+
+/** BENCH_TRIBUTARY_DIR as a real path, checked to hold a runnable broker (bin/tributary.js and tsx in node_modules). */
+function tributaryCheckout(raw: string | undefined): string {
+  if (raw === undefined || raw === '') return THIS_CHECKOUT;
+  const dir = resolve(raw);
+  if (!existsSync(join(dir, 'bin', 'tributary.js'))) throw new Error(`BENCH_TRIBUTARY_DIR=${raw}: no bin/tributary.js there (a Tributary checkout, e.g. git worktree add <dir> <commit>)`);
+  if (!existsSync(join(dir, 'node_modules', 'tsx'))) {
+    throw new Error(`BENCH_TRIBUTARY_DIR=${raw}: no node_modules/tsx there; link this checkout's in: ln -s ${join(THIS_CHECKOUT, 'node_modules')} ${join(dir, 'node_modules')}`);
+  }
+  return realpathSync(dir);
 }
 
 /** Why a run is not the issue's full run (empty = full). */
@@ -131,6 +174,8 @@ export function reductions(options: BenchOptions): string[] {
   if (options.scenarios.includes('partitions') && Math.max(...options.partitionCounts) < Math.max(...FULL.partitionCounts)) {
     reasons.push(`partition counts ${options.partitionCounts.join('/')} instead of ${FULL.partitionCounts.join('/')}`);
   }
+  const codecsLeftOut = FULL.codecs.filter((c) => !options.codecs.includes(c));
+  if (options.scenarios.includes('produce-codecs') && codecsLeftOut.length > 0) reasons.push(`codecs left out: ${codecsLeftOut.join(', ')}`);
   if (options.scenarios.includes('latency') && options.latencyMessages < FULL.latencyMessages) {
     reasons.push(`${options.latencyMessages} latency messages instead of ${FULL.latencyMessages}`);
   }

@@ -11,6 +11,7 @@ const HEADLINE = ['produce.b1', 'produce.b50', 'produce.kcat.b1', 'produce.kcat'
 
 const CHARTS: readonly { id: string; title: string }[] = [
   { id: 'producer', title: 'Producer (the paper’s test)' },
+  { id: 'codecs', title: 'Producer with compression (issue #16)' },
   { id: 'consumer', title: 'Consumer (the paper’s test)' },
   { id: 'storage', title: 'Storage overhead' },
   { id: 'latency', title: 'End-to-end latency' },
@@ -135,6 +136,17 @@ const TARGETS: readonly Target[] = [
       return `Tributary, ${smallest} → ${largest}: ${parts.join('; ')}. A gain as large as a loss means the machine's load moved between the runs, not the log size`;
     },
   },
+  {
+    what: 'Producer with compression ≥ 1.0× Kafka (issue #16: Java ProducerPerformance per codec, kcat -P lz4)',
+    check: (r) => {
+      const figures = r.figures.filter((f) => f.scenario === 'produce-codecs');
+      if (figures.length === 0) return notMeasured;
+      return figures.map((f) => {
+        const ratio = summarize(f).ratio;
+        return `${f.id.replace(/^produce\./, '')} ${formatRatio(ratio)}${ratio === undefined ? '' : ` (${verdict(ratio >= 1)})`}`;
+      }).join('; ');
+    },
+  },
   // For the producer targets, librdkafka's figure at the same batching (kcat -P) is shown beside
   // the Java producer's: at batch 1 the Java producer waits for each request, so it measures itself.
   ...([['produce.b1', 50_000, 'produced at batch 1', 'produce.kcat.b1'], ['produce.b50', 400_000, 'produced at batch 50', 'produce.kcat'],
@@ -177,6 +189,8 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
   out.push(`- CPU: ${m.cpus} × ${m.cpuModel}${m.cpuMHz > 0 ? ` (${m.cpuMHz} MHz reported)` : ' (clock not reported by the VM)'}`);
   out.push(`- Memory: ${m.memoryGiB} GiB`, `- Disk of both brokers' data: ${m.disk}`, `- OS: ${m.os}`);
   out.push(`- Node ${m.node}; ${m.java}; kcat: ${m.kcat}`);
+  const checkout = results.tributaryCheckout;
+  if (checkout !== undefined) out.push(`- Tributary broker from ${checkout.dir} at commit ${checkout.commit.slice(0, 12)} (“${checkout.subject}”)${checkout.modified ? ', with uncommitted changes' : ''}`);
   out.push(`- Load average (1/5/15 min) at the start ${m.loadAtStart.join(' / ')}, at the end ${(m.loadAtEnd ?? []).join(' / ')}`);
   const starts = (system: 'kafka' | 'tributary'): string => results.startSeconds.filter((s) => s.system === system).map((s) => s.seconds.toFixed(1)).join(', ');
   out.push(`- Broker start-up (launch → answers Metadata), seconds: Kafka ${starts('kafka') || '—'}; Tributary ${starts('tributary') || '—'}`, '');
@@ -192,6 +206,7 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
     `- **Records.** ${o.records.toLocaleString('en-US')} records of 200 bytes per produce/consume run${o.batch1Records === o.records ? '' : ` (the batch-1 producer run: ${o.batch1Records.toLocaleString('en-US')}, as the Java client sends one request per record)`}, null keys, one partition (except the partition scenario).`,
     '- **Producer.** Java `ProducerPerformance` (Kafka 3.9.1 tools), `acks=1`, `enable.idempotence=false`, `--throughput -1`. Batch 1: `batch.size=1 linger.ms=0` (a batch never takes a second record). Batch 50: `batch.size=10600 linger.ms=10` — a v2 batch of n such records takes 61 + 209·n bytes and the producer’s room check is exact without compression, so 50 fit and 51 do not; the records per batch are counted in the log afterwards (storage table). Its own total line is the figure. ' +
       'librdkafka: `kcat -P -X acks=1` with librdkafka’s default batching, and again at batch 1 (`batch.num.messages=1 linger.ms=0`, the batch-1 record count; the log is checked to hold one record per batch), 200-byte lines on stdin; timed spawn → exit minus kcat’s fixed cost (median 1-record run in the same session). At batch 1 librdkafka keeps up to 1,000,000 requests in flight per connection where the Java producer keeps 5 (max.in.flight.requests.per.connection), so it shows what a broker does with one-record requests.',
+    ...(o.scenarios.includes('produce-codecs') ? [`- **Compression.** ProducerPerformance with the batch-50 settings plus \`compression.type=\` ${o.codecs.join(' / ')} (batch.size then bounds the producer’s estimate of the compressed batch, so a batch holds more than 50 records; ProducerPerformance’s payload is random capital letters), and kcat -P default batching with \`compression.codec=lz4\`, ${o.records.toLocaleString('en-US')} records each. Afterwards the log must hold every record in batches of that codec (batch headers walked; librdkafka sends a batch uncompressed when lz4 does not make it smaller, so beside its lz4 batches uncompressed ones may appear, and their share is given) and kcat \`-X check.crcs=true\` must read all of them back (untimed). Kafka decompresses every produced batch to validate its records; Tributary does too from its record validation (issue #16) on.`] : []),
     `- **Consumer.** Both read the batch-50 topic from offset 0 to its end, ${o.fetchBytes.toLocaleString('en-US')} bytes per partition per fetch (\`max.partition.fetch.bytes\`): \`kcat -C -e -f '%o\\n'\` and the Java \`ConsoleConsumer\` in assign mode (\`--partition 0 --offset earliest --max-messages N\`, print.value=false, print.offset=true). Timed from the first to the last chunk of output (start-up and metadata are outside the figure on both).`,
     '- **Storage.** Sum of the topic’s `.log` segment files ÷ records stored, after the batch-1 and batch-50 producer runs (indexes not counted; both brokers keep RecordBatch v2 as sent).',
     `- **End-to-end latency.** Java \`EndToEndLatency\` (${o.latencyMessages.toLocaleString('en-US')} messages, acks=1, 200 bytes): one record at a time, sent then polled; it prints whole milliseconds and is stopped once it has printed its percentiles (the offset commit it does afterwards is not measured; Tributary has no OffsetCommit API yet). ` +

@@ -40,6 +40,16 @@ export interface MachineDescription {
   loadAtEnd?: readonly number[];
 }
 
+/** The Tributary checkout whose broker ran (BENCH_TRIBUTARY_DIR or the benchmark's own). */
+export interface CheckoutDescription {
+  readonly dir: string;
+  readonly commit: string;
+  /** The commit's subject line. */
+  readonly subject: string;
+  /** Tracked files differ from the commit (uncommitted changes ran). */
+  readonly modified: boolean;
+}
+
 export interface ProfileSummary {
   readonly files: readonly string[];
   readonly sampledSeconds: number;
@@ -57,6 +67,8 @@ export interface Results {
   /** Why this is not the full run; empty for a full run. */
   readonly reduced: readonly string[];
   readonly settings: Readonly<Record<SystemName, Readonly<Record<string, string>>>>;
+  /** Where the Tributary broker's code came from (absent in results written before it was recorded). */
+  readonly tributaryCheckout?: CheckoutDescription;
   readonly figures: Figure[];
   readonly notes: string[];
   profile?: ProfileSummary;

@@ -6,7 +6,9 @@
  *              formatted with kafka.tools.StorageTool, then kafka.Kafka; -Xms/-Xmx as given and the
  *              JVM options of kafka-run-class.sh.
  *   tributary  `tributary broker start` standalone (bin/tributary.js through tsx), node
- *              --max-old-space-size set to the same heap, optionally with --cpu-prof.
+ *              --max-old-space-size set to the same heap, optionally with --cpu-prof. The
+ *              bin/tributary.js of SystemOptions.tributaryDir (BENCH_TRIBUTARY_DIR, default this
+ *              checkout), run with that folder as its working directory.
  *
  * Flush settings (BENCH_FLUSH): `paper` (default) gives both the same fsync policy, the paper's
  * and Tributary's default — flush after 10,000 messages or 100 ms, whichever comes first. Kafka
@@ -17,9 +19,8 @@
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
 import { ClusterClient } from '../../../src/client/cluster-client.js';
 import { javaCommand, javaEnvironment } from '../../services/java.js';
 import { freePort, LOOPBACK } from '../../services/network.js';
@@ -27,8 +28,6 @@ import { startDaemon, waitUntil, type Daemon } from '../../services/process.js';
 import type { ServiceRun } from '../../services/run-dir.js';
 import { processCpuSeconds } from './machine.js';
 import { expectSuccess, KAFKA_JVM_PERFORMANCE_OPTS, runJava } from './process.js';
-
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 export type SystemName = 'kafka' | 'tributary';
 export const SYSTEMS: readonly SystemName[] = ['kafka', 'tributary'];
@@ -54,6 +53,8 @@ export interface SystemOptions {
   readonly heapMb: number;
   readonly flush: FlushPolicy;
   readonly kafkaServerJars: string;
+  /** Tributary only: the checkout whose bin/tributary.js is started (its own sources and node_modules). */
+  readonly tributaryDir: string;
   /** Tributary only: write a V8 CPU profile into this folder (node --cpu-prof). */
   readonly cpuProfileDir?: string | undefined;
 }
@@ -168,10 +169,10 @@ async function startTributary(options: SystemOptions): Promise<RunningSystem> {
     run: options.run,
     name: `tributary-${port}`,
     command: process.execPath,
-    args: [...nodeFlags, join(root, 'bin', 'tributary.js'), 'broker', 'start', '--id', '0', '--listen', `${LOOPBACK}:${port}`,
+    args: [...nodeFlags, join(options.tributaryDir, 'bin', 'tributary.js'), 'broker', 'start', '--id', '0', '--listen', `${LOOPBACK}:${port}`,
       '--data-dir', dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['--set', `${k}=${v}`])],
     logFile,
-    cwd: root,
+    cwd: options.tributaryDir,
   });
   const bootstrap = `${LOOPBACK}:${port}`;
   await waitForMetadata(bootstrap, 0, daemon, 'Tributary');
