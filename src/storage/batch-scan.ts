@@ -1,21 +1,21 @@
 /**
  * Walks the batches of a segment file without loading it: reads headers in small windows (for
- * lookups) or whole batches in large chunks (for recovery, which must check every CRC).
+ * lookups) or whole batches in large chunks (for recovery, which checks every batch as append
+ * does: CRC and every record).
  */
 import { read, readSync } from 'node:fs';
 import { promisify } from 'node:util';
+import { validateStoredBatch } from '../protocol/batch-validation.js';
+import { KafkaProtocolError } from '../protocol/kafka-errors.js';
 import {
   BATCH_LENGTH_OFFSET,
-  CONTROL_FLAG,
   CURRENT_MAGIC,
   LAST_OFFSET_DELTA_OFFSET,
   LOG_OVERHEAD,
   MAGIC_OFFSET,
   MAX_TIMESTAMP_OFFSET,
   RECORD_BATCH_OVERHEAD,
-  RECORDS_COUNT_OFFSET,
-  computeBatchCrc,
-  readBatchHeader,
+  type RecordBatchHeader,
 } from '../protocol/record-batch.js';
 import { MAX_RELATIVE_OFFSET } from './sparse-index.js';
 
@@ -106,7 +106,7 @@ export interface VerifiedScan {
 const RECOVERY_CHUNK = 4 * 1024 * 1024;
 
 /**
- * Checks every batch in [start, fileSize): size, magic, CRC-32C, count, that offsets follow on
+ * Checks every batch in [start, fileSize): size, magic, CRC-32C, count and every record (validateStoredBatch), that offsets follow on
  * from `expectedBaseOffset` without gap or overlap, and that every offset fits the segment's
  * index as a relative offset from `segmentBaseOffset` (Int32; a batch past that is damage — the
  * writer rolls before it). Calls `onBatch` for each valid batch, in order, and stops at the
@@ -151,12 +151,15 @@ export async function verifyBatches(
     if (size > maxBatchBytes) return fail(`batch length ${size} exceeds the largest batch accepted (${maxBatchBytes})`);
     if (size > remaining) return fail(`batch of ${size} bytes is cut short: only ${remaining} bytes remain (a torn write)`);
     if (chunk.readInt8(at + MAGIC_OFFSET) !== CURRENT_MAGIC) return fail(`magic byte ${chunk.readInt8(at + MAGIC_OFFSET)}, not 2`);
-    const header = readBatchHeader(chunk, at);
-    if (computeBatchCrc(chunk, at, size) !== header.crc) return fail('CRC-32C mismatch');
-    if (header.lastOffsetDelta < 0 || header.lastOffsetDelta + 1 !== chunk.readInt32BE(at + RECORDS_COUNT_OFFSET)) {
-      return fail(`records count ${header.recordsCount} does not match last offset delta ${header.lastOffsetDelta}`);
+    let header: RecordBatchHeader;
+    try {
+      // Every record, as on append: a batch stored by an older version or damaged on disk in a
+      // way its CRC still matches must not be served to consumers.
+      header = validateStoredBatch(chunk.subarray(at, at + size), { maxBatchBytes });
+    } catch (error) {
+      if (!(error instanceof KafkaProtocolError)) throw error;
+      return fail(error.message);
     }
-    if ((header.attributes & CONTROL_FLAG) !== 0) return fail('control batch in a log that never stores them');
     const baseOffset = Number(header.baseOffset);
     if (baseOffset !== expected) return fail(`batch base offset ${baseOffset} where ${expected} was expected`);
     const info: BatchInfo = {

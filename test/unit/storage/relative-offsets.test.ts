@@ -6,11 +6,12 @@
  * Claiming 2^31 offsets takes a batch whose LastOffsetDelta is that large; the segment files here
  * are written by hand (valid CRCs), as an older broker or a damaged disk would leave them.
  */
-import { mkdirSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
+import { closeSync, fstatSync, mkdirSync, openSync, readFileSync, readdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LAST_OFFSET_DELTA_OFFSET, RECORDS_COUNT_OFFSET, setBaseOffset, writeBatchCrc } from '../../../src/protocol/record-batch.js';
 import { decodeRecords } from '../../../src/protocol/records.js';
+import { verifyBatches } from '../../../src/storage/batch-scan.js';
 import { CLEAN_SHUTDOWN_MARKER } from '../../../src/storage/log-manager.js';
 import { segmentFileName } from '../../../src/storage/segment.js';
 import { MAX_RELATIVE_OFFSET } from '../../../src/storage/sparse-index.js';
@@ -93,7 +94,9 @@ describe('relative offsets fit the segment index', () => {
       expect(manager.offlineLogs()).toEqual([]);
       expect(log.logEndOffset).toBe(2);
       expect(walkBatches(readFileSync(path)).map((b) => b.baseOffset)).toEqual([0, 1]);
-      expect(lines.some((line) => typeof line.reason === 'string' && line.reason.includes('2^31'))).toBe(true);
+      // Recovery checks every record, so the batch is refused for claiming 2^31−1 records it does
+      // not hold; the relative-offset guard behind that check would refuse it too.
+      expect(lines.some((line) => typeof line.reason === 'string' && line.reason.includes(`declares ${MAX_RELATIVE_OFFSET} records`))).toBe(true);
       // The log goes on from offset 2, and a read at 0 answers from 0 (it never skips ahead).
       expect((await log.append(batch(1, { tag: 'new' }))).baseOffset).toBe(2);
       await log.flush();
@@ -105,4 +108,18 @@ describe('relative offsets fit the segment index', () => {
       await manager.close();
     });
   }
+
+  it('refuses, in the recovery scan, a valid batch whose offsets lie past 2^31−1 from the segment base', async () => {
+    const directory = temporaryDirectory();
+    const far = MAX_RELATIVE_OFFSET + 5;
+    const path = writeSegment(directory, 'far', 0, [placed(far, 'far')]);
+    const fd = openSync(path, 'r');
+    try {
+      const scan = await verifyBatches(fd, 0, fstatSync(fd).size, far, 1 << 20, () => {}, 0);
+      expect(scan.batches).toBe(0);
+      expect(scan.damage?.reason).toContain('2^31');
+    } finally {
+      closeSync(fd);
+    }
+  });
 });
