@@ -494,5 +494,5 @@ describe('issue 16: a malformed produce request never corrupts, skips or bricks 
     await expectEverythingAcknowledged();
     for (const topic of topicsMade) await expectServing(topic, 'after-kill');
     await expectEverythingAcknowledged();
-  });
+  }, 240_000);
 });
