@@ -13,6 +13,8 @@ import { writeFramedResponse, type FetchSendMode } from './response-writer.js';
 import type { RequestRouter, RouteOutcome } from './router.js';
 
 const MAX_QUEUED_REQUESTS = 32;
+/** How long a closed connection may take to hand its last responses to a peer that reads slowly. */
+const CLOSE_GRACE_MS = 2_000;
 
 export interface ConnectionOptions {
   readonly maxRequestBytes: number;
@@ -40,8 +42,8 @@ export class BrokerConnection {
     socket.setNoDelay(true);
     socket.setTimeout(options.idleTimeoutMs, () => this.close('idle timeout'));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
-    socket.on('error', () => this.close('socket error'));
-    socket.on('close', () => this.close('closed by peer'));
+    socket.on('error', () => this.close('socket error', { flush: false }));
+    socket.on('close', () => this.close('closed by peer', { flush: false }));
   }
 
   /** Resolves once every request received so far has been answered. */
@@ -49,11 +51,22 @@ export class BrokerConnection {
     return this.chain;
   }
 
-  close(reason: string): void {
+  /**
+   * Closes the connection. Responses already written may still sit in the socket's buffer (a write
+   * resolves once buffered), so unless the socket is already broken it is ended — they go out
+   * first — and destroyed only if the peer has not gone within a grace period.
+   */
+  close(reason: string, { flush = true }: { flush?: boolean } = {}): void {
     if (this.closed) return;
     this.closed = true;
     this.options.logger.debug({ connection: this.id, remote: this.remoteAddress, reason }, 'connection closed');
-    this.socket.destroy();
+    if (flush && this.socket.writable) {
+      this.socket.pause();
+      this.socket.end();
+      setTimeout(() => this.socket.destroy(), CLOSE_GRACE_MS).unref();
+    } else {
+      this.socket.destroy();
+    }
     this.router.connectionClosed(this.id);
   }
 
@@ -103,7 +116,7 @@ export class BrokerConnection {
       try {
         if (!this.closed) await writeFramedResponse(this.socket, outcome.parts, this.options.fetchSendMode);
       } catch (error) {
-        this.close(`write failed: ${(error as Error).message}`);
+        this.close(`write failed: ${(error as Error).message}`, { flush: false });
       } finally {
         outcome.after?.();
       }

@@ -52,7 +52,7 @@ export class BrokerServer {
     const connections = [...this.connections.values()];
     const drained = Promise.all(connections.map((connection) => connection.shutdown()));
     await Promise.race([drained, new Promise((resolve) => setTimeout(resolve, graceMs).unref())]);
-    for (const connection of connections) connection.close('broker stopping');
+    for (const connection of connections) connection.close('broker stopping', { flush: false });
     await closed;
   }
 }

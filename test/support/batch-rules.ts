@@ -41,25 +41,9 @@ import {
   type RecordBatchHeader,
 } from '../../src/protocol/record-batch.js';
 import { decodeRecords } from '../../src/protocol/records.js';
-import { validateProducerBatch, validateStoredBatch } from '../../src/protocol/batch-validation.js';
+import { validateProducerBatch, validateStoredBatch, type BatchRules, type ValidatedBatch } from '../../src/protocol/batch-validation.js';
 
-/** As src/protocol/batch-validation.ts declares it (the interface of issue 16). */
-export interface BatchRules {
-  readonly maxBatchBytes: number;
-  readonly allowZstd: boolean;
-  readonly timestampType: 'CreateTime' | 'LogAppendTime';
-  readonly timestampBeforeMaxMs: number;
-  readonly timestampAfterMaxMs: number;
-  readonly now: number;
-  readonly maxDecompressedBytes?: number;
-}
-
-export interface ValidatedBatch {
-  readonly header: RecordBatchHeader;
-  readonly recordCount: number;
-  readonly maxTimestamp: bigint;
-  readonly logAppendTime: bigint;
-}
+export type { BatchRules, ValidatedBatch };
 
 export interface BatchValidation {
   validateProducerBatch(bytes: Buffer, rules: BatchRules): ValidatedBatch;
