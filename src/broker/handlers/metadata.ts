@@ -76,9 +76,11 @@ function describe(context: BrokerContext, assignment: TopicAssignment): Metadata
   const partitions = [...assignment.partitions.entries()]
     .sort(([a], [b]) => a - b)
     .map(([partitionIndex, owner]) => {
-      const live = context.cluster.isLive(owner);
+      // A log this broker could not open at start is offline, as a partition on a failed log dir is in Kafka.
+      const offline = owner === context.brokerId && context.logs.offlineReason(assignment.name, partitionIndex) !== undefined;
+      const live = context.cluster.isLive(owner) && !offline;
       return {
-        errorCode: live ? KafkaErrorCode.NONE : KafkaErrorCode.LEADER_NOT_AVAILABLE,
+        errorCode: offline ? KafkaErrorCode.KAFKA_STORAGE_ERROR : live ? KafkaErrorCode.NONE : KafkaErrorCode.LEADER_NOT_AVAILABLE,
         partitionIndex,
         leaderId: live ? owner : -1,
         leaderEpoch: -1,

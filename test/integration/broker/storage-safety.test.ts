@@ -207,6 +207,9 @@ describe('an offline partition and a wide topic', () => {
     expect((await fetchOne(client, 'healthy')).responses[0]?.partitions[0]?.errorCode).toBe(0);
     const listed = await client.request(ListOffsetsApi, 1, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'broken', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -1n }] }] });
     expect(listed.topics[0]?.partitions[0]?.errorCode).toBe(56);
+    // Metadata says the partition is offline, so clients do not keep sending to it.
+    const metadata = await client.request(MetadataApi, 8, { topics: [{ name: 'broken' }, { name: 'healthy' }], allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false });
+    expect(metadata.topics.map((topic) => [topic.name, topic.partitions[0]?.errorCode, topic.partitions[0]?.leaderId])).toEqual([['broken', 56, -1], ['healthy', 0, 0]]);
 
     expect((await client.request(DeleteTopicsApi, 3, { topicNames: ['broken'], timeoutMs: 10_000 })).responses[0]?.errorCode).toBe(0);
     await expect.poll(() => readdirSync(dataDir).includes('broken-0'), { timeout: 10_000 }).toBe(false);
