@@ -226,7 +226,7 @@ const LZ4_BLOCK_MAX_SIZES = new Map([
 ]);
 
 function lz4Decompress(data: Buffer, limit: number): Buffer {
-  const frames: { bytes: Buffer; size: number; exact: boolean }[] = [];
+  const frames: Lz4Frame[] = [];
   let bound = 0;
   let position = 0;
   while (position < data.length) {
@@ -260,7 +260,16 @@ function lz4Decompress(data: Buffer, limit: number): Buffer {
       contentSize = Number(size);
       position += 8;
     }
-    position += 1; // header checksum, verified by the decoder
+    const headerChecksum = data.readUInt8(position);
+    // Independent blocks without checksums or a content size (what Kafka's and librdkafka's
+    // producers write) are decoded block by block, which skips the frame decoder's fixed cost;
+    // the header checksum is then checked here, as a consumer's decoder will check it.
+    const byBlocks = (flg & 0x20) !== 0 && (flg & 0x1c) === 0;
+    if (byBlocks && headerChecksum !== ((xxh32(data.subarray(start + 4, position)) >>> 8) & 0xff)) {
+      throw corrupt('lz4', `frame at byte ${start} has a wrong header checksum`);
+    }
+    position += 1;
+    const blocks: Lz4Block[] = [];
     let frameBound = 0;
     let frameExact = true;
     for (;;) {
@@ -281,6 +290,7 @@ function lz4Decompress(data: Buffer, limit: number): Buffer {
       } else if (!stored) {
         frameExact = false;
       }
+      blocks.push({ start: position, size, stored });
       position += size + (blockChecksums ? 4 : 0);
       frameBound += output;
       if (bound + frameBound > limit) throw tooLarge('lz4', limit, bound + frameBound);
@@ -293,16 +303,78 @@ function lz4Decompress(data: Buffer, limit: number): Buffer {
       throw corrupt('lz4', `frame declares ${contentSize} bytes but its blocks hold ${frameExact ? '' : 'at most '}${frameBound}`);
     }
     bound += frameBound;
-    frames.push({ bytes: data.subarray(start, position), size: frameBound, exact: frameExact });
+    frames.push({ bytes: data.subarray(start, position), size: frameBound, exact: frameExact, blocks: byBlocks ? blocks : undefined, blockMaxSize });
   }
   if (frames.length === 0) throw corrupt('lz4', 'no LZ4 frame');
-  const outputs = frames.map(({ bytes, size, exact }) => {
+  const outputs = frames.flatMap((frame): Buffer[] => {
+    const { size, exact } = frame;
     // lz4_flex decodes one frame per call and ignores what follows it: hence one call per frame.
-    const output = lz4().decompressFrameSync(bytes);
-    if (exact ? output.length !== size : output.length > size) throw corrupt('lz4', `frame decoded to ${output.length} bytes, its blocks say ${exact ? '' : 'at most '}${size}`);
-    return output;
+    const parts = frame.blocks === undefined ? [lz4().decompressFrameSync(frame.bytes)] : lz4Blocks(data, frame.blocks, frame.blockMaxSize);
+    let length = 0;
+    for (const part of parts) length += part.length;
+    if (exact ? length !== size : length > size) throw corrupt('lz4', `frame decoded to ${length} bytes, its blocks say ${exact ? '' : 'at most '}${size}`);
+    return parts;
   });
   return outputs.length === 1 && outputs[0] !== undefined ? outputs[0] : Buffer.concat(outputs);
+}
+
+interface Lz4Block {
+  readonly start: number;
+  readonly size: number;
+  readonly stored: boolean;
+}
+
+interface Lz4Frame {
+  readonly bytes: Buffer;
+  /** Bound on (or, when `exact`, the size of) the frame's output. */
+  readonly size: number;
+  readonly exact: boolean;
+  /** Set when the frame is decoded block by block. */
+  readonly blocks: readonly Lz4Block[] | undefined;
+  readonly blockMaxSize: number;
+}
+
+/**
+ * Independent blocks one by one: a stored block is its own output (copied), a compressed one goes
+ * to lz4_flex's block decoder, whose input is the block behind its output capacity (uint32 LE;
+ * the frame's block maximum — it refuses a block that would decode to more).
+ */
+function lz4Blocks(data: Buffer, blocks: readonly Lz4Block[], blockMaxSize: number): Buffer[] {
+  return blocks.map(({ start, size, stored }) => {
+    // A copy, as every decompressed output is: callers may keep records after the batch's buffer is reused.
+    if (stored) return Buffer.from(data.subarray(start, start + size));
+    const input = Buffer.allocUnsafe(4 + size);
+    input.writeUInt32LE(blockMaxSize, 0);
+    data.copy(input, 4, start, start + size);
+    return lz4().uncompressSync(input);
+  });
+}
+
+/** xxHash32 (seed 0) of a few bytes — the LZ4 frame header checksum covers 2 to 14 bytes. */
+function xxh32(bytes: Buffer): number {
+  const PRIME1 = 0x9e3779b1;
+  const PRIME2 = 0x85ebca77;
+  const PRIME3 = 0xc2b2ae3d;
+  const PRIME4 = 0x27d4eb2f;
+  const PRIME5 = 0x165667b1;
+  const rotl = (value: number, bits: number): number => ((value << bits) | (value >>> (32 - bits))) >>> 0;
+  if (bytes.length >= 16) throw new RangeError('xxh32 here serves inputs shorter than 16 bytes');
+  let hash = (PRIME5 + bytes.length) >>> 0;
+  let position = 0;
+  for (; position + 4 <= bytes.length; position += 4) {
+    hash = (hash + Math.imul(bytes.readUInt32LE(position), PRIME3)) >>> 0;
+    hash = Math.imul(rotl(hash, 17), PRIME4) >>> 0;
+  }
+  for (; position < bytes.length; position += 1) {
+    hash = (hash + Math.imul(bytes[position] as number, PRIME5)) >>> 0;
+    hash = Math.imul(rotl(hash, 11), PRIME1) >>> 0;
+  }
+  hash ^= hash >>> 15;
+  hash = Math.imul(hash, PRIME2) >>> 0;
+  hash ^= hash >>> 13;
+  hash = Math.imul(hash, PRIME3) >>> 0;
+  hash ^= hash >>> 16;
+  return hash >>> 0;
 }
 
 /**
