@@ -63,6 +63,7 @@ export interface BatchRules {
 }
 
 export interface ValidatedBatch {
+  /** The header as stored (after MaxTimestamp and attributes were set). */
   readonly header: RecordBatchHeader;
   readonly recordCount: number;
   /** The batch's MaxTimestamp as stored: the records' maximum, or the append time. Exact int64. */
@@ -98,12 +99,14 @@ export function validateProducerBatch(bytes: Buffer, rules: BatchRules): Validat
     checkTimestamps(walk, header, rules);
     // Kafka's maximum starts at −1 ("no timestamp"): records all older than the epoch leave it there.
     const maxTimestamp = walk.maxTimestamp > NO_TIMESTAMP ? walk.maxTimestamp : NO_TIMESTAMP;
-    if (header.maxTimestamp !== maxTimestamp) rewriteMaxTimestamp(bytes, header.attributes, maxTimestamp);
-    return { header, recordCount: header.recordsCount, maxTimestamp, logAppendTime: -1n };
+    if (header.maxTimestamp === maxTimestamp) return { header, recordCount: header.recordsCount, maxTimestamp, logAppendTime: -1n };
+    rewriteMaxTimestamp(bytes, header.attributes, maxTimestamp);
+    return { header: readBatchHeader(bytes), recordCount: header.recordsCount, maxTimestamp, logAppendTime: -1n };
   }
   const now = BigInt(Math.trunc(rules.now));
   rewriteMaxTimestamp(bytes, header.attributes | TIMESTAMP_TYPE_FLAG, now);
-  return { header, recordCount: header.recordsCount, maxTimestamp: now, logAppendTime: now };
+  // The header as stored: callers must not see the MaxTimestamp, attributes and CRC as sent.
+  return { header: readBatchHeader(bytes), recordCount: header.recordsCount, maxTimestamp: now, logAppendTime: now };
 }
 
 /**
