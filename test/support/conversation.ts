@@ -14,10 +14,13 @@ export class Conversation {
   private readonly frames: Buffer[] = [];
   private waiter: (() => void) | undefined;
   private correlation = 1000;
+  /** Bytes the broker sent on this connection. */
+  receivedBytes = 0;
   closed = false;
 
   private constructor(private readonly socket: Socket) {
     socket.on('data', (chunk: Buffer) => {
+      this.receivedBytes += chunk.length;
       this.buffered = Buffer.concat([this.buffered, chunk]);
       while (this.buffered.length >= 4) {
         const size = this.buffered.readInt32BE(0);
@@ -60,15 +63,30 @@ export class Conversation {
       if (frame !== undefined) return frame;
       if (this.closed) throw new Error('connection closed before a response arrived');
       if (Date.now() > deadline) throw new Error(`no response within ${timeoutMs} ms`);
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.max(1, deadline - Date.now()));
-        this.waiter = () => {
-          clearTimeout(timer);
-          this.waiter = undefined;
-          resolve();
-        };
-      });
+      await this.next(deadline - Date.now());
     }
+  }
+
+  /** Whether the broker closed the connection within `timeoutMs`. */
+  async closedWithin(timeoutMs: number): Promise<boolean> {
+    const deadline = Date.now() + timeoutMs;
+    while (!this.closed && Date.now() < deadline) await this.next(deadline - Date.now());
+    return this.closed;
+  }
+
+  /** Resolves on the next data or close, or after `timeoutMs`. */
+  private next(timeoutMs: number): Promise<void> {
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => {
+        this.waiter = undefined;
+        resolve();
+      }, Math.max(timeoutMs, 1));
+      this.waiter = () => {
+        clearTimeout(timer);
+        this.waiter = undefined;
+        resolve();
+      };
+    });
   }
 
   /** Sends a request and decodes its answer (which must carry `correlationId` and nothing after the body). */

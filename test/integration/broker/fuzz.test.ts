@@ -23,7 +23,7 @@
  * run is printed as `[fuzz] {…}`. FUZZ_FRAMES=20000 runs a shorter storm while iterating.
  */
 import { closeSync, fstatSync, openSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { createConnection, type Socket } from 'node:net';
+import { createConnection } from 'node:net';
 import { join } from 'node:path';
 import { setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
@@ -64,6 +64,7 @@ import {
   type FrameCategory,
   type FuzzFrame,
 } from '../../support/fuzz-frames.js';
+import { Conversation } from '../../support/conversation.js';
 import { kcat } from '../../support/kcat.js';
 import { loadBatchValidation, outcome, referenceValidation, type LoadedValidation } from '../../support/batch-rules.js';
 
@@ -160,88 +161,6 @@ async function waitFor(condition: () => boolean, timeoutMs: number): Promise<boo
 function openConnections(broker: Broker): number | undefined {
   const server = (broker as unknown as { server?: { connectionCount?: unknown } }).server;
   return typeof server?.connectionCount === 'number' ? server.connectionCount : undefined;
-}
-
-/** A plain client connection for the deterministic cases: send bytes, read whole response frames. */
-class Conversation {
-  private buffered = Buffer.alloc(0);
-  private readonly frames: Buffer[] = [];
-  private waiter: (() => void) | undefined;
-  receivedBytes = 0;
-  closed = false;
-
-  private constructor(private readonly socket: Socket) {
-    socket.on('data', (chunk: Buffer) => {
-      this.receivedBytes += chunk.length;
-      this.buffered = Buffer.concat([this.buffered, chunk]);
-      while (this.buffered.length >= 4) {
-        const size = this.buffered.readInt32BE(0);
-        if (this.buffered.length < 4 + size) break;
-        this.frames.push(this.buffered.subarray(0, 4 + size));
-        this.buffered = this.buffered.subarray(4 + size);
-      }
-      this.wake();
-    });
-    socket.on('error', () => {});
-    socket.on('close', () => {
-      this.closed = true;
-      this.wake();
-    });
-  }
-
-  static open(port: number): Promise<Conversation> {
-    return new Promise((resolve, reject) => {
-      const socket = createConnection({ host: LOOPBACK, port });
-      socket.setNoDelay(true);
-      socket.once('connect', () => resolve(new Conversation(socket)));
-      socket.once('error', reject);
-    });
-  }
-
-  send(bytes: Buffer): void {
-    this.socket.write(bytes);
-  }
-
-  /** The next whole response frame, size prefix included. */
-  async response(timeoutMs = 10_000): Promise<Buffer> {
-    const deadline = Date.now() + timeoutMs;
-    for (;;) {
-      const frame = this.frames.shift();
-      if (frame !== undefined) return frame;
-      if (this.closed) throw new Error('connection closed before a response arrived');
-      if (Date.now() > deadline) throw new Error(`no response within ${timeoutMs} ms`);
-      await this.next(deadline - Date.now());
-    }
-  }
-
-  /** Whether the broker closed the connection within `timeoutMs`. */
-  async closedWithin(timeoutMs: number): Promise<boolean> {
-    const deadline = Date.now() + timeoutMs;
-    while (!this.closed && Date.now() < deadline) await this.next(deadline - Date.now());
-    return this.closed;
-  }
-
-  close(): void {
-    this.socket.destroy();
-  }
-
-  private next(timeoutMs: number): Promise<void> {
-    return new Promise((resolve) => {
-      const timer = setTimeout(() => {
-        this.waiter = undefined;
-        resolve();
-      }, Math.max(timeoutMs, 1));
-      this.waiter = () => {
-        clearTimeout(timer);
-        this.waiter = undefined;
-        resolve();
-      };
-    });
-  }
-
-  private wake(): void {
-    this.waiter?.();
-  }
 }
 
 function decodeFrame<Req, Res>(api: ApiSchema<Req, Res>, version: number, frame: Buffer): { correlationId: number; body: Res } {
