@@ -19,6 +19,7 @@ export * from './create-topics.js';
 export * from './delete-topics.js';
 export * from './fetch.js';
 export * from './find-coordinator.js';
+export * from './init-producer-id.js';
 export * from './list-offsets.js';
 export * from './metadata.js';
 export * from './produce.js';
