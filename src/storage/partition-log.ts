@@ -793,7 +793,7 @@ export class PartitionLog {
    * end, then the batches after it replayed from the segments. Snapshots above the log end
    * (truncated away) and below the first segment are deleted; an unreadable one is logged,
    * deleted and the next older one tried; with none, the whole log is replayed. Never fails the
-   * load over a snapshot.
+   * load over a snapshot. Producers idle past producer.id.expiration.ms are then forgotten.
    */
   private loadProducerState(): void {
     const end = this.logEndOffset;
@@ -822,9 +822,11 @@ export class PartitionLog {
       if (segment === undefined || !segment.hasFile || segment.nextOffset <= replayFrom) continue;
       const start = segment.baseOffset >= replayFrom ? 0 : segment.findBatch(replayFrom, segment.size)?.position;
       if (start === undefined) continue;
-      replayed += replayProducerBatches(this.producers, segment.fd, start, segment.size, now);
+      replayed += replayProducerBatches(this.producers, segment.fd, start, segment.size, now, this.producerIdExpirationMs);
     }
     this.producers.removeBefore(this.logStartOffset);
+    // As Kafka does when loading: producers idle past expiration while the broker was down are gone.
+    this.producers.removeExpired(now, this.producerIdExpirationMs);
     if (replayFrom < end) {
       this.logger.info({ from: replayFrom, to: end, producerBatches: replayed, producers: this.producers.size }, 'rebuilt producer state from the log');
     }

@@ -25,9 +25,10 @@ const HEADER_WINDOW = 64 * 1024;
  * producer batches it applied. `now` stands in for the append time of a batch whose MaxTimestamp
  * is missing or in the future (the broker's append time is not stored; a CreateTime timestamp was
  * within the topic's bounds of it when appended, so it is the best estimate of when the producer
- * was last active).
+ * was last active). A producer idle `expirationMs` before a batch starts afresh there, as expiry
+ * made it do when the batch was appended.
  */
-export function replayProducerBatches(table: ProducerStateTable, fd: number, start: number, end: number, now: number): number {
+export function replayProducerBatches(table: ProducerStateTable, fd: number, start: number, end: number, now: number, expirationMs: number): number {
   const window = Buffer.allocUnsafe(HEADER_WINDOW);
   let windowStart = 0;
   let windowLength = 0;
@@ -59,6 +60,7 @@ export function replayProducerBatches(table: ProducerStateTable, fd: number, sta
           logAppendTime,
           appendedAt: maxTimestamp >= 0n && maxTimestamp <= BigInt(Math.trunc(now)) ? Number(maxTimestamp) : now,
         },
+        expirationMs,
       );
       applied += 1;
     }

@@ -44,6 +44,7 @@ const SNAPSHOT_FILE = /^(\d{20})\.snapshot$/;
 const HEADER_BYTES = 2 + 4 + 4;
 const ENTRY_BYTES = 8 + 2 + 8 + 1;
 const BATCH_BYTES = 4 + 4 + 8 + 4 + 8 + 8;
+/** The checksum covers everything from the producer count on. */
 const CRC_START = 6;
 
 export function snapshotFileName(offset: number): string {
@@ -70,7 +71,7 @@ export function encodeSnapshot(entries: readonly ProducerEntry[]): Buffer {
   const size = HEADER_BYTES + entries.reduce((sum, entry) => sum + ENTRY_BYTES + entry.batches.length * BATCH_BYTES, 0);
   const bytes = Buffer.alloc(size);
   bytes.writeInt16BE(SNAPSHOT_VERSION, 0);
-  bytes.writeInt32BE(entries.length, CRC_START + 4);
+  bytes.writeInt32BE(entries.length, CRC_START);
   let at = HEADER_BYTES;
   for (const entry of entries) {
     at = bytes.writeBigInt64BE(entry.producerId, at);
@@ -86,7 +87,7 @@ export function encodeSnapshot(entries: readonly ProducerEntry[]): Buffer {
       at = bytes.writeBigInt64BE(batch.logAppendTime, at);
     }
   }
-  bytes.writeUInt32BE(crc32c(bytes.subarray(CRC_START + 4)) >>> 0, 2);
+  bytes.writeUInt32BE(crc32c(bytes.subarray(CRC_START)) >>> 0, 2);
   return bytes;
 }
 
@@ -102,8 +103,8 @@ export function decodeSnapshot(bytes: Buffer, offset: number, source: string): P
   const version = bytes.readInt16BE(0);
   if (version !== SNAPSHOT_VERSION) throw corrupt(`version ${version}, not ${SNAPSHOT_VERSION}`);
   const crc = bytes.readUInt32BE(2);
-  if ((crc32c(bytes.subarray(CRC_START + 4)) >>> 0) !== crc) throw corrupt('checksum mismatch');
-  const count = bytes.readInt32BE(CRC_START + 4);
+  if ((crc32c(bytes.subarray(CRC_START)) >>> 0) !== crc) throw corrupt('checksum mismatch');
+  const count = bytes.readInt32BE(CRC_START);
   if (count < 0) throw corrupt(`producer count ${count}`);
   const entries: ProducerEntry[] = [];
   let at = HEADER_BYTES;

@@ -165,10 +165,15 @@ export class ProducerStateTable {
     this.apply(header, placed);
   }
 
-  /** Applies a batch without checks: the log is the truth (replay at load, and `record`). */
-  apply(header: ProducerBatchHeader, placed: PlacedBatch): void {
+  /**
+   * Applies a batch without checks: the log is the truth (replay at load, and `record`). Replay
+   * passes `expirationMs`: a producer idle that long before this batch was forgotten in between
+   * (`removeExpired`), so the batch starts a new entry, as it did when it was appended.
+   */
+  apply(header: ProducerBatchHeader, placed: PlacedBatch, expirationMs = Infinity): void {
     if (!hasProducerId(header)) return;
-    const entry = this.producers.get(header.producerId);
+    const known = this.producers.get(header.producerId);
+    const entry = known !== undefined && placed.appendedAt - known.lastTimestamp < expirationMs ? known : undefined;
     const batch: ProducerBatch = {
       firstSequence: header.baseSequence,
       lastSequence: lastSequenceOf(header.baseSequence, header.lastOffsetDelta),
