@@ -66,6 +66,9 @@ describe('producer state table: the rules', () => {
     expect(codeOf(() => table.check(header(7n, 3, 12345)))).toBe('ACCEPT');
     expect(codeOf(() => table.check(header(-1n, -1, -1)))).toBe('ACCEPT');
     table.record(header(-1n, -1, -1), placed(0));
+    // Any id below 0 means "no producer id", as in Kafka.
+    table.record(header(-7n, 0, 0), placed(1));
+    expect(codeOf(() => table.check(header(-7n, 0, 0)))).toBe('ACCEPT');
     expect(table.size).toBe(0);
   });
 
