@@ -103,6 +103,10 @@ export function topicConfigDefinition(name: string): TopicConfigDefinition | und
   return BY_NAME.get(name);
 }
 
+export function unknownTopicConfigMessage(name: string): string {
+  return `unknown topic config ${name}; the topic configs Tributary honours are ${TOPIC_CONFIG_NAMES.join(', ')}`;
+}
+
 /** Why one `name=value` is refused, naming the config and what it allows. */
 export interface TopicConfigProblem {
   readonly name: string;
@@ -114,7 +118,7 @@ export interface TopicConfigProblem {
 export function topicConfigProblem(name: string, value: string | null): TopicConfigProblem | undefined {
   const definition = BY_NAME.get(name);
   if (definition === undefined) {
-    return { name, value, message: `unknown topic config ${name}; the topic configs Tributary honours are ${TOPIC_CONFIG_NAMES.join(', ')}` };
+    return { name, value, message: unknownTopicConfigMessage(name) };
   }
   if (value === null) return { name, value, message: `topic config ${name} needs a value: ${definition.allowed}` };
   const parsed = logConfigSchema.shape[definition.field].safeParse(topicConfigValue(definition, value));

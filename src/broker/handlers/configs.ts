@@ -97,7 +97,7 @@ export function alterConfigsHandler(context: BrokerContext): ApiHandler<AlterCon
           await alterResource(context, resource, request.validateOnly, () => {
             rejectDuplicates(resource.configs.map((config) => config.name));
             const next: Record<string, string> = {};
-            for (const config of resource.configs) if (config.value !== null) next[config.name] = config.value;
+            for (const config of resource.configs) if (config.value !== null) next[config.name] = config.value.trim();
             return next;
           }),
         );
@@ -181,7 +181,7 @@ function applyOperation(configs: Record<string, string>, operation: IncrementalA
   switch (operation.configOperation) {
     case CONFIG_OPERATION.SET:
       if (value === null) throw new KafkaProtocolError('INVALID_CONFIG', `SET of topic config ${name} needs a value${definition === undefined ? '' : `: ${definition.allowed}`}`);
-      configs[name] = value;
+      configs[name] = value.trim();
       return;
     case CONFIG_OPERATION.DELETE:
       if (definition === undefined) throw new KafkaProtocolError('INVALID_CONFIG', unknownTopicConfigMessage(name));
