@@ -200,11 +200,16 @@ export class Cluster {
       if (options.validateOnly) return next;
       const data = Buffer.from(JSON.stringify({ config: next }));
       try {
-        if (node === undefined) await this.store.create(path, data, 'persistent');
-        else await this.store.set(path, data, node.version);
+        // Atomic with a check that the topic still exists: a topic deleted meanwhile must not
+        // leave overrides behind for a later topic of the same name.
+        await this.store.transaction([
+          { op: 'check', path: topicPath(name) },
+          node === undefined ? { op: 'create', path, data, mode: 'persistent' } : { op: 'set', path, data, expectedVersion: node.version },
+        ]);
       } catch (error) {
         const code = (error as TributaryError).code;
-        // Someone else changed (or created, or deleted) the node since it was read: start over.
+        // The topic or its overrides changed since they were read: start over (a deleted topic is
+        // then reported as unknown).
         if (code === 'BAD_VERSION' || code === 'NODE_EXISTS' || code === 'NO_NODE') continue;
         throw error;
       }
