@@ -168,6 +168,11 @@ async function alterResource(
   } catch (error) {
     if (error instanceof KafkaProtocolError) return fail(error.kafkaCode, error.message);
     if (error instanceof TributaryError && error.code === 'UNKNOWN_TOPIC_OR_PARTITION') return fail(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION, error.message);
+    if (error instanceof TributaryError && error.retriable) {
+      // A lost coordination connection or a storm of concurrent changes: nothing was written.
+      context.logger.warn({ err: error, topic }, 'changing topic configs failed; the client may retry');
+      return fail(KafkaErrorCode.UNKNOWN_SERVER_ERROR, `the configs of topic ${topic} were not changed: ${error.message}`);
+    }
     context.logger.error({ err: error, topic }, 'changing topic configs failed');
     return fail(KafkaErrorCode.UNKNOWN_SERVER_ERROR, 'changing the topic configs failed; see the broker log');
   }
