@@ -169,9 +169,10 @@ async function alterResource(
     if (error instanceof KafkaProtocolError) return fail(error.kafkaCode, error.message);
     if (error instanceof TributaryError && error.code === 'UNKNOWN_TOPIC_OR_PARTITION') return fail(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION, error.message);
     if (error instanceof TributaryError && error.retriable) {
-      // A lost coordination connection or a storm of concurrent changes: nothing was written.
+      // A storm of concurrent changes (nothing written) or a lost coordination connection (the
+      // write's outcome unknown): the client should look before it retries.
       context.logger.warn({ err: error, topic }, 'changing topic configs failed; the client may retry');
-      return fail(KafkaErrorCode.UNKNOWN_SERVER_ERROR, `the configs of topic ${topic} were not changed: ${error.message}`);
+      return fail(KafkaErrorCode.UNKNOWN_SERVER_ERROR, `the configs of topic ${topic} may not have changed (${error.message}); describe them, then retry`);
     }
     context.logger.error({ err: error, topic }, 'changing topic configs failed');
     return fail(KafkaErrorCode.UNKNOWN_SERVER_ERROR, 'changing the topic configs failed; see the broker log');
