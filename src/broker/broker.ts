@@ -15,6 +15,7 @@ import { Cluster } from './cluster.js';
 import { defaultLogConfig, type BrokerConfig } from './config.js';
 import type { BrokerContext } from './context.js';
 import { FetchWaiters } from './fetch-waiters.js';
+import { alterConfigsHandler, describeConfigsHandler, incrementalAlterConfigsHandler } from './handlers/configs.js';
 import { fetchHandler } from './handlers/fetch.js';
 import { findCoordinatorHandler } from './handlers/find-coordinator.js';
 import { initProducerIdHandler } from './handlers/init-producer-id.js';
@@ -43,7 +44,7 @@ export interface BrokerOptions {
 /** Partitions whose logs are created between two turns of the event loop while syncing. */
 const SYNC_YIELD_EVERY = 64;
 
-const API_NAMES: Record<number, string> = { 0: 'Produce', 1: 'Fetch', 2: 'ListOffsets', 3: 'Metadata', 10: 'FindCoordinator', 18: 'ApiVersions', 19: 'CreateTopics', 20: 'DeleteTopics', 22: 'InitProducerId', 37: 'CreatePartitions' };
+const API_NAMES: Record<number, string> = { 0: 'Produce', 1: 'Fetch', 2: 'ListOffsets', 3: 'Metadata', 10: 'FindCoordinator', 18: 'ApiVersions', 19: 'CreateTopics', 20: 'DeleteTopics', 22: 'InitProducerId', 32: 'DescribeConfigs', 33: 'AlterConfigs', 37: 'CreatePartitions', 44: 'IncrementalAlterConfigs' };
 
 export class Broker {
   private stopping: Promise<void> | undefined;
@@ -110,6 +111,9 @@ export class Broker {
         createTopicsHandler(context),
         deleteTopicsHandler(context),
         createPartitionsHandler(context),
+        describeConfigsHandler(context),
+        alterConfigsHandler(context),
+        incrementalAlterConfigsHandler(context),
         findCoordinatorHandler(),
         initProducerIdHandler(new ProducerIdAllocator({ store: options.store, brokerId: options.id }), logger),
       ]);

@@ -36,6 +36,9 @@ export interface ClusterListener {
   topicsChanged(): void;
 }
 
+/** Tries at a conditional config write before giving up to a storm of concurrent changes. */
+const ALTER_CONFIG_ATTEMPTS = 5;
+
 export class TopicExistsError extends TributaryError {
   constructor(topic: string) {
     super({ code: 'TOPIC_ALREADY_EXISTS', message: `topic ${topic} already exists` });
@@ -173,6 +176,54 @@ export class Cluster {
     this.topics.set(name, updated);
     this.listener.topicsChanged();
     return updated;
+  }
+
+  /**
+   * Changes a topic's config overrides in `/config/topics/<topic>`: `change` gets the overrides as
+   * stored and returns the whole new set, or throws to refuse it (nothing is written then). The
+   * node is written at the version read (created when absent), so two concurrent changes cannot
+   * overwrite each other: after a lost race `change` runs again on the newer set. Every broker's
+   * watch on the node then applies the new set to its open logs; this one's cache is updated now.
+   * With `validateOnly`, returns the new set without writing it.
+   */
+  async alterTopicConfigs(
+    name: string,
+    change: (current: Readonly<Record<string, string>>) => Record<string, string>,
+    options: { readonly validateOnly: boolean },
+  ): Promise<Record<string, string>> {
+    const path = topicConfigPath(name);
+    for (let attempt = 1; attempt <= ALTER_CONFIG_ATTEMPTS; attempt += 1) {
+      if (!(await this.store.exists(topicPath(name)))) throw new UnknownTopicError(name);
+      const node = await this.store.get(path);
+      const current = node === undefined ? {} : ((JSON.parse(node.data.toString('utf8')) as { config?: Record<string, string> }).config ?? {});
+      const next = change(current);
+      if (options.validateOnly) return next;
+      const data = Buffer.from(JSON.stringify({ config: next }));
+      try {
+        // Atomic with a check that the topic still exists: a topic deleted meanwhile must not
+        // leave overrides behind for a later topic of the same name.
+        await this.store.transaction([
+          { op: 'check', path: topicPath(name) },
+          node === undefined ? { op: 'create', path, data, mode: 'persistent' } : { op: 'set', path, data, expectedVersion: node.version },
+        ]);
+      } catch (error) {
+        const code = (error as TributaryError).code;
+        // The topic or its overrides changed since they were read: start over (a deleted topic is
+        // then reported as unknown).
+        if (code === 'BAD_VERSION' || code === 'NODE_EXISTS' || code === 'NO_NODE') continue;
+        throw error;
+      }
+      this.generation += 1;
+      const previous = this.topics.get(name);
+      if (previous !== undefined) this.topics.set(name, { ...previous, configs: { ...next } });
+      this.listener.topicsChanged();
+      return next;
+    }
+    throw new TributaryError({
+      code: 'CONCURRENT_CONFIG_CHANGE',
+      message: `the configs of topic ${name} changed ${ALTER_CONFIG_ATTEMPTS} times while this change was being applied; try again`,
+      retriable: true,
+    });
   }
 
   async deleteTopic(name: string): Promise<void> {

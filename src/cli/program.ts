@@ -37,7 +37,7 @@ import {
   type SchemasListOptions,
   type SchemasRegisterOptions,
 } from './commands/schemas.js';
-import { alterTopic, createTopic, deleteTopic, describeTopic, listTopics } from './commands/topics.js';
+import { alterTopic, createTopic, deleteTopic, describeTopic, listTopics, type AlterTopicOptions } from './commands/topics.js';
 import type { CommandIo } from './not-implemented.js';
 import type { SchedulerCommandOptions } from './commands/scheduler.js';
 import type { WorkerCommandOptions } from './commands/worker.js';
@@ -89,17 +89,19 @@ export function buildProgram(io: CommandIo): Command {
     .action(async (options: { bootstrapServer: string }) => listTopics(io, options));
   topics
     .command('describe')
-    .description('show partitions, owning broker and log start/end offsets of a topic')
+    .description('show partitions, owning broker and log start/end offsets of a topic, and its settings')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
     .requiredOption('--topic <name>', 'topic name')
     .action(async (options: { bootstrapServer: string; topic: string }) => describeTopic(io, options));
   topics
     .command('alter')
-    .description('grow a topic to more partitions (new ones go to the least-loaded live brokers)')
+    .description('grow a topic to more partitions (new ones go to the least-loaded live brokers) and/or change its settings, on every broker without a restart')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
     .requiredOption('--topic <name>', 'topic name')
-    .requiredOption('--partitions <n>', 'the new number of partitions', (value) => Number(value))
-    .action(async (options: { bootstrapServer: string; topic: string; partitions: number }) => alterTopic(io, options));
+    .option('--partitions <n>', 'the new number of partitions', (value) => Number(value))
+    .option('--config <key=value>', 'set a topic setting (e.g. retention.ms=3600000); repeatable', collect, [])
+    .option('--delete-config <key>', 'remove a topic setting (back to the broker default); repeatable', collect, [])
+    .action(async (options: AlterTopicOptions) => alterTopic(io, options));
   topics
     .command('delete')
     .description('delete a topic and its data')

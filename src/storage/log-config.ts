@@ -1,5 +1,7 @@
 /**
- * Per-topic log settings, with Kafka's names for the overrides kept in `/config/topics/<topic>`.
+ * Per-topic log settings, with Kafka's names for the overrides kept in `/config/topics/<topic>`,
+ * and the catalog of those names (type, broker setting that gives the default, what is allowed)
+ * that CreateTopics, DescribeConfigs and the AlterConfigs APIs share.
  *
  * Records become readable when flushed (the paper's rule): `flush.messages` or `flush.ms`,
  * whichever comes first, triggers an fsync and moves the high watermark. A topic may set
@@ -47,6 +49,8 @@ export const logConfigSchema = z.object({
   timestampBeforeMaxMs: timestampBoundMs.default(Infinity),
   /** CreateTime records newer than now + this are refused with INVALID_TIMESTAMP (Kafka 4's default: 1 hour). */
   timestampAfterMaxMs: timestampBoundMs.default(3_600_000),
+  /** Old segments are only ever deleted (by retention); compaction is not implemented. */
+  cleanupPolicy: z.literal('delete').default('delete'),
 });
 
 export type LogConfig = z.output<typeof logConfigSchema>;
@@ -54,56 +58,125 @@ export type LogConfigOverrides = Partial<LogConfig>;
 
 export const DEFAULT_LOG_CONFIG: LogConfig = logConfigSchema.parse({});
 
-/** Kafka's topic-config names → our fields. */
-const KAFKA_NAMES: Record<string, keyof LogConfig> = {
-  'segment.bytes': 'segmentBytes',
-  'segment.ms': 'segmentMs',
-  'index.interval.bytes': 'indexIntervalBytes',
-  'flush.messages': 'flushMessages',
-  'flush.ms': 'flushMs',
-  'retention.ms': 'retentionMs',
-  'retention.bytes': 'retentionBytes',
-  'max.message.bytes': 'maxMessageBytes',
-  'visible.on.append': 'visibleOnAppend',
-  'message.timestamp.type': 'timestampType',
-  'message.timestamp.before.max.ms': 'timestampBeforeMaxMs',
-  'message.timestamp.after.max.ms': 'timestampAfterMaxMs',
-};
+/** Kafka's names for config data types (DescribeConfigs' ConfigType). */
+export type TopicConfigType = 'BOOLEAN' | 'STRING' | 'INT' | 'LONG' | 'LIST';
 
-export const TOPIC_CONFIG_NAMES: readonly string[] = Object.keys(KAFKA_NAMES);
+/** One topic config Tributary honours. */
+export interface TopicConfigDefinition {
+  /** Kafka's topic-config name, as stored in `/config/topics/<topic>`. */
+  readonly name: string;
+  readonly field: keyof LogConfig;
+  readonly type: TopicConfigType;
+  /** The broker setting whose value a topic without an override gets (Kafka's synonym). */
+  readonly brokerSynonym: string;
+  /** What values are accepted, in words, for error messages. */
+  readonly allowed: string;
+  readonly documentation: string;
+}
+
+const INT_MAX = 2 ** 31 - 1;
+const LONG_BOUND = 'an integer up to 9223372036854775807 (Long.MAX_VALUE, no bound)';
+
+/** The topic configs Tributary honours, in the order DescribeConfigs lists them. */
+export const TOPIC_CONFIGS: readonly TopicConfigDefinition[] = [
+  { name: 'cleanup.policy', field: 'cleanupPolicy', type: 'LIST', brokerSynonym: 'log.cleanup.policy', allowed: '"delete" (old segments are deleted by retention.ms and retention.bytes; compaction is not implemented)', documentation: 'What happens to old segments: they are deleted. Compaction is not implemented.' },
+  { name: 'flush.messages', field: 'flushMessages', type: 'LONG', brokerSynonym: 'log.flush.interval.messages', allowed: 'an integer of at least 1', documentation: 'Flush (fsync) the log after this many unflushed records; records become readable once flushed.' },
+  { name: 'flush.ms', field: 'flushMs', type: 'LONG', brokerSynonym: 'log.flush.interval.ms', allowed: 'an integer of at least 0 (milliseconds)', documentation: 'Flush (fsync) the log when its oldest unflushed record is this many milliseconds old.' },
+  { name: 'index.interval.bytes', field: 'indexIntervalBytes', type: 'INT', brokerSynonym: 'log.index.interval.bytes', allowed: `an integer from 0 to ${INT_MAX}`, documentation: 'Bytes of batches between two entries of the sparse offset index.' },
+  { name: 'max.message.bytes', field: 'maxMessageBytes', type: 'INT', brokerSynonym: 'message.max.bytes', allowed: `an integer from 1 to ${INT_MAX} (bytes)`, documentation: 'The largest record batch the topic accepts, in bytes.' },
+  { name: 'message.timestamp.after.max.ms', field: 'timestampAfterMaxMs', type: 'LONG', brokerSynonym: 'log.message.timestamp.after.max.ms', allowed: `${LONG_BOUND}, at least 0 (milliseconds)`, documentation: 'CreateTime records more than this many milliseconds ahead of the broker clock are refused.' },
+  { name: 'message.timestamp.before.max.ms', field: 'timestampBeforeMaxMs', type: 'LONG', brokerSynonym: 'log.message.timestamp.before.max.ms', allowed: `${LONG_BOUND}, at least 0 (milliseconds)`, documentation: 'CreateTime records more than this many milliseconds behind the broker clock are refused.' },
+  { name: 'message.timestamp.type', field: 'timestampType', type: 'STRING', brokerSynonym: 'log.message.timestamp.type', allowed: 'CreateTime or LogAppendTime', documentation: "Whose clock a record's timestamp is: the producer's (CreateTime) or the broker's at append (LogAppendTime)." },
+  { name: 'retention.bytes', field: 'retentionBytes', type: 'LONG', brokerSynonym: 'log.retention.bytes', allowed: 'an integer of at least -1 (bytes; -1 = no size limit)', documentation: 'Delete the oldest closed segments of a partition while it is larger than this; -1 means no limit.' },
+  { name: 'retention.ms', field: 'retentionMs', type: 'LONG', brokerSynonym: 'log.retention.ms', allowed: 'an integer of at least -1 (milliseconds; -1 = keep forever)', documentation: 'Delete closed segments whose newest record is older than this many milliseconds; -1 keeps them forever.' },
+  { name: 'segment.bytes', field: 'segmentBytes', type: 'INT', brokerSynonym: 'log.segment.bytes', allowed: `an integer from 14 to ${INT_MAX} (bytes)`, documentation: 'Roll to a new segment file when the active one would grow past this many bytes.' },
+  { name: 'segment.ms', field: 'segmentMs', type: 'LONG', brokerSynonym: 'log.roll.ms', allowed: 'an integer of at least 1 (milliseconds)', documentation: 'Roll to a new segment file when the active one is older than this, even if it is small.' },
+  { name: 'visible.on.append', field: 'visibleOnAppend', type: 'BOOLEAN', brokerSynonym: 'log.visible.on.append', allowed: 'true or false', documentation: 'Tributary only: expose records as soon as they are appended rather than once flushed (lower latency, no durability before exposure).' },
+];
+
+const BY_NAME: ReadonlyMap<string, TopicConfigDefinition> = new Map(TOPIC_CONFIGS.map((definition) => [definition.name, definition]));
+
+export const TOPIC_CONFIG_NAMES: readonly string[] = TOPIC_CONFIGS.map((definition) => definition.name);
+
+/** The definition of a topic config, or undefined when Tributary does not know the name. */
+export function topicConfigDefinition(name: string): TopicConfigDefinition | undefined {
+  return BY_NAME.get(name);
+}
+
+export function unknownTopicConfigMessage(name: string): string {
+  return `unknown topic config ${name}; the topic configs Tributary honours are ${TOPIC_CONFIG_NAMES.join(', ')}`;
+}
+
+/** Why one `name=value` is refused, naming the config and what it allows. */
+export interface TopicConfigProblem {
+  readonly name: string;
+  readonly value: string | null;
+  readonly message: string;
+}
+
+/** The reason `value` is not valid for topic config `name`, or undefined when it is. */
+export function topicConfigProblem(name: string, value: string | null): TopicConfigProblem | undefined {
+  const definition = BY_NAME.get(name);
+  if (definition === undefined) {
+    return { name, value, message: unknownTopicConfigMessage(name) };
+  }
+  if (value === null) return { name, value, message: `topic config ${name} needs a value: ${definition.allowed}` };
+  const parsed = logConfigSchema.shape[definition.field].safeParse(topicConfigValue(definition, value));
+  if (parsed.success) return undefined;
+  return { name, value, message: `invalid value ${JSON.stringify(value)} for topic config ${name}: expected ${definition.allowed}` };
+}
 
 /**
  * Turns Kafka-style `name → string value` overrides (CreateTopics configs, `/config/topics`) into
- * a full config over `base`. Unknown names and bad values fail with CONFIG_INVALID naming them.
+ * a full config over `base`. Unknown names and bad values fail with CONFIG_INVALID naming every
+ * one of them and what it allows.
  */
 export function logConfigFromTopicConfigs(
   configs: Readonly<Record<string, string>>,
   base: LogConfig = DEFAULT_LOG_CONFIG,
   source = 'topic configs',
 ): LogConfig {
-  const overrides: Record<string, unknown> = {};
-  const unknown: string[] = [];
-  for (const [name, value] of Object.entries(configs)) {
-    const field = KAFKA_NAMES[name];
-    if (field === undefined) {
-      unknown.push(name);
-      continue;
-    }
-    overrides[field] = topicConfigValue(field, value);
-  }
-  if (unknown.length > 0) {
+  const problems = Object.entries(configs).flatMap(([name, value]) => topicConfigProblem(name, value) ?? []);
+  if (problems.length > 0) {
     throw new TributaryError({
       code: 'CONFIG_INVALID',
-      message: `unknown topic config ${unknown.join(', ')} in ${source}; known: ${TOPIC_CONFIG_NAMES.join(', ')}`,
-      details: { source, unknown },
+      message: `${problems.map((problem) => problem.message).join('; ')} (in ${source})`,
+      details: { source, problems },
     });
+  }
+  const overrides: Record<string, unknown> = {};
+  for (const [name, value] of Object.entries(configs)) {
+    const definition = BY_NAME.get(name);
+    if (definition !== undefined) overrides[definition.field] = topicConfigValue(definition, value);
   }
   return parseConfig(logConfigSchema, { ...base, ...overrides }, source);
 }
 
-/** A topic config's string value as its field holds it (bounds stay strings so Long.MAX_VALUE parses). */
-function topicConfigValue(field: keyof LogConfig, value: string): unknown {
-  if (field === 'visibleOnAppend') return value === 'true' ? true : value === 'false' ? false : value;
-  if (field === 'timestampType' || field === 'timestampBeforeMaxMs' || field === 'timestampAfterMaxMs') return value;
-  return Number(value);
+/** A config's value as a string, the way DescribeConfigs reports it (no bound = Long.MAX_VALUE). */
+export function formatTopicConfigValue(definition: TopicConfigDefinition, config: LogConfig): string {
+  const value = config[definition.field];
+  if (value === Infinity) return '9223372036854775807';
+  return String(value);
+}
+
+/**
+ * A topic config's string value as its field holds it. Numbers must be plain decimal integers
+ * (`Number` would take "", "1e3" and "0x10"); timestamp bounds stay strings so Long.MAX_VALUE parses.
+ */
+function topicConfigValue(definition: TopicConfigDefinition, raw: string): unknown {
+  const value = raw.trim();
+  switch (definition.type) {
+    case 'BOOLEAN':
+      return value === 'true' ? true : value === 'false' ? false : value;
+    case 'LIST': {
+      const items = [...new Set(value.split(',').map((item) => item.trim()).filter((item) => item !== ''))];
+      return items.join(',');
+    }
+    case 'STRING':
+      return value;
+    case 'INT':
+    case 'LONG':
+      if (definition.field === 'timestampBeforeMaxMs' || definition.field === 'timestampAfterMaxMs') return value;
+      return /^-?\d+$/.test(value) ? Number(value) : value;
+  }
 }

@@ -2,11 +2,14 @@
  * Apache Kafka 3.9.1's own Java tools against a standalone Tributary broker: ProducerPerformance
  * (the Java producer: Metadata v8, Produce v8 with acks=1) and the console consumer in assign mode
  * (no group: Metadata, ListOffsets, Fetch v11). What the tools wrote is checked with kcat and the
- * partition log; what they read is checked against what kcat produced.
+ * partition log; what they read is checked against what kcat produced. Then the admin tools:
+ * kafka-topics.sh --describe and kafka-configs.sh (DescribeConfigs v3, IncrementalAlterConfigs v0),
+ * checked against what the running log does.
  */
 import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { waitUntil } from '../services/process.js';
+import { ensureJars, KAFKA_SERVER_JARS } from '../services/service-jars.js';
 import { startInProcessBroker, type InProcessBroker } from '../support/brokers.js';
 import { describeRun, runKafkaTool, type JavaToolResult } from '../support/java.js';
 import { kcat } from '../support/kcat.js';
@@ -96,6 +99,110 @@ describe('Kafka 3.9.1 Java tools', () => {
       expect(result.status, describeRun(result)).toBe(0);
       expect(result.stdout.split('\n').filter((line) => line !== ''), describeRun(result)).toEqual(expectedLines(0, sent.length));
       expect(result.stderr).toContain(`Processed a total of ${sent.length} messages`);
+    });
+  });
+
+  describe('topic configs: kafka-topics.sh --describe and kafka-configs.sh', () => {
+    const topic = 'java-configs';
+    /** kafka-configs.sh is kafka.admin.ConfigCommand, which 3.9 still ships in the broker's jar (core). */
+    let kafkaServerDir: string;
+
+    beforeAll(async () => {
+      kafkaServerDir = await ensureJars(KAFKA_SERVER_JARS);
+      const created = await tool('org.apache.kafka.tools.TopicCommand', [
+        '--bootstrap-server', broker.bootstrap, '--create', '--topic', topic, '--partitions', '1', '--config', 'segment.bytes=1024',
+      ]);
+      expect(created.status, describeRun(created)).toBe(0);
+    });
+
+    function configs(args: readonly string[]): Promise<JavaToolResult> {
+      return runKafkaTool('kafka.admin.ConfigCommand', ['--bootstrap-server', broker.bootstrap, ...args], { kafkaToolsDir: kafkaServerDir, runDir, timeoutMs: 100_000 });
+    }
+
+    function describeTopicConfigs(): Promise<JavaToolResult> {
+      return configs(['--describe', '--entity-type', 'topics', '--entity-name', topic]);
+    }
+
+    it('kafka-topics.sh --describe shows the topic with its overridden configs', async () => {
+      const result = await tool('org.apache.kafka.tools.TopicCommand', ['--bootstrap-server', broker.bootstrap, '--describe', '--topic', topic]);
+      expect(result.status, describeRun(result)).toBe(0);
+      // Only configs that are not defaults are listed (ConfigEntry.isDefault: source DEFAULT_CONFIG).
+      expect(result.stdout, describeRun(result)).toMatch(new RegExp(`^Topic: ${topic}\tPartitionCount: 1\tReplicationFactor: 1\tConfigs: segment\\.bytes=1024$`, 'm'));
+      expect(result.stdout).toMatch(new RegExp(`^\tTopic: ${topic}\tPartition: 0\tLeader: 0\t`, 'm'));
+    });
+
+    it('kafka-configs.sh --describe prints the dynamic configs with their synonyms, and the broker\'s with --all', async () => {
+      const topicResult = await describeTopicConfigs();
+      expect(topicResult.status, describeRun(topicResult)).toBe(0);
+      expect(topicResult.stdout.split('\n').filter((line) => line !== '')).toEqual([
+        `Dynamic configs for topic ${topic} are:`,
+        '  segment.bytes=1024 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:segment.bytes=1024, DEFAULT_CONFIG:log.segment.bytes=1073741824}',
+      ]);
+      const brokerResult = await configs(['--describe', '--entity-type', 'brokers', '--entity-name', '0', '--all']);
+      expect(brokerResult.status, describeRun(brokerResult)).toBe(0);
+      expect(brokerResult.stdout).toContain('All configs for broker 0 are:');
+      // The test broker sets num.partitions=1, which is also the built-in default.
+      expect(brokerResult.stdout).toContain('  log.retention.ms=604800000 sensitive=false synonyms={DEFAULT_CONFIG:log.retention.ms=604800000}');
+      expect(brokerResult.stdout).toContain('  num.partitions=1 sensitive=false synonyms={DEFAULT_CONFIG:num.partitions=1}');
+    });
+
+    it('--alter --add-config retention.ms changes what describe shows and what the running log retains', async () => {
+      // Four runs of kcat, four batches of over 1 KiB: with segment.bytes=1024 each starts a segment.
+      for (let run = 0; run < 4; run += 1) {
+        const input = Array.from({ length: 10 }, (_, i) => `record-${run}-${i}-${'x'.repeat(100)}\n`).join('');
+        const produced = await kcat(['-b', broker.bootstrap, '-P', '-t', topic, '-p', '0'], input);
+        expect(produced.status, produced.stderr).toBe(0);
+      }
+      const log = (): NonNullable<ReturnType<typeof broker.broker.logManager.getLog>> => {
+        const found = broker.broker.logManager.getLog(topic, 0);
+        if (found === undefined) throw new Error(`no log of ${topic}-0`);
+        return found;
+      };
+      await waitUntil(async () => log().highWatermark === 40, { what: `high watermark 40 in ${topic}/0`, timeoutMs: 30_000 });
+      // A week of retention keeps everything.
+      expect(broker.broker.logManager.applyRetention()).toBe(0);
+      expect(log().logStartOffset).toBe(0);
+
+      const altered = await configs(['--alter', '--entity-type', 'topics', '--entity-name', topic, '--add-config', 'retention.ms=1']);
+      expect(altered.status, describeRun(altered)).toBe(0);
+      expect(altered.stdout).toContain(`Completed updating config for topic ${topic}.`);
+      // No restart: the watch on /config/topics/<topic> hands the running log its new config.
+      await waitUntil(async () => log().config.retentionMs === 1, { what: `retention.ms=1 applied to ${topic}-0`, timeoutMs: 30_000 });
+      expect(log().config.segmentBytes).toBe(1024);
+      await waitUntil(async () => broker.broker.logManager.applyRetention() > 0, { what: `retention deleting segments of ${topic}-0`, timeoutMs: 30_000 });
+      expect(log().logStartOffset).toBeGreaterThan(0);
+
+      const described = await describeTopicConfigs();
+      expect(described.status, describeRun(described)).toBe(0);
+      expect(described.stdout).toContain('  retention.ms=1 sensitive=false synonyms={DYNAMIC_TOPIC_CONFIG:retention.ms=1, DEFAULT_CONFIG:log.retention.ms=604800000}');
+      expect(described.stdout).toContain('  segment.bytes=1024 ');
+
+      const deleted = await configs(['--alter', '--entity-type', 'topics', '--entity-name', topic, '--delete-config', 'retention.ms']);
+      expect(deleted.status, describeRun(deleted)).toBe(0);
+      await waitUntil(async () => log().config.retentionMs === 604_800_000, { what: `retention.ms back to the default on ${topic}-0`, timeoutMs: 30_000 });
+    });
+
+    it('--alter --add-config with an unknown name or a bad value fails with INVALID_CONFIG and changes nothing', async () => {
+      const before = await describeTopicConfigs();
+      for (const [config, message] of [
+        ['retention.mss=1000', 'unknown topic config retention.mss; the topic configs Tributary honours are'],
+        ['segment.bytes=abc', 'invalid value "abc" for topic config segment.bytes: expected an integer from 14 to 2147483647'],
+        // One good and one bad: the good one is not applied either.
+        ['retention.ms=5000,cleanup.policy=compact', 'invalid value "compact" for topic config cleanup.policy'],
+      ] as const) {
+        const result = await configs(['--alter', '--entity-type', 'topics', '--entity-name', topic, '--add-config', config]);
+        expect(result.status, describeRun(result)).not.toBe(0);
+        expect(result.stderr, describeRun(result)).toContain(`org.apache.kafka.common.errors.InvalidConfigurationException: ${message}`);
+      }
+      const after = await describeTopicConfigs();
+      expect(after.stdout).toBe(before.stdout);
+      expect(broker.broker.logManager.getLog(topic, 0)?.config).toMatchObject({ retentionMs: 604_800_000, segmentBytes: 1024 });
+    });
+
+    it('--alter on a broker is refused: broker configs are static', async () => {
+      const result = await configs(['--alter', '--entity-type', 'brokers', '--entity-name', '0', '--add-config', 'log.retention.ms=1000']);
+      expect(result.status, describeRun(result)).not.toBe(0);
+      expect(result.stderr).toContain('PolicyViolationException: broker configs are static in Tributary');
     });
   });
 });

@@ -1,10 +1,12 @@
-/** `tributary topics create|list|describe|delete`: topic administration over the Kafka protocol. */
+/** `tributary topics create|list|describe|alter|delete`: topic administration over the Kafka protocol. */
 import { TributaryError } from '../../common/errors.js';
 import { parseAddress } from '../../client/cluster-client.js';
 import { KafkaConnection } from '../../client/connection.js';
 import { CreatePartitionsApi } from '../../protocol/apis/create-partitions.js';
 import { CreateTopicsApi } from '../../protocol/apis/create-topics.js';
 import { DeleteTopicsApi } from '../../protocol/apis/delete-topics.js';
+import { CONFIG_RESOURCE_TYPE, CONFIG_SOURCE, DescribeConfigsApi } from '../../protocol/apis/describe-configs.js';
+import { CONFIG_OPERATION, IncrementalAlterConfigsApi, type IncrementalAlterableConfig } from '../../protocol/apis/incremental-alter-configs.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsApi } from '../../protocol/apis/list-offsets.js';
 import { MetadataApi, type MetadataResponse } from '../../protocol/apis/metadata.js';
 import { KafkaErrorCode, kafkaErrorName } from '../../protocol/kafka-errors.js';
@@ -24,15 +26,20 @@ function fail(message: string): never {
   throw new TributaryError({ code: 'COMMAND_FAILED', message });
 }
 
-export async function createTopic(
-  io: CommandIo,
-  options: { bootstrapServer: string; topic: string; partitions: number; config: readonly string[] },
-): Promise<void> {
-  const configs = options.config.map((entry) => {
+/** `--config key=value` flags as name/value pairs. */
+function parseConfigFlags(entries: readonly string[]): { name: string; value: string }[] {
+  return entries.map((entry) => {
     const at = entry.indexOf('=');
     if (at <= 0) fail(`--config takes key=value, not "${entry}"`);
     return { name: entry.slice(0, at), value: entry.slice(at + 1) };
   });
+}
+
+export async function createTopic(
+  io: CommandIo,
+  options: { bootstrapServer: string; topic: string; partitions: number; config: readonly string[] },
+): Promise<void> {
+  const configs = parseConfigFlags(options.config);
   await withBootstrap(options.bootstrapServer, async (connection) => {
     const response = await connection.request(CreateTopicsApi, 4, {
       topics: [{ name: options.topic, numPartitions: options.partitions, replicationFactor: -1, assignments: [], configs }],
@@ -46,8 +53,40 @@ export async function createTopic(
   });
 }
 
-export async function alterTopic(io: CommandIo, options: { bootstrapServer: string; topic: string; partitions: number }): Promise<void> {
+export interface AlterTopicOptions {
+  readonly bootstrapServer: string;
+  readonly topic: string;
+  readonly partitions?: number;
+  /** `name=value` overrides to set. */
+  readonly config: readonly string[];
+  /** Override names to remove (back to the broker's default). */
+  readonly deleteConfig: readonly string[];
+}
+
+/**
+ * Grows the partition count and/or changes config overrides. Configs go first, through
+ * IncrementalAlterConfigs as kafka-configs.sh sends them: the broker checks them all and applies
+ * all or none, so a refused config leaves the partition count alone too.
+ */
+export async function alterTopic(io: CommandIo, options: AlterTopicOptions): Promise<void> {
+  const changes: IncrementalAlterableConfig[] = [
+    ...parseConfigFlags(options.config).map(({ name, value }) => ({ name, configOperation: CONFIG_OPERATION.SET, value })),
+    ...options.deleteConfig.map((name) => ({ name, configOperation: CONFIG_OPERATION.DELETE, value: null })),
+  ];
+  if (options.partitions === undefined && changes.length === 0) fail('nothing to alter: give --partitions <n>, --config name=value or --delete-config name');
   await withBootstrap(options.bootstrapServer, async (connection) => {
+    if (changes.length > 0) {
+      const response = await connection.request(IncrementalAlterConfigsApi, 0, {
+        resources: [{ resourceType: CONFIG_RESOURCE_TYPE.TOPIC, resourceName: options.topic, configs: changes }],
+        validateOnly: false,
+      });
+      const result = response.responses[0];
+      if (result === undefined) fail('the broker returned no result');
+      if (result.errorCode !== 0) fail(`could not change the configs of ${options.topic}: ${kafkaErrorName(result.errorCode)}${result.errorMessage === null ? '' : ` — ${result.errorMessage}`}`);
+      const described = changes.map((change) => (change.value === null ? `removed ${change.name}` : `set ${change.name}=${change.value}`));
+      io.writeOut(`topic ${options.topic}: ${described.join(', ')}\n`);
+    }
+    if (options.partitions === undefined) return;
     const response = await connection.request(CreatePartitionsApi, 1, {
       topics: [{ name: options.topic, count: options.partitions, assignments: null }],
       timeoutMs: 30_000,
@@ -116,5 +155,28 @@ export async function describeTopic(io: CommandIo, options: { bootstrapServer: s
       const where = broker === undefined ? `${owner} (down)` : `${partition.leaderId} ${broker.host}:${broker.port}`;
       io.writeOut(`${String(partition.partitionIndex).padEnd(10)}${where.padEnd(24)}${start.padEnd(14)}${end.padEnd(14)}${partition.errorCode === 0 ? 'ok' : kafkaErrorName(partition.errorCode)}\n`);
     }
+    await writeTopicConfigs(io, connection, topic.name);
   });
+}
+
+const SOURCE_WORDS: Readonly<Record<number, string>> = {
+  [CONFIG_SOURCE.DYNAMIC_TOPIC_CONFIG]: 'topic override',
+  [CONFIG_SOURCE.STATIC_BROKER_CONFIG]: 'broker setting',
+  [CONFIG_SOURCE.DEFAULT_CONFIG]: 'default',
+};
+
+/** The topic's configs with their values and where each comes from (DescribeConfigs v3). */
+async function writeTopicConfigs(io: CommandIo, connection: KafkaConnection, topic: string): Promise<void> {
+  const response = await connection.request(DescribeConfigsApi, 3, {
+    resources: [{ resourceType: CONFIG_RESOURCE_TYPE.TOPIC, resourceName: topic, configurationKeys: null }],
+    includeSynonyms: false,
+    includeDocumentation: false,
+  });
+  const result = response.results[0];
+  if (result === undefined) fail('the broker returned no configs');
+  if (result.errorCode !== 0) fail(`configs of topic ${topic}: ${kafkaErrorName(result.errorCode)}${result.errorMessage === null ? '' : ` — ${result.errorMessage}`}`);
+  io.writeOut(`\n${'config'.padEnd(34)}${'value'.padEnd(22)}source\n`);
+  for (const entry of result.configs) {
+    io.writeOut(`${entry.name.padEnd(34)}${String(entry.value).padEnd(22)}${SOURCE_WORDS[entry.configSource] ?? `source ${entry.configSource}`}\n`);
+  }
 }

@@ -3,23 +3,29 @@
  * from (kafka-protocol.md §1 item 4). Every range stops at the API's last non-flexible version.
  */
 import type { ApiSchema } from '../schema.js';
+import { AlterConfigsApi } from './alter-configs.js';
 import { ApiVersionsApi, type ApiVersionRange } from './api-versions.js';
 import { CreatePartitionsApi } from './create-partitions.js';
 import { CreateTopicsApi } from './create-topics.js';
 import { DeleteTopicsApi } from './delete-topics.js';
+import { DescribeConfigsApi } from './describe-configs.js';
 import { FetchApi } from './fetch.js';
 import { FindCoordinatorApi } from './find-coordinator.js';
+import { IncrementalAlterConfigsApi } from './incremental-alter-configs.js';
 import { InitProducerIdApi } from './init-producer-id.js';
 import { ListOffsetsApi } from './list-offsets.js';
 import { MetadataApi } from './metadata.js';
 import { ProduceApi } from './produce.js';
 
+export * from './alter-configs.js';
 export * from './api-versions.js';
 export * from './create-partitions.js';
 export * from './create-topics.js';
 export * from './delete-topics.js';
+export * from './describe-configs.js';
 export * from './fetch.js';
 export * from './find-coordinator.js';
+export * from './incremental-alter-configs.js';
 export * from './init-producer-id.js';
 export * from './list-offsets.js';
 export * from './metadata.js';
@@ -29,7 +35,7 @@ export * from './produce.js';
 export type AnyApiSchema = ApiSchema<unknown, unknown>;
 
 /** The served APIs in api-key order; each schema's minVersion–maxVersion is what is advertised. */
-export const SUPPORTED_APIS: readonly AnyApiSchema[] = [ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, InitProducerIdApi, CreatePartitionsApi];
+export const SUPPORTED_APIS: readonly AnyApiSchema[] = [ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, InitProducerIdApi, DescribeConfigsApi, AlterConfigsApi, CreatePartitionsApi, IncrementalAlterConfigsApi];
 
 const BY_KEY: ReadonlyMap<number, AnyApiSchema> = new Map(SUPPORTED_APIS.map((api) => [api.apiKey, api]));
 

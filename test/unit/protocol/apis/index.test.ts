@@ -1,11 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import {
+  AlterConfigsApi,
   ApiVersionsApi,
   CreatePartitionsApi,
   CreateTopicsApi,
   DeleteTopicsApi,
+  DescribeConfigsApi,
   FetchApi,
   FindCoordinatorApi,
+  IncrementalAlterConfigsApi,
   InitProducerIdApi,
   ListOffsetsApi,
   MetadataApi,
@@ -29,9 +32,12 @@ describe('SUPPORTED_APIS', () => {
       { apiKey: 19, minVersion: 0, maxVersion: 4 },
       { apiKey: 20, minVersion: 0, maxVersion: 3 },
       { apiKey: 22, minVersion: 0, maxVersion: 1 },
+      { apiKey: 32, minVersion: 1, maxVersion: 3 },
+      { apiKey: 33, minVersion: 0, maxVersion: 1 },
       { apiKey: 37, minVersion: 0, maxVersion: 1 },
+      { apiKey: 44, minVersion: 0, maxVersion: 0 },
     ]);
-    expect(SUPPORTED_APIS).toStrictEqual([ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, InitProducerIdApi, CreatePartitionsApi]);
+    expect(SUPPORTED_APIS).toStrictEqual([ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, InitProducerIdApi, DescribeConfigsApi, AlterConfigsApi, CreatePartitionsApi, IncrementalAlterConfigsApi]);
   });
 
   it('finds an API by key and checks versions against its range', () => {

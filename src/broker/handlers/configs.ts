@@ -1,0 +1,298 @@
+/**
+ * DescribeConfigs, AlterConfigs and IncrementalAlterConfigs: topic configs are dynamic (the
+ * overrides in `/config/topics/<topic>`, applied by every broker without a restart); broker
+ * configs are static (the broker's --config file and --set flags), so they can be described but
+ * not altered.
+ *
+ * A topic's config is described as Kafka does: the override if there is one (DYNAMIC_TOPIC_CONFIG),
+ * else the broker setting it falls back to (STATIC_BROKER_CONFIG when the broker sets it to
+ * something other than the built-in default, DEFAULT_CONFIG otherwise), with those as synonyms.
+ *
+ * An alteration is checked whole before anything is written: one unknown name or bad value
+ * refuses the resource with INVALID_CONFIG and leaves its configs as they were.
+ */
+import { TributaryError } from '../../common/errors.js';
+import { AlterConfigsApi, type AlterConfigsRequest, type AlterConfigsResourceResponse, type AlterConfigsResponse } from '../../protocol/apis/alter-configs.js';
+import {
+  CONFIG_RESOURCE_TYPE,
+  CONFIG_SOURCE,
+  CONFIG_TYPE,
+  DescribeConfigsApi,
+  type DescribeConfigsEntry,
+  type DescribeConfigsRequest,
+  type DescribeConfigsResource,
+  type DescribeConfigsResponse,
+  type DescribeConfigsResult,
+  type DescribeConfigsSynonym,
+} from '../../protocol/apis/describe-configs.js';
+import {
+  CONFIG_OPERATION,
+  IncrementalAlterConfigsApi,
+  type IncrementalAlterableConfig,
+  type IncrementalAlterConfigsRequest,
+  type IncrementalAlterConfigsResponse,
+} from '../../protocol/apis/incremental-alter-configs.js';
+import { KafkaErrorCode, KafkaProtocolError } from '../../protocol/kafka-errors.js';
+import {
+  formatTopicConfigValue,
+  logConfigFromTopicConfigs,
+  topicConfigDefinition,
+  TOPIC_CONFIGS,
+  unknownTopicConfigMessage,
+  type LogConfig,
+  type TopicConfigDefinition,
+} from '../../storage/log-config.js';
+import { validateTopicName } from '../../storage/log-manager.js';
+import { brokerConfigSchema, defaultLogConfig, parseBrokerConfig, type BrokerConfig } from '../config.js';
+import type { BrokerContext } from '../context.js';
+import type { ApiHandler } from '../router.js';
+
+/** The broker settings with nothing set: what "default" means for DescribeConfigs sources. */
+const BUILT_IN_BROKER_CONFIG: BrokerConfig = parseBrokerConfig({}, 'built-in broker defaults');
+const BUILT_IN_LOG_CONFIG: LogConfig = defaultLogConfig(BUILT_IN_BROKER_CONFIG);
+
+const STATIC_BROKER_CONFIGS_MESSAGE =
+  "broker configs are static in Tributary: set them in the broker's --config file or with --set and restart it; only topic configs can be altered";
+
+export function describeConfigsHandler(context: BrokerContext): ApiHandler<DescribeConfigsRequest, DescribeConfigsResponse> {
+  const brokerLogConfig = defaultLogConfig(context.config);
+  return {
+    api: DescribeConfigsApi,
+    async handle(request) {
+      const options = { synonyms: request.includeSynonyms, documentation: request.includeDocumentation };
+      const results = request.resources.map((resource): DescribeConfigsResult => {
+        const ok = (configs: DescribeConfigsEntry[]): DescribeConfigsResult => ({ ...echo(resource), errorCode: 0, errorMessage: null, configs: wanted(configs, resource.configurationKeys) });
+        const fail = (errorCode: number, errorMessage: string): DescribeConfigsResult => ({ ...echo(resource), errorCode, errorMessage, configs: [] });
+        switch (resource.resourceType) {
+          case CONFIG_RESOURCE_TYPE.TOPIC: {
+            const topic = context.cluster.topic(resource.resourceName);
+            if (topic === undefined) return fail(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${resource.resourceName} does not exist`);
+            return ok(TOPIC_CONFIGS.map((definition) => topicConfigEntry(definition, topic.configs[definition.name], brokerLogConfig, options)));
+          }
+          case CONFIG_RESOURCE_TYPE.BROKER: {
+            // "" is the cluster-wide dynamic default, which Tributary never has.
+            if (resource.resourceName === '') return ok([]);
+            if (resource.resourceName !== String(context.brokerId)) {
+              return fail(KafkaErrorCode.INVALID_REQUEST, `this is broker ${context.brokerId}; the configs of broker ${resource.resourceName} are described by that broker`);
+            }
+            return ok(brokerConfigEntries(context.config, options));
+          }
+          default:
+            return fail(KafkaErrorCode.INVALID_REQUEST, unsupportedResourceMessage(resource.resourceType));
+        }
+      });
+      return { throttleTimeMs: 0, results };
+    },
+  };
+}
+
+export function alterConfigsHandler(context: BrokerContext): ApiHandler<AlterConfigsRequest, AlterConfigsResponse> {
+  return {
+    api: AlterConfigsApi,
+    async handle(request) {
+      const responses: AlterConfigsResourceResponse[] = [];
+      for (const resource of request.resources) {
+        // AlterConfigs replaces the whole set: what the request lists is all that remains.
+        responses.push(
+          await alterResource(context, resource, request.validateOnly, () => {
+            rejectDuplicates(resource.configs.map((config) => config.name));
+            const next: Record<string, string> = {};
+            for (const config of resource.configs) if (config.value !== null) next[config.name] = config.value.trim();
+            return next;
+          }),
+        );
+      }
+      return { throttleTimeMs: 0, responses };
+    },
+  };
+}
+
+export function incrementalAlterConfigsHandler(context: BrokerContext): ApiHandler<IncrementalAlterConfigsRequest, IncrementalAlterConfigsResponse> {
+  const brokerLogConfig = defaultLogConfig(context.config);
+  return {
+    api: IncrementalAlterConfigsApi,
+    async handle(request) {
+      const responses: AlterConfigsResourceResponse[] = [];
+      for (const resource of request.resources) {
+        responses.push(
+          await alterResource(context, resource, request.validateOnly, (current) => {
+            rejectDuplicates(resource.configs.map((config) => config.name));
+            const next: Record<string, string> = { ...current };
+            for (const operation of resource.configs) applyOperation(next, operation, brokerLogConfig);
+            return next;
+          }),
+        );
+      }
+      return { throttleTimeMs: 0, responses };
+    },
+  };
+}
+
+/**
+ * One resource of an alter request: only topics can be altered; `change` builds the new override
+ * set from the stored one, which is validated whole and written conditionally (Cluster).
+ */
+async function alterResource(
+  context: BrokerContext,
+  resource: { readonly resourceType: number; readonly resourceName: string },
+  validateOnly: boolean,
+  change: (current: Readonly<Record<string, string>>) => Record<string, string>,
+): Promise<AlterConfigsResourceResponse> {
+  const fail = (errorCode: number, errorMessage: string): AlterConfigsResourceResponse => ({ ...echo(resource), errorCode, errorMessage });
+  if (resource.resourceType === CONFIG_RESOURCE_TYPE.BROKER) return fail(KafkaErrorCode.POLICY_VIOLATION, STATIC_BROKER_CONFIGS_MESSAGE);
+  if (resource.resourceType !== CONFIG_RESOURCE_TYPE.TOPIC) return fail(KafkaErrorCode.INVALID_REQUEST, unsupportedResourceMessage(resource.resourceType));
+  const topic = resource.resourceName;
+  try {
+    validateTopicName(topic);
+  } catch {
+    // No topic can have this name (and it must not reach a coordination path).
+    return fail(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${topic} does not exist`);
+  }
+  const brokerLogConfig = defaultLogConfig(context.config);
+  try {
+    const written = await context.cluster.alterTopicConfigs(
+      topic,
+      (current) => {
+        const next = change(current);
+        try {
+          logConfigFromTopicConfigs(next, brokerLogConfig, `configs of topic ${topic}`);
+        } catch (error) {
+          throw new KafkaProtocolError('INVALID_CONFIG', (error as Error).message, { cause: error });
+        }
+        return next;
+      },
+      { validateOnly },
+    );
+    if (!validateOnly) context.logger.info({ topic, configs: written }, 'topic configs changed');
+    return { ...echo(resource), errorCode: 0, errorMessage: null };
+  } catch (error) {
+    if (error instanceof KafkaProtocolError) return fail(error.kafkaCode, error.message);
+    if (error instanceof TributaryError && error.code === 'UNKNOWN_TOPIC_OR_PARTITION') return fail(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION, error.message);
+    if (error instanceof TributaryError && error.retriable) {
+      // A storm of concurrent changes (nothing written) or a lost coordination connection (the
+      // write's outcome unknown): the client should look before it retries.
+      context.logger.warn({ err: error, topic }, 'changing topic configs failed; the client may retry');
+      return fail(KafkaErrorCode.UNKNOWN_SERVER_ERROR, `the configs of topic ${topic} may not have changed (${error.message}); describe them, then retry`);
+    }
+    context.logger.error({ err: error, topic }, 'changing topic configs failed');
+    return fail(KafkaErrorCode.UNKNOWN_SERVER_ERROR, 'changing the topic configs failed; see the broker log');
+  }
+}
+
+/** Applies one SET / DELETE / APPEND / SUBTRACT to the override set `configs`, in place. */
+function applyOperation(configs: Record<string, string>, operation: IncrementalAlterableConfig, brokerLogConfig: LogConfig): void {
+  const { name, value } = operation;
+  const definition = topicConfigDefinition(name);
+  // Unknown names are refused by the whole-set validation, with the list of known ones.
+  switch (operation.configOperation) {
+    case CONFIG_OPERATION.SET:
+      if (value === null) throw new KafkaProtocolError('INVALID_CONFIG', `SET of topic config ${name} needs a value${definition === undefined ? '' : `: ${definition.allowed}`}`);
+      configs[name] = value.trim();
+      return;
+    case CONFIG_OPERATION.DELETE:
+      if (definition === undefined) throw new KafkaProtocolError('INVALID_CONFIG', unknownTopicConfigMessage(name));
+      delete configs[name];
+      return;
+    case CONFIG_OPERATION.APPEND:
+    case CONFIG_OPERATION.SUBTRACT: {
+      const verb = operation.configOperation === CONFIG_OPERATION.APPEND ? 'APPEND' : 'SUBTRACT';
+      if (definition === undefined) throw new KafkaProtocolError('INVALID_CONFIG', unknownTopicConfigMessage(name));
+      if (definition.type !== 'LIST') {
+        throw new KafkaProtocolError('INVALID_CONFIG', `${verb} applies to list configs only, and topic config ${name} is a ${definition.type}: use SET or DELETE`);
+      }
+      const listed = (text: string): string[] => text.split(',').map((item) => item.trim()).filter((item) => item !== '');
+      const current = listed(configs[name] ?? formatTopicConfigValue(definition, brokerLogConfig));
+      const items = listed(value ?? '');
+      const next = verb === 'APPEND' ? [...current, ...items.filter((item) => !current.includes(item))] : current.filter((item) => !items.includes(item));
+      configs[name] = next.join(',');
+      return;
+    }
+    default:
+      throw new KafkaProtocolError('INVALID_REQUEST', `config operation ${operation.configOperation} on ${name} is not one of SET (0), DELETE (1), APPEND (2), SUBTRACT (3)`);
+  }
+}
+
+function rejectDuplicates(names: readonly string[]): void {
+  const seen = new Set<string>();
+  for (const name of names) {
+    if (seen.has(name)) throw new KafkaProtocolError('INVALID_REQUEST', `config ${name} appears more than once in the request`);
+    seen.add(name);
+  }
+}
+
+function topicConfigEntry(
+  definition: TopicConfigDefinition,
+  override: string | undefined,
+  brokerLogConfig: LogConfig,
+  options: { synonyms: boolean; documentation: boolean },
+): DescribeConfigsEntry {
+  const brokerValue = formatTopicConfigValue(definition, brokerLogConfig);
+  const builtInValue = formatTopicConfigValue(definition, BUILT_IN_LOG_CONFIG);
+  // Set to the built-in default counts as not set: the broker's raw settings are not kept.
+  const brokerSets = brokerValue !== builtInValue;
+  const synonyms: DescribeConfigsSynonym[] = [
+    ...(override === undefined ? [] : [{ name: definition.name, value: override, source: CONFIG_SOURCE.DYNAMIC_TOPIC_CONFIG }]),
+    ...(brokerSets ? [{ name: definition.brokerSynonym, value: brokerValue, source: CONFIG_SOURCE.STATIC_BROKER_CONFIG }] : []),
+    { name: definition.brokerSynonym, value: builtInValue, source: CONFIG_SOURCE.DEFAULT_CONFIG },
+  ];
+  const [effective] = synonyms;
+  return {
+    name: definition.name,
+    value: effective?.value ?? builtInValue,
+    readOnly: false,
+    configSource: effective?.source ?? CONFIG_SOURCE.DEFAULT_CONFIG,
+    isSensitive: false,
+    synonyms: options.synonyms ? synonyms : [],
+    configType: CONFIG_TYPE[definition.type],
+    documentation: options.documentation ? definition.documentation : null,
+  };
+}
+
+/** Every broker setting, read-only: they come from the broker's config file and flags. */
+function brokerConfigEntries(config: BrokerConfig, options: { synonyms: boolean; documentation: boolean }): DescribeConfigsEntry[] {
+  const documentation = new Map(TOPIC_CONFIGS.map((definition) => [definition.brokerSynonym, `The default of topic config ${definition.name}: ${definition.documentation}`]));
+  return (Object.keys(brokerConfigSchema.shape) as (keyof BrokerConfig)[]).map((name) => {
+    const value = formatBrokerValue(config[name]);
+    const builtIn = formatBrokerValue(BUILT_IN_BROKER_CONFIG[name]);
+    const source = value === builtIn ? CONFIG_SOURCE.DEFAULT_CONFIG : CONFIG_SOURCE.STATIC_BROKER_CONFIG;
+    const synonyms: DescribeConfigsSynonym[] = [
+      ...(source === CONFIG_SOURCE.STATIC_BROKER_CONFIG ? [{ name, value, source }] : []),
+      { name, value: builtIn, source: CONFIG_SOURCE.DEFAULT_CONFIG },
+    ];
+    return {
+      name,
+      value,
+      readOnly: true,
+      configSource: source,
+      isSensitive: false,
+      synonyms: options.synonyms ? synonyms : [],
+      configType: brokerConfigType(name, config[name]),
+      documentation: options.documentation ? (documentation.get(name) ?? null) : null,
+    };
+  });
+}
+
+function formatBrokerValue(value: string | number | boolean): string {
+  return value === Infinity ? '9223372036854775807' : String(value);
+}
+
+function brokerConfigType(name: string, value: string | number | boolean): number {
+  if (typeof value === 'boolean') return CONFIG_TYPE.BOOLEAN;
+  if (typeof value === 'string') return CONFIG_TYPE.STRING;
+  return name.endsWith('.ms') || name.endsWith('retention.bytes') ? CONFIG_TYPE.LONG : CONFIG_TYPE.INT;
+}
+
+/** Only the configs asked for, when the request names some (names Tributary lacks are left out, as Kafka does). */
+function wanted(configs: DescribeConfigsEntry[], keys: readonly string[] | null): DescribeConfigsEntry[] {
+  if (keys === null) return configs;
+  const names = new Set(keys);
+  return configs.filter((entry) => names.has(entry.name));
+}
+
+function echo(resource: Pick<DescribeConfigsResource, 'resourceType' | 'resourceName'>): { resourceType: number; resourceName: string } {
+  return { resourceType: resource.resourceType, resourceName: resource.resourceName };
+}
+
+function unsupportedResourceMessage(resourceType: number): string {
+  return `config resource type ${resourceType} is not served: Tributary has topic (2) and broker (4) configs`;
+}
