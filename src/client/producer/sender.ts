@@ -159,7 +159,7 @@ export class Sender {
         }
         queue.batches.shift();
         head.closed = true;
-        if (head.identity === undefined && (this.maxInFlight === 1 || this.sequences !== undefined)) this.mergeQueued(queue, head);
+        if (this.maxInFlight === 1) this.mergeQueued(queue, head);
         // Numbers are given here, once: from now on the batch is resent only as it is.
         if (this.sequences !== undefined) head.identity ??= this.sequences.number(queue.key, head.records.length);
         queue.inFlight.push(head);
@@ -255,8 +255,8 @@ export class Sender {
    * With one batch in flight per partition (the price of ordered retries), a partition would pay
    * a round trip per batch. Instead the batches that queued up behind it while it was in flight
    * go out together, merged into one batch of up to `MERGED_BATCH_BYTES`: the same order, fewer
-   * round trips. Only batches never sent (and without numbers) are merged, so a retry still
-   * resends the same bytes.
+   * round trips. Only batches never sent are merged, so a retry still resends the same bytes.
+   * (Idempotent producers pipeline instead and keep `batchSize` batches.)
    */
   private mergeQueued(queue: PartitionQueue, head: ProducerBatch): void {
     if (head.encoded !== undefined || head.failures > 0 || head.identity !== undefined) return;
