@@ -138,6 +138,7 @@ describe('idempotent producer through a proxy that cuts connections', () => {
     const cuts = await cutter.stop();
     expect(cuts).toBeGreaterThan(0);
     const stored = await storedValues(proxy.address, 'numbered');
+    console.info(`idempotent, ${cuts} cuts: ${duplicatesIn(stored)} duplicate records of ${COUNT}`);
     expect(stored).toEqual(expectedPerPartition(COUNT));
     // And each send was told where its record really is.
     for (const [index, metadata] of results.entries()) expect(stored[metadata.partition]?.[Number(metadata.offset)]).toBe(`n${index}`);
