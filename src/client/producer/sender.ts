@@ -159,7 +159,7 @@ export class Sender {
         }
         queue.batches.shift();
         head.closed = true;
-        if (this.maxInFlight === 1) this.mergeQueued(queue, head);
+        if (head.identity === undefined) this.mergeQueued(queue, head);
         // Numbers are given here, once: from now on the batch is resent only as it is.
         if (this.sequences !== undefined) head.identity ??= this.sequences.number(queue.key, head.records.length);
         queue.inFlight.push(head);
@@ -252,13 +252,15 @@ export class Sender {
   }
 
   /**
-   * With one batch in flight per partition (the price of ordered retries), a partition would pay
-   * a round trip per batch. Instead the batches that queued up behind it while it was in flight
-   * go out together, merged into one batch of up to `MERGED_BATCH_BYTES`: the same order, fewer
-   * round trips. Only batches never sent are merged, so a retry still resends the same bytes.
-   * (Idempotent producers pipeline instead and keep `batchSize` batches.)
+   * Batches that queued up while the partition had its fill in flight go out together, merged
+   * into one batch of up to `MERGED_BATCH_BYTES`: the same order, fewer round trips (and, with
+   * acks −1, fewer flushes to wait for). With one batch in flight per partition (non-idempotent
+   * ordered retries) this is what keeps a partition from paying a round trip per batch. Only
+   * batches never sent and not yet numbered are merged, so a retry resends the same bytes with
+   * the same sequence. With retries 0 nothing is merged (they pipeline instead), as before.
    */
   private mergeQueued(queue: PartitionQueue, head: ProducerBatch): void {
+    if (this.maxInFlight > 1 && this.sequences === undefined) return;
     if (head.encoded !== undefined || head.failures > 0 || head.identity !== undefined) return;
     for (let next = queue.batches[0]; next !== undefined; next = queue.batches[0]) {
       if (!next.closed || next.encoded !== undefined || next.identity !== undefined || next.failures > 0 || head.bytes + next.bytes > MERGED_BATCH_BYTES) break;

@@ -89,7 +89,7 @@ async function sendNumbered(producer: Producer, topic: string, count: number, pe
     const records = Array.from({ length: Math.min(perSend, count - first) }, (_, i) => ({ value: Buffer.from(`n${first + i}`), partition: (first + i) % PARTITIONS }));
     sends.push(producer.send(topic, records));
     // Keep sends coming while the proxy cuts, rather than all queued before the first cut.
-    if (sends.length % 20 === 0) await new Promise((resolve) => setTimeout(resolve, 5));
+    if (sends.length % 10 === 0) await new Promise((resolve) => setTimeout(resolve, 10));
   }
   return (await Promise.all(sends)).flat();
 }
@@ -98,13 +98,13 @@ function expectedPerPartition(count: number): string[][] {
   return Array.from({ length: PARTITIONS }, (_, partition) => Array.from({ length: count }, (_, i) => i).filter((i) => i % PARTITIONS === partition).map((i) => `n${i}`));
 }
 
-/** Cuts every proxied connection every 40–100 ms, until stopped; returns how many cuts it made. */
+/** Cuts every proxied connection every 20–50 ms, until stopped; returns how many cuts it made. */
 function cutRepeatedly(proxy: TcpProxy): { stop: () => Promise<number> } {
   let running = true;
   let cuts = 0;
   const loop = (async () => {
     while (running) {
-      await new Promise((resolve) => setTimeout(resolve, 40 + Math.random() * 60));
+      await new Promise((resolve) => setTimeout(resolve, 20 + Math.random() * 30));
       if (!running) break;
       proxy.block();
       cuts += 1;

@@ -5,6 +5,7 @@
  * per partition, never more than 5 batches of a partition in flight.
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { ClusterClient } from '../../../../src/client/cluster-client.js';
 import { Producer } from '../../../../src/client/producer.js';
 import { TributaryError } from '../../../../src/common/errors.js';
 import { KafkaErrorCode } from '../../../../src/protocol/kafka-errors.js';
@@ -33,9 +34,17 @@ const numbered = (count: number, partition?: number): { value: Buffer; partition
   Array.from({ length: count }, (_, i) => (partition === undefined ? { value: Buffer.from(`r${i}`) } : { value: Buffer.from(`r${i}`), partition }));
 const names = (count: number): string[] => Array.from({ length: count }, (_, i) => `r${i}`);
 
-/** One send per record, all at once: many small batches, pipelined. */
+/**
+ * One send per record, a turn of the event loop apart: each drained on its own (queued batches
+ * would be merged), so a partition has several small batches in flight.
+ */
 async function sendEach(producer: Producer, count: number, partition?: number): Promise<bigint[]> {
-  const results = await Promise.all(numbered(count, partition).map((record) => producer.send('t', [record])));
+  const sends: Promise<{ offset: bigint }[]>[] = [];
+  for (const record of numbered(count, partition)) {
+    sends.push(producer.send('t', [record]));
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  const results = await Promise.all(sends);
   return results.map(([metadata]) => metadata?.offset ?? -2n);
 }
 
@@ -132,6 +141,25 @@ describe('idempotent producer', () => {
     const plain = await connect(broker, { idempotent: false });
     await plain.send('t', numbered(2));
     expect(broker.seen.at(-1)).toMatchObject({ producerId: -1n, baseSequence: -1 });
+  });
+
+  it('built on a cluster client (as the audit and the mirror do), gets its producer id at the first send; a broker without one fails the sends', async () => {
+    const broker = await fakeBroker();
+    const cluster = await ClusterClient.connect({ bootstrap: [broker.bootstrap] });
+    const producer = new Producer(cluster, { lingerMs: 0, retryBackoffMs: 2 }, true);
+    producers.push(producer);
+    expect(broker.initProducerIdRequests).toHaveLength(0);
+    await producer.send('t', numbered(2));
+    expect(broker.initProducerIdRequests).toHaveLength(1);
+    expect(broker.seen.at(-1)).toMatchObject({ producerId: 1000n, epoch: 0, baseSequence: 0 });
+
+    const old = await fakeBroker();
+    old.serveInitProducerId = false;
+    const oldCluster = await ClusterClient.connect({ bootstrap: [old.bootstrap] });
+    const refused = new Producer(oldCluster, { lingerMs: 0 }, true);
+    producers.push(refused);
+    await expect(refused.send('t', numbered(1))).rejects.toMatchObject({ code: 'UNSUPPORTED_VERSION', message: expect.stringMatching(/idempotent: false/) as unknown });
+    expect(old.seen).toHaveLength(0);
   });
 
   it('acks 0/1 or retries 0: off when left unset (as the Java client), refused when idempotent: true is explicit', async () => {
