@@ -83,9 +83,8 @@ export class ProducerSequences {
     if (this.idAndEpoch === undefined) return false;
     const state = this.partitions.get(key);
     if (state === undefined) return true;
-    if (state.needsNewEpoch) return false;
-    // After a batch was given up, wait to learn whether it was stored before numbering more.
-    if (state.unresolvedLast !== undefined) return !outstanding && this.resolve(key);
+    // After a batch was given up, wait to learn whether it was stored (`settle`) before numbering more.
+    if (state.needsNewEpoch || state.unresolvedLast !== undefined) return false;
     // Sequences of a stale epoch restart at 0, which must not overtake what is still out.
     return !this.isStale(state) || !outstanding;
   }
@@ -177,17 +176,16 @@ export class ProducerSequences {
     return state !== undefined && state.producerId === identity.producerId && state.epoch === identity.epoch ? state : undefined;
   }
 
-  /** With nothing outstanding: a later acknowledgement proves the given-up batch stored; none, a gap. */
-  private resolve(key: string): boolean {
+  /**
+   * Call with nothing of the partition outstanding. A batch given up with an unknown outcome is
+   * proven stored by a later acknowledgement; without one, the partition needs a new epoch
+   * (which is safe either way: the old epoch's batches stay as they are).
+   */
+  settle(key: string): void {
     const state = this.partitions.get(key);
-    if (state?.unresolvedLast === undefined) return true;
-    if (state.lastAcked >= 0 && !isAfter(state.unresolvedLast, state.lastAcked)) {
-      state.unresolvedLast = undefined;
-      return true;
-    }
+    if (state?.unresolvedLast === undefined) return;
+    if (state.lastAcked < 0 || isAfter(state.unresolvedLast, state.lastAcked)) state.needsNewEpoch = true;
     state.unresolvedLast = undefined;
-    state.needsNewEpoch = true;
-    return false;
   }
 }
 

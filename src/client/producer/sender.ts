@@ -192,6 +192,8 @@ export class Sender {
       this.fetchProducerId(sequences);
       return false;
     }
+    const outstanding = queue.inFlight.length > 0 || queue.batches[0]?.identity !== undefined;
+    if (!outstanding) sequences.settle(queue.key);
     if (!sequences.needsNewEpoch(queue.key)) return true;
     if (queue.inFlight.length > 0) return false;
     if (!sequences.startNewEpoch(queue.key)) {
@@ -233,7 +235,12 @@ export class Sender {
         this.options.logger?.info({ producerId: sequences.current?.producerId.toString(), previous: before?.producerId.toString() }, 'idempotent producer: got a producer id');
       } catch (error) {
         this.producerIdFailures += 1;
-        if (isRetriable(error)) {
+        if (isRetriable(error) && this.producerIdFailures > this.options.retries) {
+          // As a batch would after `retries`: the waiting sends fail, later ones try again.
+          this.producerIdFailures = 0;
+          this.options.logger?.error({ err: error }, 'idempotent producer: no producer id after retries; failing the waiting sends');
+          for (const queue of this.options.accumulator.queues.values()) for (const batch of queue.batches.splice(0)) this.giveUp(queue, batch, asError(error));
+        } else if (isRetriable(error)) {
           const delay = this.backoff(this.producerIdFailures);
           this.options.logger?.warn({ err: error, retryInMs: Math.round(delay) }, 'idempotent producer: InitProducerId failed; retrying');
           this.producerIdRetry = setTimeout(() => {

@@ -96,12 +96,14 @@ describe('ProducerSequences', () => {
     stored.gaveUp(P, lost, 2, true);
     expect(stored.mayNumber(P, true)).toBe(false);
     stored.acknowledged(P, later, 2);
+    stored.settle(P);
     expect(stored.mayNumber(P, false)).toBe(true);
     expect(stored.needsNewEpoch(P)).toBe(false);
 
     const unknown = started();
     const alone = unknown.number(P, 2);
     unknown.gaveUp(P, alone, 2, true);
+    unknown.settle(P);
     expect(unknown.mayNumber(P, false)).toBe(false);
     expect(unknown.needsNewEpoch(P)).toBe(true);
   });
