@@ -54,6 +54,8 @@ export class FakeIdempotentBroker {
   maxInFlightPerPartition = 0;
   serveInitProducerId = true;
   nextProducerId = 1000n;
+  /** The epoch InitProducerId hands out (0, as Kafka does for a fresh id; higher to test exhaustion). */
+  initialEpoch = 0;
   fault: (partition: number, attempt: number, header: RecordBatchHeader) => Fault = () => 'none';
   private readonly producers = new Map<string, ProducerEntry>();
   private readonly attempts = new Map<number, number>();
@@ -151,7 +153,7 @@ export class FakeIdempotentBroker {
     if (apiKey === InitProducerIdApi.apiKey) {
       decodeRequestBody(InitProducerIdApi, version, reader);
       this.initProducerIdRequests.push(version);
-      const body: InitProducerIdResponse = { throttleTimeMs: 0, errorCode: 0, producerId: this.nextProducerId++, producerEpoch: 0 };
+      const body: InitProducerIdResponse = { throttleTimeMs: 0, errorCode: 0, producerId: this.nextProducerId++, producerEpoch: this.initialEpoch };
       return { api: InitProducerIdApi, body };
     }
     if (apiKey === MetadataApi.apiKey) {

@@ -108,6 +108,18 @@ describe('idempotent producer', () => {
     expect(broker.initProducerIdRequests).toHaveLength(1);
   });
 
+  it('at epoch 32767 a new epoch means a new producer id (InitProducerId again)', async () => {
+    const broker = await fakeBroker();
+    broker.initialEpoch = 32_767;
+    const producer = await connect(broker);
+    await sendEach(producer, 10);
+    broker.desynchronize();
+    await sendEach(producer, 10);
+    expect(broker.stored.get(0)).toEqual([...names(10), ...names(10)]);
+    expect(broker.initProducerIdRequests).toHaveLength(2);
+    expect(broker.seen.find((batch) => batch.producerId === 1001n)).toMatchObject({ baseSequence: 0, answer: 'stored' });
+  });
+
   it('UNKNOWN_PRODUCER_ID: new epoch and the batch is stored once', async () => {
     const broker = await fakeBroker();
     broker.fault = (_partition, attempt) => (attempt === 2 ? { errorCode: KafkaErrorCode.UNKNOWN_PRODUCER_ID } : 'none');
