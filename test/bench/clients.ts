@@ -13,12 +13,16 @@
  *   records  N values of 200 random bytes, generated once into one buffer as N lines of 200 bytes
  *            plus '\n' (byte 0x0a never occurs inside a value, so kcat's line splitting is exact);
  *            our producer sends subarrays of the very same bytes.
- *   produce  ours:  Producer.connect({ bootstrap, acks: 1, lingerMs: 5, batchSize: 65536 }), then
- *                   send() of BENCH_SEND_RECORDS records per call for all N records to partition 0
- *                   of a fresh topic, every send awaited, then close(); timed connect → closed.
- *            kcat:  kcat -P -b B -t T -p 0 -X acks=1 -X linger.ms=5 -X batch.size=65536, the N
- *                   lines piped to its stdin; timed spawn → exit, minus kcat's fixed cost (the
- *                   median spawn → exit time of a 1-record produce, measured up front).
+ *   produce  ours:  Producer.connect({ bootstrap, lingerMs: 5, batchSize: 65536 }) — the defaults,
+ *                   so idempotent with acks −1 — then send() of BENCH_SEND_RECORDS records per call
+ *                   for all N records to partition 0 of a fresh topic, every send awaited, then
+ *                   close(); timed connect (InitProducerId included) → closed.
+ *            ours, idempotent: false: the same with `idempotent: false` (acks −1 still), to show
+ *                   what idempotence costs.
+ *            kcat:  kcat -P -b B -t T -p 0 -X enable.idempotence=true -X acks=all -X linger.ms=5
+ *                   -X batch.size=65536, the N lines piped to its stdin; timed spawn → exit, minus
+ *                   kcat's fixed cost (the median spawn → exit time of a 1-record produce,
+ *                   measured up front).
  *            Each run writes to its own topic; its high watermark is checked to be N afterwards.
  *   consume  both read the same topic (the one kcat filled in round 1) from offset 0 to its end:
  *            ours:  ClusterClient.connect + SimpleConsumer.fetch(topic, 0, offset, { maxBytes:
@@ -28,7 +32,7 @@
  *                   timed spawn → exit, minus the fixed cost of the same command on a 1-record
  *                   topic (librdkafka's final fetch at the end of the partition is in both).
  *   rounds   an untimed warm-up of both clients (JIT of our client and of the broker), then
- *            BENCH_ROUNDS rounds alternating ours, kcat, ours, kcat … per phase.
+ *            BENCH_ROUNDS rounds alternating ours, (ours idempotent: false,) kcat … per phase.
  * Figures: records/s and MB/s (MB = 10^6 bytes of record values), min / median / max over rounds,
  * and ours ÷ librdkafka as the ratio of the medians, against the issue's target of ≥ 0.7×.
  *
@@ -63,7 +67,9 @@ const WARMUP_RECORDS = Math.min(RECORDS, Math.max(10_000, Math.floor(RECORDS / 1
 const KCAT_TIMEOUT_MS = 300_000;
 
 type Phase = 'produce' | 'consume';
-type Side = 'ours' | 'kcat';
+/** `ours-plain`: our producer with idempotent: false (produce phase only). */
+type Side = 'ours' | 'ours-plain' | 'kcat';
+const SIDE_NAMES: Record<Side, string> = { ours: 'Tributary TS client', 'ours-plain': 'Tributary, idempotent: false', kcat: 'kcat (librdkafka 2.0.2)' };
 
 interface Run {
   readonly records: number;
@@ -121,9 +127,9 @@ async function highWatermark(admin: ClusterClient, topic: string): Promise<bigin
 
 // ---- our client ---------------------------------------------------------------------------
 
-async function produceOurs(bootstrap: string, topic: string, records: readonly ProducerRecord[]): Promise<Run> {
+async function produceOurs(bootstrap: string, topic: string, records: readonly ProducerRecord[], idempotent = true): Promise<Run> {
   const start = performance.now();
-  const producer = await Producer.connect({ bootstrap: [bootstrap], acks: 1, lingerMs: 5, batchSize: 65536 });
+  const producer = await Producer.connect({ bootstrap: [bootstrap], lingerMs: 5, batchSize: 65536, idempotent });
   try {
     const sends: Promise<unknown>[] = [];
     for (let i = 0; i < records.length; i += SEND_RECORDS) sends.push(producer.send(topic, records.slice(i, i + SEND_RECORDS)));
@@ -199,7 +205,7 @@ function runKcat(args: readonly string[], input: Buffer | undefined): Promise<Kc
 }
 
 const kcatProduceArgs = (bootstrap: string, topic: string): string[] =>
-  ['-P', '-b', bootstrap, '-t', topic, '-p', '0', '-X', 'acks=1', '-X', 'linger.ms=5', '-X', 'batch.size=65536'];
+  ['-P', '-b', bootstrap, '-t', topic, '-p', '0', '-X', 'enable.idempotence=true', '-X', 'acks=all', '-X', 'linger.ms=5', '-X', 'batch.size=65536'];
 const kcatConsumeArgs = (bootstrap: string, topic: string): string[] =>
   ['-C', '-b', bootstrap, '-t', topic, '-p', '0', '-o', 'beginning', '-e', '-q', '-f', '%s\\n'];
 
@@ -215,11 +221,7 @@ async function consumeKcat(bootstrap: string, topic: string, fixedMs: number): P
 
 // ---- main ---------------------------------------------------------------------------------
 
-interface PhaseResult {
-  readonly ours: Run[];
-  readonly kcat: Run[];
-  fixedMs: number;
-}
+type PhaseResult = Record<Side, Run[]> & { fixedMs: number };
 
 async function main(): Promise<void> {
   const totalStart = performance.now();
@@ -248,6 +250,7 @@ async function main(): Promise<void> {
     const warmRecords = records.slice(0, WARMUP_RECORDS);
     const warmTopic = await createTopic(admin, 'warm-ours');
     await produceOurs(bootstrap, warmTopic, warmRecords);
+    await produceOurs(bootstrap, await createTopic(admin, 'warm-ours-plain'), warmRecords, false);
     await produceKcat(bootstrap, await createTopic(admin, 'warm-kcat'), warmLines, WARMUP_RECORDS, 0);
     await consumeOurs(bootstrap, warmTopic);
     await consumeKcat(bootstrap, warmTopic, 0);
@@ -269,12 +272,12 @@ async function main(): Promise<void> {
       `consume ${fmt(median(consumeFixed), 0)} ms [${consumeFixed.map((ms) => fmt(ms, 0)).join(', ')}]`);
 
     const results: Record<Phase, PhaseResult> = {
-      produce: { ours: [], kcat: [], fixedMs: median(produceFixed) },
-      consume: { ours: [], kcat: [], fixedMs: median(consumeFixed) },
+      produce: { ours: [], 'ours-plain': [], kcat: [], fixedMs: median(produceFixed) },
+      consume: { ours: [], 'ours-plain': [], kcat: [], fixedMs: median(consumeFixed) },
     };
     const report = (phase: Phase, side: Side, round: number, r: Run): void => {
       const raw = r.rawMs === undefined ? '' : ` (spawn→exit ${fmt(r.rawMs / 1000, 2)} s − fixed ${fmt(results[phase].fixedMs, 0)} ms)`;
-      say(`[${phase} ${round}/${ROUNDS}] ${side === 'ours' ? 'tributary' : 'kcat     '}: ${fmtInt(recordsPerSecond(r))} records/s, ${fmt(mbPerSecond(r))} MB/s, ` +
+      say(`[${phase} ${round}/${ROUNDS}] ${SIDE_NAMES[side]}: ${fmtInt(recordsPerSecond(r))} records/s, ${fmt(mbPerSecond(r))} MB/s, ` +
         `${fmt(r.ms / 1000, 2)} s${raw}; load ${loadavg().map((n) => fmt(n, 2)).join(' ')}`);
     };
 
@@ -283,11 +286,11 @@ async function main(): Promise<void> {
     if (PHASES.has('produce')) {
       say('');
       for (let round = 1; round <= ROUNDS; round += 1) {
-        for (const side of ['ours', 'kcat'] as const) {
+        for (const side of ['ours', 'ours-plain', 'kcat'] as const) {
           const topic = await createTopic(admin, `p-${side}-${round}`);
-          const r = side === 'ours'
-            ? await produceOurs(bootstrap, topic, records)
-            : await produceKcat(bootstrap, topic, lines, RECORDS, results.produce.fixedMs);
+          const r = side === 'kcat'
+            ? await produceKcat(bootstrap, topic, lines, RECORDS, results.produce.fixedMs)
+            : await produceOurs(bootstrap, topic, records, side === 'ours');
           const stored = await highWatermark(admin, topic);
           if (stored !== BigInt(RECORDS)) throw new Error(`${side} produced to ${topic}, but its high watermark is ${stored}, not ${RECORDS}`);
           results.produce[side].push(r);
@@ -325,20 +328,23 @@ function printTable(results: Record<Phase, PhaseResult>, seconds: number): void 
   for (const phase of ['produce', 'consume'] as const) {
     const result = results[phase];
     if (result.ours.length === 0) continue;
-    const ratio = median(result.ours.map(recordsPerSecond)) / median(result.kcat.map(recordsPerSecond));
-    for (const side of ['ours', 'kcat'] as const) {
+    const kcatMedian = median(result.kcat.map(recordsPerSecond));
+    const ratio = median(result.ours.map(recordsPerSecond)) / kcatMedian;
+    for (const side of ['ours', 'ours-plain', 'kcat'] as const) {
+      if (result[side].length === 0) continue;
       const rps = result[side].map(recordsPerSecond);
       const mbs = result[side].map(mbPerSecond);
+      const sideRatio = median(rps) / kcatMedian;
       rows.push([
         phase,
-        side === 'ours' ? 'Tributary TS client' : 'kcat (librdkafka 2.0.2)',
+        SIDE_NAMES[side],
         fmtInt(Math.min(...rps)), fmtInt(median(rps)), fmtInt(Math.max(...rps)),
         fmt(Math.min(...mbs)), fmt(median(mbs)), fmt(Math.max(...mbs)),
-        side === 'ours' ? `${fmt(ratio, 3)}×` : '',
-        side === 'ours' ? (ratio >= TARGET ? 'MET' : 'NOT MET') : '',
+        side === 'kcat' ? '' : `${fmt(sideRatio, 3)}×`,
+        side === 'kcat' ? '' : sideRatio >= TARGET ? 'MET' : 'NOT MET',
       ]);
     }
-    verdicts.push(`${phase}: ours ÷ librdkafka = ${fmt(ratio, 3)}× (median records/s) — target ≥ ${TARGET}× ${ratio >= TARGET ? 'MET' : 'NOT MET'}`);
+    verdicts.push(`${phase}: ours (default${phase === 'produce' ? ', idempotent' : ''}) ÷ librdkafka = ${fmt(ratio, 3)}× (median records/s) — target ≥ ${TARGET}× ${ratio >= TARGET ? 'MET' : 'NOT MET'}`);
   }
   say(`\n==== results: ${ROUNDS} rounds per client, ${fmtInt(RECORDS)} records × ${VALUE_BYTES} B per run; MB = 10^6 bytes of record values ====`);
   say(`kcat rows: spawn→exit minus kcat's fixed cost (produce ${fmt(results.produce.fixedMs, 0)} ms, consume ${fmt(results.consume.fixedMs, 0)} ms); ours: connect→close`);

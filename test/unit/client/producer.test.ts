@@ -193,7 +193,8 @@ async function fakeCluster(count: number, topics: Record<string, number[]> = {})
 }
 
 async function connect(bootstrap: string, options: Omit<Parameters<typeof Producer.connect>[0], 'bootstrap'> = {}): Promise<Producer> {
-  const producer = await Producer.connect({ bootstrap: [bootstrap], retryBackoffMs: 5, retryBackoffMaxMs: 20, ...options });
+  // These fakes neither serve InitProducerId nor dedupe: they pin the non-idempotent path (idempotent-producer.test.ts has the other).
+  const producer = await Producer.connect({ bootstrap: [bootstrap], retryBackoffMs: 5, retryBackoffMaxMs: 20, idempotent: false, ...options });
   closers.push(() => producer.close());
   return producer;
 }
