@@ -31,6 +31,8 @@ export class CommitGate {
   private readonly acknowledgedEnds = new Map<string, bigint>();
   /** Per partition: where the target stored the highest acknowledged record. */
   private readonly positions = new Map<string, TargetPosition>();
+  /** Per partition: records pulled or acknowledged so far (tells whether anything moved meanwhile). */
+  private readonly changes = new Map<string, number>();
   private waiters = new Set<() => void>();
   private failure: Error | undefined;
 
@@ -39,6 +41,7 @@ export class CommitGate {
   /** A record the mirror took from the consumer: offsets above it are not committable until it is acknowledged. */
   pulled(topic: string, partition: number, offset: bigint): void {
     const key = partitionKey(topic, partition);
+    this.changes.set(key, (this.changes.get(key) ?? 0) + 1);
     let offsets = this.pending.get(key);
     if (offsets === undefined) this.pending.set(key, (offsets = new Map<bigint, number>()));
     offsets.set(offset, (offsets.get(offset) ?? 0) + 1);
@@ -47,6 +50,7 @@ export class CommitGate {
   /** The target acknowledged the record (acks=-1), storing it at `stored` (unknown for some placements). */
   acknowledged(topic: string, partition: number, offset: bigint, stored?: { readonly partition: number; readonly offset: bigint }): void {
     const key = partitionKey(topic, partition);
+    this.changes.set(key, (this.changes.get(key) ?? 0) + 1);
     const offsets = this.pending.get(key);
     const count = offsets?.get(offset);
     if (offsets !== undefined && count !== undefined) {
@@ -70,6 +74,15 @@ export class CommitGate {
   /** One past the highest offset of the partition the target acknowledged in this process, if any. */
   acknowledgedEnd(topic: string, partition: number): bigint | undefined {
     return this.acknowledgedEnds.get(partitionKey(topic, partition));
+  }
+
+  /**
+   * A mark of the partition's activity while none of its records is in flight, else undefined: the
+   * same mark later means nothing was pulled or acknowledged in between.
+   */
+  quietMark(topic: string, partition: number): number | undefined {
+    const key = partitionKey(topic, partition);
+    return this.pending.has(key) ? undefined : (this.changes.get(key) ?? 0);
   }
 
   /** Records pulled and not yet acknowledged, over all partitions. */

@@ -13,15 +13,16 @@
  * read with the resume point the mirror finds in the target (resume-point.ts) instead, and writes
  * the commit's target position (progress-nodes.ts) in the transaction of every offset commit.
  */
-import { offsetsPath } from '../coordination/paths.js';
-import type {
-  CoordinationStore,
-  CreateMode,
-  NodeData,
-  SessionListener,
-  TransactionOp,
-  TransactionResult,
-  Watcher,
+import { offsetPath, offsetsPath, ownerPath } from '../coordination/paths.js';
+import {
+  hasCode,
+  type CoordinationStore,
+  type CreateMode,
+  type NodeData,
+  type SessionListener,
+  type TransactionOp,
+  type TransactionResult,
+  type Watcher,
 } from '../coordination/store.js';
 import type { CommitGate } from './commit-gate.js';
 import { encodePosition, positionPath } from './progress-nodes.js';
@@ -73,7 +74,12 @@ export class GatedOffsetStore implements CoordinationStore {
     const committed = text !== undefined && /^\d+$/.test(text) ? BigInt(text) : undefined;
     const resume = await this.resumeOffset(partition.topic, partition.partition, committed);
     if (resume === undefined) return node;
-    return { data: Buffer.from(resume.toString()), version: node?.version ?? -1 };
+    const data = Buffer.from(resume.toString());
+    if (node === undefined) {
+      // The consumer commits only once it consumed past where it started: record the start now, so the group has an offset from its first claim.
+      return { data, version: await this.createOffset(partition.topic, partition.partition, data) };
+    }
+    return { data, version: node.version };
   }
 
   delete(path: string, expectedVersion?: number): Promise<void> {
@@ -119,6 +125,21 @@ export class GatedOffsetStore implements CoordinationStore {
     const [topic, partitionText, ...rest] = path.slice(this.offsetsPrefix.length).split('/');
     if (topic === undefined || partitionText === undefined || rest.length > 0 || !/^\d+$/.test(partitionText)) return undefined;
     return { topic, partition: Number(partitionText) };
+  }
+
+  /** Creates the offset node while this consumer owns the partition (it just claimed it); the version of the node then. */
+  private async createOffset(topic: string, partition: number, data: Buffer): Promise<number> {
+    await this.store.ensurePath(offsetsPath(this.group, topic));
+    try {
+      await this.store.transaction([
+        { op: 'check', path: ownerPath(this.group, topic, partition) },
+        { op: 'create', path: offsetPath(this.group, topic, partition), data, mode: 'persistent' },
+      ]);
+    } catch (error) {
+      // Another writer got there first, or the ownership is gone: the consumer's own fenced commits decide from here.
+      if (!hasCode(error, 'NODE_EXISTS') && !hasCode(error, 'NO_NODE')) throw error;
+    }
+    return 0;
   }
 
   /** Writes the target position of the commit, when this process knows it, with the commit itself. */

@@ -25,7 +25,7 @@ import { SimpleConsumer } from '../client/simple-consumer.js';
 import { bootstrapFromZooKeeper } from '../client/zookeeper-bootstrap.js';
 import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
-import { offsetPath, topicPath, topicsPath } from '../coordination/paths.js';
+import { offsetPath, ownerPath, topicPath, topicsPath } from '../coordination/paths.js';
 import type { Watcher } from '../coordination/store.js';
 import { ZooKeeperStore } from '../coordination/zookeeper-store.js';
 import type { Record as KafkaRecord } from '../protocol/records.js';
@@ -35,7 +35,7 @@ import { GatedOffsetStore } from './gated-offset-store.js';
 import type { MirrorMetrics } from './metrics.js';
 import type { MirrorAuditPublisher } from './mirror-audit.js';
 import { targetPartition } from './placement.js';
-import { positionPath, readPosition } from './progress-nodes.js';
+import { encodePosition, positionPath, readPosition } from './progress-nodes.js';
 import { RangeAudit } from './range-audit.js';
 import { findResumePoint } from './resume-point.js';
 import { pumpStream } from './stream-pump.js';
@@ -85,6 +85,9 @@ export class SourceMirror {
   private measuring = false;
   private lagFailing = false;
   private readonly reportedLag = new Set<string>();
+  /** Per owned partition (`topic/partition`): where it resumed (the lag's position until something is acknowledged), and which resume that was. */
+  private readonly resumedAt = new Map<string, { readonly offset: bigint; readonly resume: number }>();
+  private resumes = 0;
   private stopped = false;
   private readonly unsubscribe: () => void;
 
@@ -283,7 +286,8 @@ export class SourceMirror {
    * Where the consumer starts a partition it just gained: after the last record of this origin in
    * the target, the committed offset as a lower bound (resume-point.ts). A source partition
    * spread over several target partitions (other partition counts) has no single target order to
-   * read; it resumes at the committed offset, and a restart may deliver again.
+   * read; it resumes at the committed offset, and a restart may deliver again. With nothing known
+   * (never committed, nothing in the target) it starts where the offset reset says.
    */
   private async resumeOffset(topic: string, partition: number, committed: bigint | undefined): Promise<bigint> {
     const { target, settings } = this.options;
@@ -307,6 +311,8 @@ export class SourceMirror {
     }
     resumeAt ??= settings.autoOffsetReset === 'largest' ? await this.simple.listOffset(topic, partition, 'latest') : await this.simple.listOffset(topic, partition, 'earliest');
     if (this.audit !== undefined && topic !== AUDIT_TOPIC) await this.audit.resume(topic, partition, resumeAt);
+    this.resumes += 1;
+    this.resumedAt.set(`${topic}/${partition}`, { offset: resumeAt, resume: this.resumes });
     return resumeAt;
   }
 
@@ -348,7 +354,9 @@ export class SourceMirror {
           const topic = owned.slice(0, at);
           const partition = Number(owned.slice(at + 1));
           const end = await this.simple.listOffset(topic, partition, 'latest');
-          const position = this.gate.acknowledgedEnd(topic, partition) ?? (await this.committedOffset(topic, partition)) ?? (await this.startOffset(topic, partition, end));
+          // The acknowledged end may be of an earlier ownership of the partition, below where it resumed since.
+          const known = [this.gate.acknowledgedEnd(topic, partition), this.resumedAt.get(owned)?.offset].filter((offset) => offset !== undefined);
+          const position = known.length > 0 ? known.reduce((a, b) => (a > b ? a : b)) : ((await this.committedOffset(topic, partition)) ?? (await this.startOffset(topic, partition, end)));
           const labels = { source: this.name, topic, partition: String(partition) };
           this.options.metrics.lag.set(labels, Number(end > position ? end - position : 0n));
           reported.add(JSON.stringify(labels));
@@ -362,8 +370,57 @@ export class SourceMirror {
       // Once per streak of failures: a source broker that is down would repeat it every interval.
       if (!this.lagFailing) this.logger.warn({ err: error }, 'could not measure the lag; the gauges keep their last values');
       this.lagFailing = true;
+    }
+    try {
+      await this.refreshQuietPositions();
+    } catch (error) {
+      this.logger.debug({ err: error }, 'could not move the target positions of quiet partitions; tried again at the next interval');
     } finally {
       this.measuring = false;
+    }
+  }
+
+  /**
+   * Moves the recorded target position (progress-nodes.ts) of owned partitions that are quiet up
+   * to the target's end. A partition with no new records commits nothing, so its position would
+   * stay where its last record was, while other sources keep writing into the same target
+   * partition: its resume search would then read all of that. The claim stays true: nothing of
+   * this origin at or past `sourceEnd` is in the target (this process sent none meanwhile — the
+   * gate's mark did not move — and a resume found none from before), so none is at or below the
+   * end read.
+   */
+  private async refreshQuietPositions(): Promise<void> {
+    const { target, settings } = this.options;
+    for (const { consumer } of this.topics.values()) {
+      for (const [owned, threadId] of consumer.ownership()) {
+        const at = owned.lastIndexOf('/');
+        const topic = owned.slice(0, at);
+        const partition = Number(owned.slice(at + 1));
+        if (topic === AUDIT_TOPIC) continue;
+        const resumed = this.resumedAt.get(owned);
+        const mark = this.gate.quietMark(topic, partition);
+        if (resumed === undefined || mark === undefined) continue;
+        const owner = await this.store.get(ownerPath(settings.group, topic, partition));
+        if (owner?.data.toString('utf8') !== threadId) continue;
+        const path = positionPath(settings.group, topic, partition);
+        const recorded = await readPosition(this.store, path);
+        const { end } = await target.partitionReader(topic, partition).bounds();
+        // Still ours, untouched, and not resumed again while the end was read (else the next round tries).
+        const ownerAfter = await this.store.get(ownerPath(settings.group, topic, partition));
+        if (ownerAfter?.data.toString('utf8') !== threadId || ownerAfter.version !== owner.version) continue;
+        if (this.gate.quietMark(topic, partition) !== mark || this.resumedAt.get(owned)?.resume !== resumed.resume) continue;
+        const acknowledged = this.gate.acknowledgedEnd(topic, partition) ?? 0n;
+        const sourceEnd = acknowledged > resumed.offset ? acknowledged : resumed.offset;
+        if (end === 0n || (recorded?.targetPartition === partition && recorded.sourceEnd === sourceEnd && recorded.targetOffset >= end - 1n)) continue;
+        const data = encodePosition({ sourceEnd, targetPartition: partition, targetOffset: end - 1n });
+        const check = { op: 'check', path: ownerPath(settings.group, topic, partition), expectedVersion: owner.version } as const;
+        if (recorded !== undefined || (await this.store.exists(path))) {
+          await this.store.transaction([check, { op: 'set', path, data }]);
+        } else {
+          await this.store.ensurePath(path.slice(0, path.lastIndexOf('/')));
+          await this.store.transaction([check, { op: 'create', path, data, mode: 'persistent' }]);
+        }
+      }
     }
   }
 

@@ -9,6 +9,7 @@
  * against the source record at that origin), and the audit report shows every window of the run
  * at 100% for the MIRROR tier, status OK: no DUPLICATES, no LOSS.
  */
+import { readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -173,7 +174,19 @@ describe('the offline mirror SIGKILLed again and again', () => {
         expect(window.closed, `${window.start} closed`).toBe(true);
         expect(mirrored, `${window.start}: MIRROR tier`).toMatchObject({ received: window.produced, completenessPercent: 100, status: 'OK' });
       }
-      console.log(`mirror SIGKILLed ${KILLS} times: ${sourceTotal} source records, ${offlineTotal} offline, ${report.windows.length} audit windows at 100% (MIRROR)`);
+      // How far back the resume searches read (from the mirrors' logs): printed, not asserted.
+      const resumes = mirrors.flatMap((mirror) =>
+        readFileSync(mirror.daemon.logFile, 'utf8')
+          .split('\n')
+          .filter((line) => line.startsWith('{') && line.includes('resuming the source partition'))
+          .map((line) => JSON.parse(line) as { scanned: number; committed?: string; resumeAt?: string }),
+      );
+      const beyondCommit = resumes.filter((resume) => resume.committed !== undefined && resume.resumeAt !== undefined && BigInt(resume.resumeAt) > BigInt(resume.committed));
+      console.log(
+        `mirror SIGKILLed ${KILLS} times: ${sourceTotal} source records, ${offlineTotal} offline, ${report.windows.length} audit windows at 100% (MIRROR); ` +
+          `${resumes.length} resumes, ${beyondCommit.length} of them past the committed offset (by ${beyondCommit.reduce((sum, r) => sum + Number(BigInt(r.resumeAt ?? '0') - BigInt(r.committed ?? '0')), 0)} records in all), ` +
+          `target records read per resume: max ${Math.max(0, ...resumes.map((r) => r.scanned))}, mean ${Math.round(resumes.reduce((sum, r) => sum + r.scanned, 0) / Math.max(1, resumes.length))}`,
+      );
     } finally {
       traffic.on = false;
       await producing.catch(() => undefined);

@@ -146,6 +146,20 @@ describe('GatedOffsetStore, resume and positions', () => {
     await store.close();
   });
 
+  it('records the resume point as the offset of a partition never committed, while this consumer owns it', async () => {
+    const store = new MemoryCoordination().session();
+    const { gate: g } = gate();
+    const gated = new GatedOffsetStore(store, 'mirror', g, () => Promise.resolve(12n));
+    await store.ensurePath('/consumers/mirror/owners/events');
+    await store.create(ownerPath('mirror', 'events', 0), Buffer.from('me-0'), 'ephemeral');
+    expect((await gated.get(offsetPath('mirror', 'events', 0)))?.data.toString('utf8')).toBe('12');
+    expect((await store.get(offsetPath('mirror', 'events', 0)))?.data.toString('utf8')).toBe('12');
+    // Not owned: answered, not written.
+    expect((await gated.get(offsetPath('mirror', 'events', 1)))?.data.toString('utf8')).toBe('12');
+    expect(await store.get(offsetPath('mirror', 'events', 1))).toBeUndefined();
+    await store.close();
+  });
+
   it('writes where the target stored the highest acknowledged record in the transaction of the commit', async () => {
     const store = new MemoryCoordination().session();
     const { gate: g } = gate();
