@@ -14,10 +14,12 @@
  *   the next publish sends the same bytes under the same key again; so do a producer retry after
  *   a lost answer and the mirror copying `_audit` at least once. Reconciliation keeps one event
  *   per key, so none of these double-counts.
- * - At-least-once components (the mirror) count what the target acknowledged, `await flush()`,
- *   then commit source offsets. A crash between flush and commit re-delivers records already
- *   counted: the report shows duplicates (>100%), never loss. A crash before flush loses both the
- *   unpublished counts and the uncommitted offsets, so the re-delivered records are counted again.
+ * - At-least-once components count what the target acknowledged, `await flush()`, then commit
+ *   source offsets. A crash between flush and commit re-delivers records already counted: the
+ *   report shows duplicates (>100%), never loss. A crash before flush loses both the unpublished
+ *   counts and the uncommitted offsets, so the re-delivered records are counted again. (The
+ *   mirror no longer re-delivers: it publishes per source range under range identities, so its
+ *   recounts after a crash replace — src/mirror/range-audit.ts.)
  *
  * Windows close `latenessMs` after their end (reconciliation reports them final from then on).
  * A record of a closed window is still counted and published as a delta of that old window, and

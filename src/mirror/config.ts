@@ -68,7 +68,7 @@ export const mirrorSettingsSchema = z
     auditWindowMs: positiveInteger.optional(),
     /** How long after its end a window still takes counts (the audit's default unless set). */
     auditLatenessMs: z.coerce.number().int().min(0).optional(),
-    /** Counts are published before every commit, and at least this often (the audit's default unless set). */
+    /** Accepted for older configs and unused: counts are published with each commit, per source range (range-audit.ts). */
     auditPublishIntervalMs: z.coerce.number().int().min(0).optional(),
   })
   .strict();

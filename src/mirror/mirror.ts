@@ -2,11 +2,15 @@
  * The offline mirror of the paper's deployment (§4): embedded consumers pull from every online
  * (source) cluster and one producer writes into the offline (target) cluster.
  *
- * Delivery is at least once and in order per source partition: a source offset is committed only
- * after the target acknowledged (acks=-1) every record below it and the audit counter (tier
- * MIRROR) published their counts, so a crash can only deliver again. Records keep key, value,
- * headers and timestamp, and their partition number while the source and target topics have the
- * same partition count (else they are placed by key). Several sources with the same topic name
+ * Delivery is in order per source partition, and once: a source offset is committed only after
+ * the target acknowledged (acks=-1) every record below it and their audit counts (tier MIRROR)
+ * were published, so a crash loses nothing; and every record carries its mirror origin, so a
+ * restarted mirror resumes after the last record of each source partition in the target instead
+ * of re-sending from the committed offset (resume-point.ts; a producer retry within one process
+ * can still repeat a batch until the producer is idempotent). Records keep key, value, headers
+ * (plus the mirror origin) and timestamp, and their partition number while the source and target
+ * topics have the same partition count (else they are placed by key, and delivery after a crash is
+ * at least once). Several sources with the same topic name
  * merge into one target topic. Mirror processes with the same group share each topic's
  * partitions through the group. See source-mirror.ts, commit-gate.ts and stream-pump.ts.
  */
@@ -16,7 +20,7 @@ import { metricsRegistry } from '../common/metrics.js';
 import { ZooKeeperStore } from '../coordination/zookeeper-store.js';
 import type { MirrorSettings, MirrorTargetAddress } from './config.js';
 import { MirrorMetrics } from './metrics.js';
-import { coalescedFlush, connectMirrorAudit, type MirrorAuditCounter } from './mirror-audit.js';
+import { connectMirrorAudit, type MirrorAuditPublisher } from './mirror-audit.js';
 import { SourceMirror } from './source-mirror.js';
 import { MirrorTarget } from './target.js';
 import { TopicFilter } from './topic-filter.js';
@@ -34,7 +38,7 @@ export interface MirrorOptions {
 
 export class Mirror {
   private readonly sources: SourceMirror[] = [];
-  private audit: MirrorAuditCounter | undefined;
+  private audit: MirrorAuditPublisher | undefined;
   private stopping: Promise<void> | undefined;
   private failure: Error | undefined;
 
@@ -51,7 +55,6 @@ export class Mirror {
     try {
       const audit = await connectAudit(options.settings, bootstrap, logger);
       mirror.audit = audit;
-      const beforeCommit = audit === undefined ? () => Promise.resolve() : coalescedFlush(() => audit.flush());
       const filter = new TopicFilter(options.settings.whitelist, options.settings.blacklist);
       const metrics = new MirrorMetrics(metricsRegistry());
       for (const source of options.settings.sources) {
@@ -61,7 +64,6 @@ export class Mirror {
           filter,
           target: mirror.target,
           audit,
-          beforeCommit,
           metrics,
           logger,
           onFatal: (error) => mirror.fail(error),
@@ -115,7 +117,7 @@ async function targetBootstrapFromZooKeeper(zookeeper: string, sessionTimeoutMs:
 }
 
 /** The MIRROR-tier counter when a registry is configured (AuditCount events are framed with it). */
-async function connectAudit(settings: MirrorSettings, bootstrap: readonly string[], logger: Logger): Promise<MirrorAuditCounter | undefined> {
+async function connectAudit(settings: MirrorSettings, bootstrap: readonly string[], logger: Logger): Promise<MirrorAuditPublisher | undefined> {
   if (settings.registry === undefined) {
     logger.warn('no schema registry given: the mirror does not count records for the audit');
     return undefined;
@@ -126,6 +128,5 @@ async function connectAudit(settings: MirrorSettings, bootstrap: readonly string
     logger,
     ...(settings.auditWindowMs === undefined ? {} : { windowMs: settings.auditWindowMs }),
     ...(settings.auditLatenessMs === undefined ? {} : { latenessMs: settings.auditLatenessMs }),
-    ...(settings.auditPublishIntervalMs === undefined ? {} : { publishIntervalMs: settings.auditPublishIntervalMs }),
   });
 }

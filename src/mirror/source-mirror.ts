@@ -11,8 +11,11 @@
  *   other mirror processes subscribe the same way, so each topic's partitions are shared among
  *   the processes by Algorithm 1.
  * - Commits: the consumers never auto-commit; a timer asks them to commit, and every offset write
- *   goes through the commit gate (acknowledged by the target, audit flushed) — see
- *   gated-offset-store.ts for why the gate sits in the store.
+ *   goes through the commit gate (acknowledged by the target, audit counts below it published) —
+ *   see gated-offset-store.ts for why the gate sits in the store.
+ * - Resume: each time a consumer gains a partition, it starts after the last record of that
+ *   origin in the target (resume-point.ts), not at the committed offset, so a restart re-sends
+ *   nothing; the audit counts what that skips exactly once (range-audit.ts).
  * - Lag: every `lagIntervalMs` each owned partition's log end is compared with the last offset the
  *   target acknowledged (or the committed one) and exported.
  */
@@ -22,26 +25,30 @@ import { SimpleConsumer } from '../client/simple-consumer.js';
 import { bootstrapFromZooKeeper } from '../client/zookeeper-bootstrap.js';
 import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
-import { offsetPath, topicPath, topicsPath } from '../coordination/paths.js';
+import { offsetPath, ownerPath, topicPath, topicsPath } from '../coordination/paths.js';
 import type { Watcher } from '../coordination/store.js';
 import { ZooKeeperStore } from '../coordination/zookeeper-store.js';
+import type { Record as KafkaRecord } from '../protocol/records.js';
 import { CommitGate } from './commit-gate.js';
 import type { MirrorSettings, MirrorSource } from './config.js';
 import { GatedOffsetStore } from './gated-offset-store.js';
 import type { MirrorMetrics } from './metrics.js';
-import type { MirrorAuditCounter } from './mirror-audit.js';
+import type { MirrorAuditPublisher } from './mirror-audit.js';
+import { targetPartition } from './placement.js';
+import { encodePosition, positionPath, readPosition } from './progress-nodes.js';
+import { RangeAudit } from './range-audit.js';
+import { findResumePoint } from './resume-point.js';
 import { pumpStream } from './stream-pump.js';
 import type { MirrorTarget } from './target.js';
-import type { TopicFilter } from './topic-filter.js';
+import { AUDIT_TOPIC, type TopicFilter } from './topic-filter.js';
 
 export interface SourceMirrorOptions {
   readonly source: MirrorSource;
   readonly settings: MirrorSettings;
   readonly filter: TopicFilter;
   readonly target: MirrorTarget;
-  readonly audit: MirrorAuditCounter | undefined;
-  /** Runs before any source offset is written (the audit flush, shared by all sources). */
-  readonly beforeCommit: () => Promise<void>;
+  /** Where the MIRROR-tier counts go; undefined when the mirror does not count. */
+  readonly audit: MirrorAuditPublisher | undefined;
   readonly metrics: MirrorMetrics;
   readonly logger: Logger;
   /** Hears a failure after which this source cannot be mirrored safely. */
@@ -57,12 +64,15 @@ interface MirroredTopic {
 
 /** Wait before trying again to start the topics that failed (the offline cluster unreachable, say). */
 const TOPIC_SYNC_RETRY_MS = 2000;
+/** Target offsets per step of the resume search. */
+const RESUME_STEP_RECORDS = 1000;
 
 export class SourceMirror {
   readonly name: string;
   private readonly gate: CommitGate;
   private readonly gatedStore: GatedOffsetStore;
   private readonly simple: SimpleConsumer;
+  private readonly audit: RangeAudit | undefined;
   private readonly logger: Logger;
   private readonly topics = new Map<string, MirroredTopic>();
   private readonly watcher: Watcher = () => this.scheduleSync();
@@ -75,6 +85,9 @@ export class SourceMirror {
   private measuring = false;
   private lagFailing = false;
   private readonly reportedLag = new Set<string>();
+  /** Per owned partition (`topic/partition`): where it resumed (the lag's position until something is acknowledged), and which resume that was. */
+  private readonly resumedAt = new Map<string, { readonly offset: bigint; readonly resume: number }>();
+  private resumes = 0;
   private stopped = false;
   private readonly unsubscribe: () => void;
 
@@ -87,9 +100,23 @@ export class SourceMirror {
   ) {
     this.name = options.source.name;
     this.logger = options.logger.child({ source: this.name });
-    this.gate = new CommitGate({ beforeCommit: options.beforeCommit, waitMs: options.settings.commitWaitMs });
-    this.gatedStore = new GatedOffsetStore(store, options.settings.group, this.gate);
     this.simple = new SimpleConsumer(cluster);
+    this.audit =
+      options.audit === undefined
+        ? undefined
+        : new RangeAudit({
+            group: options.settings.group,
+            source: this.name,
+            store,
+            publisher: options.audit,
+            readSource: (topic, partition, from, to) => this.readSourceRange(topic, partition, from, to),
+            logger: this.logger,
+          });
+    this.gate = new CommitGate({
+      beforeCommit: (topic, partition, offset) => this.audit?.publishThrough(topic, partition, offset) ?? Promise.resolve(),
+      waitMs: options.settings.commitWaitMs,
+    });
+    this.gatedStore = new GatedOffsetStore(store, options.settings.group, this.gate, (topic, partition, committed) => this.resumeOffset(topic, partition, committed));
     // Watches die with an expired session: list the topics again on the new one.
     this.unsubscribe = store.onSessionEvent((event) => {
       if (event === 'reconnected-new-session') this.scheduleSync();
@@ -228,7 +255,7 @@ export class SourceMirror {
         topic,
         gate: this.gate,
         target,
-        audit: this.options.audit,
+        audit: this.audit,
         metrics: this.options.metrics,
         sourcePartitions: () => fetchClient.cachedTopic(topic)?.partitions.length ?? sourcePartitions,
         maxBatchRecords: settings.maxBatchRecords,
@@ -251,6 +278,55 @@ export class SourceMirror {
     } catch (error) {
       throw new TributaryError({ code: 'CORRUPT_REGISTRY', message: `${topicPath(topic)} on source ${this.name} does not hold a partition assignment`, cause: error });
     }
+  }
+
+  // ---- resume ----
+
+  /**
+   * Where the consumer starts a partition it just gained: after the last record of this origin in
+   * the target, the committed offset as a lower bound (resume-point.ts). A source partition
+   * spread over several target partitions (other partition counts) has no single target order to
+   * read; it resumes at the committed offset, and a restart may deliver again. With nothing known
+   * (never committed, nothing in the target) it starts where the offset reset says.
+   */
+  private async resumeOffset(topic: string, partition: number, committed: bigint | undefined): Promise<bigint> {
+    const { target, settings } = this.options;
+    await this.gate.settle(topic, partition);
+    let resumeAt = committed;
+    const sourcePartitions = (await this.cluster.topicMetadata(topic)).partitions.length;
+    if (targetPartition(partition, sourcePartitions, await target.partitionCount(topic), null) === partition) {
+      const position = await readPosition(this.store, positionPath(settings.group, topic, partition));
+      const found = await findResumePoint(target.partitionReader(topic, partition), {
+        source: this.name,
+        sourcePartition: partition,
+        committed,
+        covered: position?.targetPartition === partition ? position : undefined,
+        stepRecords: RESUME_STEP_RECORDS,
+      });
+      resumeAt = found.offset;
+      this.logger.info(
+        { topic, partition, committed: committed?.toString(), lastInTarget: found.lastInTarget?.toString(), resumeAt: resumeAt?.toString(), scanned: found.scanned },
+        'resuming the source partition after its last record in the target',
+      );
+    }
+    resumeAt ??= settings.autoOffsetReset === 'largest' ? await this.simple.listOffset(topic, partition, 'latest') : await this.simple.listOffset(topic, partition, 'earliest');
+    if (this.audit !== undefined && topic !== AUDIT_TOPIC) await this.audit.resume(topic, partition, resumeAt);
+    this.resumes += 1;
+    this.resumedAt.set(`${topic}/${partition}`, { offset: resumeAt, resume: this.resumes });
+    return resumeAt;
+  }
+
+  /** Source records of [from, to), for the audit's recounts. */
+  private async readSourceRange(topic: string, partition: number, from: bigint, to: bigint): Promise<KafkaRecord[]> {
+    const records: KafkaRecord[] = [];
+    for (let offset = from; offset < to; ) {
+      const fetched = await this.simple.fetch(topic, partition, offset, { maxBytes: 1024 * 1024 });
+      const last = fetched.records.at(-1);
+      if (last === undefined) break;
+      records.push(...fetched.records.filter((record) => record.offset < to));
+      offset = last.offset + 1n;
+    }
+    return records;
   }
 
   // ---- commits and lag ----
@@ -278,7 +354,9 @@ export class SourceMirror {
           const topic = owned.slice(0, at);
           const partition = Number(owned.slice(at + 1));
           const end = await this.simple.listOffset(topic, partition, 'latest');
-          const position = this.gate.acknowledgedEnd(topic, partition) ?? (await this.committedOffset(topic, partition)) ?? (await this.startOffset(topic, partition, end));
+          // The acknowledged end may be of an earlier ownership of the partition, below where it resumed since.
+          const known = [this.gate.acknowledgedEnd(topic, partition), this.resumedAt.get(owned)?.offset].filter((offset) => offset !== undefined);
+          const position = known.length > 0 ? known.reduce((a, b) => (a > b ? a : b)) : ((await this.committedOffset(topic, partition)) ?? (await this.startOffset(topic, partition, end)));
           const labels = { source: this.name, topic, partition: String(partition) };
           this.options.metrics.lag.set(labels, Number(end > position ? end - position : 0n));
           reported.add(JSON.stringify(labels));
@@ -292,8 +370,57 @@ export class SourceMirror {
       // Once per streak of failures: a source broker that is down would repeat it every interval.
       if (!this.lagFailing) this.logger.warn({ err: error }, 'could not measure the lag; the gauges keep their last values');
       this.lagFailing = true;
+    }
+    try {
+      await this.refreshQuietPositions();
+    } catch (error) {
+      this.logger.debug({ err: error }, 'could not move the target positions of quiet partitions; tried again at the next interval');
     } finally {
       this.measuring = false;
+    }
+  }
+
+  /**
+   * Moves the recorded target position (progress-nodes.ts) of owned partitions that are quiet up
+   * to the target's end. A partition with no new records commits nothing, so its position would
+   * stay where its last record was, while other sources keep writing into the same target
+   * partition: its resume search would then read all of that. The claim stays true: nothing of
+   * this origin at or past `sourceEnd` is in the target (this process sent none meanwhile — the
+   * gate's mark did not move — and a resume found none from before), so none is at or below the
+   * end read.
+   */
+  private async refreshQuietPositions(): Promise<void> {
+    const { target, settings } = this.options;
+    for (const { consumer } of this.topics.values()) {
+      for (const [owned, threadId] of consumer.ownership()) {
+        const at = owned.lastIndexOf('/');
+        const topic = owned.slice(0, at);
+        const partition = Number(owned.slice(at + 1));
+        if (topic === AUDIT_TOPIC) continue;
+        const resumed = this.resumedAt.get(owned);
+        const mark = this.gate.quietMark(topic, partition);
+        if (resumed === undefined || mark === undefined) continue;
+        const owner = await this.store.get(ownerPath(settings.group, topic, partition));
+        if (owner?.data.toString('utf8') !== threadId) continue;
+        const path = positionPath(settings.group, topic, partition);
+        const recorded = await readPosition(this.store, path);
+        const { end } = await target.partitionReader(topic, partition).bounds();
+        // Still ours, untouched, and not resumed again while the end was read (else the next round tries).
+        const ownerAfter = await this.store.get(ownerPath(settings.group, topic, partition));
+        if (ownerAfter?.data.toString('utf8') !== threadId || ownerAfter.version !== owner.version) continue;
+        if (this.gate.quietMark(topic, partition) !== mark || this.resumedAt.get(owned)?.resume !== resumed.resume) continue;
+        const acknowledged = this.gate.acknowledgedEnd(topic, partition) ?? 0n;
+        const sourceEnd = acknowledged > resumed.offset ? acknowledged : resumed.offset;
+        if (end === 0n || (recorded?.targetPartition === partition && recorded.sourceEnd === sourceEnd && recorded.targetOffset >= end - 1n)) continue;
+        const data = encodePosition({ sourceEnd, targetPartition: partition, targetOffset: end - 1n });
+        const check = { op: 'check', path: ownerPath(settings.group, topic, partition), expectedVersion: owner.version } as const;
+        if (recorded !== undefined || (await this.store.exists(path))) {
+          await this.store.transaction([check, { op: 'set', path, data }]);
+        } else {
+          await this.store.ensurePath(path.slice(0, path.lastIndexOf('/')));
+          await this.store.transaction([check, { op: 'create', path, data, mode: 'persistent' }]);
+        }
+      }
     }
   }
 

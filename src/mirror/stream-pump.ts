@@ -2,19 +2,22 @@
  * One pump per consumer stream: takes the messages the group consumer hands out, in batches of
  * what is already queued, and sends each batch to the offline cluster without waiting for the
  * previous one (the producer keeps call order per partition, so the order of a source partition
- * is kept in its target partition). When the target acknowledges a batch, its records are counted
- * by the audit, then reported to the commit gate, which only then lets their offsets be committed.
+ * is kept in its target partition). Each record carries its mirror origin (origin-header.ts), from
+ * which a restarted mirror finds where to resume. When the target acknowledges a batch, its
+ * records are counted by the audit, then reported to the commit gate with where the target stored
+ * them, which only then lets their offsets be committed.
  *
  * Every record taken is sent: `stopping` only stops taking more. A send the target refuses for
  * good is fatal (the mirror never skips a record); its offsets then never become committable.
  */
 import type { Message, MessageStream } from '../client/group/zookeeper-consumer.js';
-import type { ProducerRecord } from '../client/producer.js';
+import type { ProducerRecord, RecordMetadata } from '../client/producer.js';
 import { TributaryError } from '../common/errors.js';
 import type { CommitGate } from './commit-gate.js';
 import type { MirrorMetrics } from './metrics.js';
-import type { MirrorAuditCounter } from './mirror-audit.js';
+import { withMirrorOrigin } from './origin-header.js';
 import { targetPartition } from './placement.js';
+import type { RangeAudit } from './range-audit.js';
 import type { MirrorTarget } from './target.js';
 import { AUDIT_TOPIC } from './topic-filter.js';
 
@@ -23,7 +26,7 @@ export interface StreamPumpContext {
   readonly topic: string;
   readonly gate: CommitGate;
   readonly target: MirrorTarget;
-  readonly audit: MirrorAuditCounter | undefined;
+  readonly audit: RangeAudit | undefined;
   readonly metrics: MirrorMetrics;
   /** The source topic's current partition count. */
   readonly sourcePartitions: () => number;
@@ -66,15 +69,17 @@ export async function pumpStream(stream: MessageStream, context: StreamPumpConte
 
 async function send(batch: readonly Message[], context: StreamPumpContext): Promise<void> {
   const { topic, source } = context;
+  let stored: RecordMetadata[];
   try {
     const targetPartitions = await context.target.partitionCount(topic);
     const sourcePartitions = context.sourcePartitions();
     const records: ProducerRecord[] = batch.map((message) => {
       const partition = targetPartition(message.partition, sourcePartitions, targetPartitions, message.key);
-      const record = { key: message.key, value: message.value, headers: message.headers, timestamp: message.timestamp };
+      const headers = withMirrorOrigin(message.headers, { source, partition: message.partition, offset: message.offset });
+      const record = { key: message.key, value: message.value, headers, timestamp: message.timestamp };
       return partition === undefined ? record : { ...record, partition };
     });
-    await context.target.send(topic, records);
+    stored = await context.target.send(topic, records);
   } catch (error) {
     context.onFatal(
       new TributaryError({
@@ -88,9 +93,10 @@ async function send(batch: readonly Message[], context: StreamPumpContext): Prom
   }
   const acknowledgedAt = Date.now();
   // Counted before the gate hears of them: a commit (which flushes the counts first) then always covers them.
-  if (context.audit !== undefined && topic !== AUDIT_TOPIC) for (const message of batch) context.audit.count(topic, message, acknowledgedAt);
-  for (const message of batch) {
-    context.gate.acknowledged(message.topic, message.partition, message.offset);
+  if (context.audit !== undefined && topic !== AUDIT_TOPIC) for (const message of batch) context.audit.count(topic, message.partition, message, acknowledgedAt);
+  for (const [index, message] of batch.entries()) {
+    const at = stored[index];
+    context.gate.acknowledged(message.topic, message.partition, message.offset, at === undefined || at.offset < 0n ? undefined : { partition: at.partition, offset: at.offset });
     context.metrics.latencySeconds.observe({ source }, Math.max(0, acknowledgedAt - message.timestamp) / 1000);
   }
   context.metrics.recordsMirrored.inc({ source, topic }, batch.length);

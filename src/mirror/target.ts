@@ -10,21 +10,28 @@
  */
 import { ClusterClient } from '../client/cluster-client.js';
 import { Producer, type ProducerRecord, type RecordMetadata } from '../client/producer.js';
+import { SimpleConsumer } from '../client/simple-consumer.js';
 import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { CreateTopicsApi, type CreatableTopicResult } from '../protocol/apis/create-topics.js';
 import { KafkaErrorCode, kafkaErrorName } from '../protocol/kafka-errors.js';
+import type { TargetPartitionReader } from './resume-point.js';
 
 const CREATE_TOPICS_VERSION = 4;
+/** Bytes per read of the resume search: a few hundred records of the usual size. */
+const RESUME_READ_BYTES = 256 * 1024;
 
 export class MirrorTarget {
   private readonly creating = new Map<string, Promise<number>>();
+  private readonly reader: SimpleConsumer;
 
   private constructor(
     private readonly cluster: ClusterClient,
     private readonly producer: Producer,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    this.reader = new SimpleConsumer(cluster);
+  }
 
   static async connect(options: { readonly bootstrap: readonly string[]; readonly logger: Logger }): Promise<MirrorTarget> {
     const cluster = await ClusterClient.connect({ bootstrap: options.bootstrap, clientId: 'tributary-mirror', allowAutoTopicCreation: false, logger: options.logger });
@@ -59,6 +66,14 @@ export class MirrorTarget {
   /** Resolves once the target acknowledged every record (acks=-1). */
   send(topic: string, records: readonly ProducerRecord[]): Promise<RecordMetadata[]> {
     return this.producer.send(topic, records);
+  }
+
+  /** Reads of one target partition, for the resume search. */
+  partitionReader(topic: string, partition: number): TargetPartitionReader {
+    return {
+      bounds: async () => ({ start: await this.reader.listOffset(topic, partition, 'earliest'), end: await this.reader.listOffset(topic, partition, 'latest') }),
+      read: async (from) => (await this.reader.fetch(topic, partition, from, { maxBytes: RESUME_READ_BYTES })).records,
+    };
   }
 
   /** Delivers what was accepted, then closes the producer and its connections. */

@@ -8,6 +8,7 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { Producer } from '../../../src/client/producer.js';
 import { consumerIdsPath, offsetPath } from '../../../src/coordination/paths.js';
+import { MIRROR_ORIGIN_HEADER, mirrorOriginOf } from '../../../src/mirror/origin-header.js';
 import type { Record as KafkaRecord } from '../../../src/protocol/records.js';
 import { openRun } from '../../services/run-dir.js';
 import { runTributary } from '../../support/cli.js';
@@ -52,9 +53,10 @@ describe('the mirror embedded in an offline broker', () => {
     const sourceRecords = await readTopic(source.bootstrap, 'events');
     const mirrored = await everything();
     expect(mirrored.size).toBe(3);
+    // The mirror adds one header, its origin (source, partition, offset); the source's headers come first, as they were.
     for (const [partition, records] of sourceRecords) {
-      const copies = (mirrored.get(partition) ?? []).map((r) => [r.key?.toString('utf8'), r.value?.toString('utf8'), r.headers.map((h) => h.value?.toString('utf8')), r.timestamp]);
-      expect(copies, `partition ${partition}`).toEqual(records.map((r) => [r.key?.toString('utf8'), r.value?.toString('utf8'), r.headers.map((h) => h.value?.toString('utf8')), r.timestamp]));
+      const copies = (mirrored.get(partition) ?? []).map((r) => [r.key?.toString('utf8'), r.value?.toString('utf8'), r.headers.filter((h) => h.key !== MIRROR_ORIGIN_HEADER).map((h) => h.value?.toString('utf8')), r.timestamp, mirrorOriginOf(r.headers)]);
+      expect(copies, `partition ${partition}`).toEqual(records.map((r) => [r.key?.toString('utf8'), r.value?.toString('utf8'), r.headers.map((h) => h.value?.toString('utf8')), r.timestamp, { source: 'online', partition, offset: r.offset }]));
     }
     expect(((await source.store.children(consumerIdsPath(GROUP))) ?? []).length).toBe(1);
 

@@ -1,7 +1,8 @@
 /**
  * The mirror's commit rule in isolation: the gate admits an offset only once every pulled record
  * below it is acknowledged and the audit flush ran; the gated store holds the group's offset
- * writes (and only those) until then, over the in-process coordination store.
+ * writes (and only those) until then, writes the commit's target position with them, and answers
+ * the consumer's offset reads with the resume point, over the in-process coordination store.
  */
 import { describe, expect, it } from 'vitest';
 import { TributaryError } from '../../../src/common/errors.js';
@@ -9,6 +10,7 @@ import { MemoryCoordination } from '../../../src/coordination/memory-store.js';
 import { offsetPath, offsetsPath, ownerPath } from '../../../src/coordination/paths.js';
 import { CommitGate } from '../../../src/mirror/commit-gate.js';
 import { GatedOffsetStore } from '../../../src/mirror/gated-offset-store.js';
+import { positionPath, readPosition } from '../../../src/mirror/progress-nodes.js';
 
 const settle = (): Promise<void> => new Promise((resolve) => setTimeout(resolve, 20));
 
@@ -18,8 +20,8 @@ function gate(waitMs = 10_000): { gate: CommitGate; steps: string[] } {
     steps,
     gate: new CommitGate({
       waitMs,
-      beforeCommit: async () => {
-        steps.push('flush');
+      beforeCommit: async (topic, partition, offset) => {
+        steps.push(`flush ${topic}-${partition}@${offset}`);
       },
     }),
   };
@@ -31,7 +33,7 @@ describe('CommitGate', () => {
     g.pulled('t', 0, 10n);
     await g.admit('t', 0, 10n); // offset 10 itself is not below the committed position 10
     await g.admit('t', 1, 99n); // another partition
-    expect(steps).toEqual(['flush', 'flush']);
+    expect(steps).toEqual(['flush t-0@10', 'flush t-1@99']);
   });
 
   it('waits until every pulled record below the offset is acknowledged, in any order', async () => {
@@ -46,7 +48,7 @@ describe('CommitGate', () => {
     expect(steps).toEqual([]);
     g.acknowledged('t', 0, 6n);
     await admission;
-    expect(steps).toEqual(['flush']);
+    expect(steps).toEqual(['flush t-0@8']);
     expect(g.acknowledgedEnd('t', 0)).toBe(8n);
     expect(g.unacknowledged).toBe(0);
   });
@@ -90,7 +92,7 @@ describe('GatedOffsetStore', () => {
   it("holds the group's offset writes until the gate admits them, and passes other writes through", async () => {
     const store = new MemoryCoordination().session();
     const { gate: g, steps } = gate();
-    const gated = new GatedOffsetStore(store, 'mirror', g);
+    const gated = new GatedOffsetStore(store, 'mirror', g, (_topic, _partition, committed) => Promise.resolve(committed));
     await gated.ensurePath(offsetsPath('mirror', 'events'));
     await gated.ensurePath('/consumers/mirror/owners/events');
     await gated.create(ownerPath('mirror', 'events', 0), Buffer.from('me-0'), 'ephemeral');
@@ -111,7 +113,7 @@ describe('GatedOffsetStore', () => {
     g.acknowledged('events', 0, 41n);
     await write;
     expect((await store.get(path))?.data.toString('utf8')).toBe('42');
-    expect(steps).toEqual(['flush']);
+    expect(steps).toEqual(['flush events-0@42']);
 
     g.pulled('events', 0, 42n);
     const set = gated.set(path, Buffer.from('43'));
@@ -121,5 +123,81 @@ describe('GatedOffsetStore', () => {
     await set;
     expect((await store.get(path))?.data.toString('utf8')).toBe('43');
     await store.close();
+  });
+});
+
+describe('GatedOffsetStore, resume and positions', () => {
+  it("answers a read of the group's offset with the resume point, and other reads as stored", async () => {
+    const store = new MemoryCoordination().session();
+    const { gate: g } = gate();
+    const asked: string[] = [];
+    const gated = new GatedOffsetStore(store, 'mirror', g, (topic, partition, committed) => {
+      asked.push(`${topic}-${partition}:${String(committed)}`);
+      return Promise.resolve(partition === 0 ? 57n : undefined);
+    });
+    await store.ensurePath(offsetsPath('mirror', 'events'));
+    await store.create(offsetPath('mirror', 'events', 0), Buffer.from('40'), 'persistent');
+    expect((await gated.get(offsetPath('mirror', 'events', 0)))?.data.toString('utf8')).toBe('57');
+    expect((await gated.get(offsetPath('mirror', 'events', 1)))).toBeUndefined();
+    expect(asked).toEqual(['events-0:40', 'events-1:undefined']);
+    await store.create('/elsewhere', Buffer.from('3'), 'persistent');
+    expect((await gated.get('/elsewhere'))?.data.toString('utf8')).toBe('3');
+    expect(asked).toHaveLength(2);
+    await store.close();
+  });
+
+  it('records the resume point as the offset of a partition never committed, while this consumer owns it', async () => {
+    const store = new MemoryCoordination().session();
+    const { gate: g } = gate();
+    const gated = new GatedOffsetStore(store, 'mirror', g, () => Promise.resolve(12n));
+    await store.ensurePath('/consumers/mirror/owners/events');
+    await store.create(ownerPath('mirror', 'events', 0), Buffer.from('me-0'), 'ephemeral');
+    expect((await gated.get(offsetPath('mirror', 'events', 0)))?.data.toString('utf8')).toBe('12');
+    expect((await store.get(offsetPath('mirror', 'events', 0)))?.data.toString('utf8')).toBe('12');
+    // Not owned: answered, not written.
+    expect((await gated.get(offsetPath('mirror', 'events', 1)))?.data.toString('utf8')).toBe('12');
+    expect(await store.get(offsetPath('mirror', 'events', 1))).toBeUndefined();
+    await store.close();
+  });
+
+  it('writes where the target stored the highest acknowledged record in the transaction of the commit', async () => {
+    const store = new MemoryCoordination().session();
+    const { gate: g } = gate();
+    const gated = new GatedOffsetStore(store, 'mirror', g, (_topic, _partition, committed) => Promise.resolve(committed));
+    await store.ensurePath(offsetsPath('mirror', 'events'));
+    g.pulled('events', 2, 10n);
+    g.pulled('events', 2, 11n);
+    g.acknowledged('events', 2, 10n, { partition: 2, offset: 500n });
+    g.acknowledged('events', 2, 11n, { partition: 2, offset: 503n });
+    await gated.transaction([{ op: 'create', path: offsetPath('mirror', 'events', 2), data: Buffer.from('12'), mode: 'persistent' }]);
+    expect(await readPosition(store, positionPath('mirror', 'events', 2))).toEqual({ sourceEnd: 12n, targetPartition: 2, targetOffset: 503n });
+    g.pulled('events', 2, 12n);
+    g.acknowledged('events', 2, 12n, { partition: 2, offset: 510n });
+    await gated.transaction([{ op: 'set', path: offsetPath('mirror', 'events', 2), data: Buffer.from('13') }]);
+    expect(await readPosition(store, positionPath('mirror', 'events', 2))).toEqual({ sourceEnd: 13n, targetPartition: 2, targetOffset: 510n });
+    await store.close();
+  });
+});
+
+describe('CommitGate.settle', () => {
+  it("waits until every pulled record of the partition is acknowledged, and only that partition's", async () => {
+    const { gate: g } = gate();
+    g.pulled('t', 0, 5n);
+    g.pulled('t', 1, 9n);
+    let settled = false;
+    const waiting = g.settle('t', 0).then(() => {
+      settled = true;
+    });
+    await settle();
+    expect(settled).toBe(false);
+    g.acknowledged('t', 0, 5n);
+    await waiting;
+    expect(settled).toBe(true);
+  });
+
+  it('fails retriably when the records are not acknowledged in time', async () => {
+    const { gate: g } = gate(30);
+    g.pulled('t', 0, 5n);
+    await expect(g.settle('t', 0)).rejects.toMatchObject({ code: 'MIRROR_COMMIT_WAIT_TIMEOUT', retriable: true });
   });
 });

@@ -2,7 +2,6 @@
 import { describe, expect, it } from 'vitest';
 import { keyPartition } from '../../../src/client/partitioner.js';
 import { parseMirrorSettings, parseSourceFlag } from '../../../src/mirror/config.js';
-import { coalescedFlush } from '../../../src/mirror/mirror-audit.js';
 import { targetPartition } from '../../../src/mirror/placement.js';
 import { AUDIT_TOPIC, TopicFilter } from '../../../src/mirror/topic-filter.js';
 
@@ -49,30 +48,5 @@ describe('mirror settings', () => {
       /sources\.0\.name: .*sources\.0\.zookeeper: .*whitelist: not a valid regular expression; group: /,
     );
     expect(() => parseSourceFlag('dc1')).toThrow('--source takes NAME=ZK_CONNECT');
-  });
-});
-
-describe('coalescedFlush', () => {
-  it('runs one flush for callers that arrive together, and a fresh one for callers during a flush', async () => {
-    const started: (() => void)[] = [];
-    let runs = 0;
-    const flush = coalescedFlush(
-      () =>
-        new Promise<void>((resolve) => {
-          runs += 1;
-          started.push(resolve);
-        }),
-    );
-    const first = flush();
-    const duringA = flush();
-    const duringB = flush();
-    expect(runs).toBe(1);
-    started[0]?.();
-    await first;
-    await new Promise((resolve) => setTimeout(resolve, 0));
-    expect(runs).toBe(2); // the callers that came during the first flush share the second
-    started[1]?.();
-    await Promise.all([duringA, duringB]);
-    expect(runs).toBe(2);
   });
 });

@@ -1,0 +1,86 @@
+/**
+ * The resume search over an in-process fake of one target partition: several origins interleave
+ * in it; the answer is one past the last record of the asked origin, found from the end in
+ * windows, never looking at or below the position the last commit recorded.
+ */
+import { describe, expect, it } from 'vitest';
+import type { Record as KafkaRecord } from '../../../src/protocol/records.js';
+import { MIRROR_ORIGIN_HEADER, encodeMirrorOrigin } from '../../../src/mirror/origin-header.js';
+import { findResumePoint, type ResumeSearch, type TargetPartitionReader } from '../../../src/mirror/resume-point.js';
+
+type Origin = readonly [source: string, partition: number, offset: number] | 'no-header';
+
+/** A target partition holding `origins` at offsets start, start + 1, …; reads return `perRead` records at most. */
+function fakeTarget(origins: readonly Origin[], options: { start?: number; perRead?: number } = {}): TargetPartitionReader & { readsFrom: bigint[] } {
+  const start = BigInt(options.start ?? 0);
+  const records: KafkaRecord[] = origins.map((origin, index) => ({
+    offset: start + BigInt(index),
+    timestamp: 0,
+    key: null,
+    value: Buffer.from(String(index)),
+    headers: origin === 'no-header' ? [] : [{ key: MIRROR_ORIGIN_HEADER, value: encodeMirrorOrigin({ source: origin[0], partition: origin[1], offset: BigInt(origin[2]) }) }],
+  }));
+  const readsFrom: bigint[] = [];
+  return {
+    readsFrom,
+    bounds: () => Promise.resolve({ start, end: start + BigInt(records.length) }),
+    read: (from) => {
+      readsFrom.push(from);
+      return Promise.resolve(records.filter((record) => record.offset >= from).slice(0, options.perRead ?? 3));
+    },
+  };
+}
+
+const search = (overrides: Partial<ResumeSearch> = {}): ResumeSearch => ({ source: 'dc1', sourcePartition: 0, committed: undefined, covered: undefined, stepRecords: 4, ...overrides });
+
+/** dc1/0 and dc2/0 interleaved, then dc1/1 alone at the end. */
+const interleaved: Origin[] = [
+  ['dc1', 0, 0], ['dc2', 0, 0], ['dc1', 0, 1], ['dc2', 0, 1], ['dc1', 0, 2], ['dc1', 0, 2], // a retried batch repeats next to itself
+  ['dc2', 0, 2], ['dc2', 0, 3], 'no-header', ['dc1', 1, 40], ['dc1', 1, 41], ['dc1', 1, 42], ['dc1', 1, 43], ['dc1', 1, 44],
+];
+
+describe('findResumePoint', () => {
+  it('resumes after the last record of the origin, several windows back from the end', async () => {
+    const target = fakeTarget(interleaved);
+    const point = await findResumePoint(target, search());
+    expect(point).toMatchObject({ offset: 3n, lastInTarget: 2n });
+    // Windows [10,14), [6,10), [2,6): the newest first, each read forward from its start; the origin is found in the third.
+    expect(target.readsFrom.slice(0, 1)).toEqual([10n]);
+    expect(target.readsFrom).not.toContain(0n);
+  });
+
+  it('tells origins apart by source and by partition', async () => {
+    const target = fakeTarget(interleaved);
+    expect((await findResumePoint(target, search({ source: 'dc2' }))).offset).toBe(4n);
+    expect((await findResumePoint(target, search({ sourcePartition: 1 }))).offset).toBe(45n);
+    expect((await findResumePoint(target, search({ source: 'dc3' }))).offset).toBeUndefined();
+  });
+
+  it('takes the committed offset as a lower bound and as the answer when the target has nothing of the origin', async () => {
+    expect((await findResumePoint(fakeTarget(interleaved), search({ committed: 2n }))).offset).toBe(3n);
+    expect((await findResumePoint(fakeTarget(interleaved), search({ committed: 10n }))).offset).toBe(10n);
+    expect((await findResumePoint(fakeTarget(interleaved), search({ source: 'dc3', committed: 7n }))).offset).toBe(7n);
+    expect((await findResumePoint(fakeTarget([]), search({ committed: 7n })))).toEqual({ offset: 7n, lastInTarget: undefined, scanned: 0 });
+  });
+
+  it('looks only above the target offset the last commit recorded, and resumes at its source end when nothing of the origin is there', async () => {
+    // The commit recorded: dc1/0 below source offset 3 is at target offsets ≤ 5. Everything after is other origins.
+    const target = fakeTarget(interleaved);
+    const point = await findResumePoint(target, search({ committed: 2n, covered: { sourceEnd: 3n, targetOffset: 5n } }));
+    expect(point).toMatchObject({ offset: 3n, lastInTarget: undefined, scanned: 8 });
+    expect(target.readsFrom.every((from) => from > 5n)).toBe(true);
+  });
+
+  it('finds records of the origin written after the recorded position (a kill after the send, before the next commit)', async () => {
+    const log: Origin[] = [['dc1', 0, 0], ['dc1', 0, 1], ['dc2', 0, 0], ['dc1', 0, 2], ['dc1', 0, 3], ['dc2', 0, 1]];
+    const point = await findResumePoint(fakeTarget(log, { start: 100 }), search({ committed: 2n, covered: { sourceEnd: 2n, targetOffset: 101n } }));
+    expect(point).toMatchObject({ offset: 4n, lastInTarget: 3n });
+  });
+
+  it('starts at the log start when older records were deleted, and reads in steps smaller than a window', async () => {
+    const target = fakeTarget(interleaved.slice(4), { start: 50, perRead: 1 });
+    expect((await findResumePoint(target, search({ stepRecords: 100 }))).offset).toBe(3n);
+    expect(target.readsFrom[0]).toBe(50n);
+    expect(new Set(target.readsFrom).size).toBe(target.readsFrom.length);
+  });
+});
