@@ -7,6 +7,7 @@ import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { systemClock, type Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import { metricsRegistry } from '../common/metrics.js';
+import { ProducerIdAllocator } from '../coordination/producer-ids.js';
 import type { CoordinationStore } from '../coordination/store.js';
 import { logConfigFromTopicConfigs } from '../storage/log-config.js';
 import { LogManager } from '../storage/log-manager.js';
@@ -16,6 +17,7 @@ import type { BrokerContext } from './context.js';
 import { FetchWaiters } from './fetch-waiters.js';
 import { fetchHandler } from './handlers/fetch.js';
 import { findCoordinatorHandler } from './handlers/find-coordinator.js';
+import { initProducerIdHandler } from './handlers/init-producer-id.js';
 import { listOffsetsHandler } from './handlers/list-offsets.js';
 import { metadataHandler } from './handlers/metadata.js';
 import { produceHandler } from './handlers/produce.js';
@@ -41,7 +43,7 @@ export interface BrokerOptions {
 /** Partitions whose logs are created between two turns of the event loop while syncing. */
 const SYNC_YIELD_EVERY = 64;
 
-const API_NAMES: Record<number, string> = { 0: 'Produce', 1: 'Fetch', 2: 'ListOffsets', 3: 'Metadata', 10: 'FindCoordinator', 18: 'ApiVersions', 19: 'CreateTopics', 20: 'DeleteTopics', 37: 'CreatePartitions' };
+const API_NAMES: Record<number, string> = { 0: 'Produce', 1: 'Fetch', 2: 'ListOffsets', 3: 'Metadata', 10: 'FindCoordinator', 18: 'ApiVersions', 19: 'CreateTopics', 20: 'DeleteTopics', 22: 'InitProducerId', 37: 'CreatePartitions' };
 
 export class Broker {
   private stopping: Promise<void> | undefined;
@@ -109,6 +111,7 @@ export class Broker {
         deleteTopicsHandler(context),
         createPartitionsHandler(context),
         findCoordinatorHandler(),
+        initProducerIdHandler(new ProducerIdAllocator({ store: options.store, brokerId: options.id }), logger),
       ]);
       broker = new Broker(options.id, server, logs, cluster, options);
       await cluster.start();

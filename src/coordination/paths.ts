@@ -10,6 +10,7 @@
  *   /consumers/<group>/offsets/<topic>/<partition>    persistent  next offset to read
  *   /schemas/…                                        persistent  registry state
  *   /etl/locks/<load>                                 ephemeral   the run allowed to commit
+ *   /latest_producer_id_block                         persistent  last producer-id block claimed
  *
  * Every name placed into a path is checked: non-empty, no `/`, not `.` or `..`, no control
  * characters. A bad name throws INVALID_PATH rather than addressing some other node.
@@ -116,4 +117,9 @@ export function etlLocksPath(): string {
 
 export function etlLockPath(load: string): string {
   return `${etlLocksPath()}/${pathSegment('load', load)}`;
+}
+
+/** Kafka's path for the last block of producer ids claimed (coordination/producer-ids.ts). */
+export function latestProducerIdBlockPath(): string {
+  return '/latest_producer_id_block';
 }

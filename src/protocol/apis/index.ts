@@ -9,6 +9,7 @@ import { CreateTopicsApi } from './create-topics.js';
 import { DeleteTopicsApi } from './delete-topics.js';
 import { FetchApi } from './fetch.js';
 import { FindCoordinatorApi } from './find-coordinator.js';
+import { InitProducerIdApi } from './init-producer-id.js';
 import { ListOffsetsApi } from './list-offsets.js';
 import { MetadataApi } from './metadata.js';
 import { ProduceApi } from './produce.js';
@@ -28,7 +29,7 @@ export * from './produce.js';
 export type AnyApiSchema = ApiSchema<unknown, unknown>;
 
 /** The served APIs in api-key order; each schema's minVersion–maxVersion is what is advertised. */
-export const SUPPORTED_APIS: readonly AnyApiSchema[] = [ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, CreatePartitionsApi];
+export const SUPPORTED_APIS: readonly AnyApiSchema[] = [ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, InitProducerIdApi, CreatePartitionsApi];
 
 const BY_KEY: ReadonlyMap<number, AnyApiSchema> = new Map(SUPPORTED_APIS.map((api) => [api.apiKey, api]));
 

@@ -6,6 +6,7 @@ import {
   DeleteTopicsApi,
   FetchApi,
   FindCoordinatorApi,
+  InitProducerIdApi,
   ListOffsetsApi,
   MetadataApi,
   ProduceApi,
@@ -27,9 +28,10 @@ describe('SUPPORTED_APIS', () => {
       { apiKey: 18, minVersion: 0, maxVersion: 2 },
       { apiKey: 19, minVersion: 0, maxVersion: 4 },
       { apiKey: 20, minVersion: 0, maxVersion: 3 },
+      { apiKey: 22, minVersion: 0, maxVersion: 1 },
       { apiKey: 37, minVersion: 0, maxVersion: 1 },
     ]);
-    expect(SUPPORTED_APIS).toStrictEqual([ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, CreatePartitionsApi]);
+    expect(SUPPORTED_APIS).toStrictEqual([ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, InitProducerIdApi, CreatePartitionsApi]);
   });
 
   it('finds an API by key and checks versions against its range', () => {
@@ -37,6 +39,9 @@ describe('SUPPORTED_APIS', () => {
     expect(findApi(18)).toBe(ApiVersionsApi);
     expect(findApi(10)).toBe(FindCoordinatorApi);
     expect(findApi(11)).toBeUndefined();
+    expect(findApi(22)).toBe(InitProducerIdApi);
+    expect(isSupportedVersion(22, 1)).toBe(true);
+    expect(isSupportedVersion(22, 2)).toBe(false);
     expect(isSupportedVersion(1, 3)).toBe(false);
     expect(isSupportedVersion(1, 4)).toBe(true);
     expect(isSupportedVersion(1, 11)).toBe(true);
