@@ -32,6 +32,9 @@ export const brokerConfigSchema = z
     /** Kafka's defaults: no bound before (Long.MAX_VALUE), one hour after (Kafka 4.0, KIP-1030). */
     'log.message.timestamp.before.max.ms': timestampBoundMs.default(Infinity),
     'log.message.timestamp.after.max.ms': timestampBoundMs.default(3_600_000),
+    /** Idempotent producers idle this long are forgotten by each partition (KIP-854, Kafka 3.4+). */
+    'producer.id.expiration.ms': integer.min(1).default(86_400_000),
+    'producer.id.expiration.check.interval.ms': integer.min(1).default(600_000),
     'zookeeper.session.timeout.ms': integer.min(1000).default(6000),
     'shutdown.grace.ms': integer.min(0).default(10_000),
     /** How fetched records reach the socket: streamed from the file in chunks, or read whole first. */

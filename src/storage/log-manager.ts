@@ -43,6 +43,10 @@ export interface LogManagerOptions {
   readonly retentionCheckIntervalMs?: number;
   /** How often the recovery-point checkpoint is written. */
   readonly checkpointIntervalMs?: number;
+  /** producer.id.expiration.ms: idempotent producers idle this long are forgotten (default one day). */
+  readonly producerIdExpirationMs?: number;
+  /** producer.id.expiration.check.interval.ms (default ten minutes). */
+  readonly producerIdExpirationCheckIntervalMs?: number;
   /** Called when a log's high watermark moves (new records readable). */
   readonly onHighWatermarkAdvanced?: (log: PartitionLog) => void;
 }
@@ -111,6 +115,7 @@ export class LogManager {
     every(this.options.flushCheckIntervalMs ?? 20, () => this.flushDue());
     every(this.options.retentionCheckIntervalMs ?? 300_000, () => this.applyRetention());
     every(this.options.checkpointIntervalMs ?? 60_000, () => this.writeRecoveryCheckpoint());
+    every(this.options.producerIdExpirationCheckIntervalMs ?? 600_000, () => this.expireProducers());
   }
 
   getLog(topic: string, partition: number): PartitionLog | undefined {
@@ -244,6 +249,14 @@ export class LogManager {
     return deleted;
   }
 
+  /** Forgets idle producers in every log; returns how many. */
+  expireProducers(): number {
+    const now = this.clock.now();
+    let expired = 0;
+    for (const log of this.logs.values()) expired += log.expireProducers(now);
+    return expired;
+  }
+
   writeRecoveryCheckpoint(): void {
     const entries: OffsetCheckpoint = new Map();
     for (const log of this.logs.values()) entries.set(checkpointKey(log.topic, log.partition), log.recoveryPoint);
@@ -374,6 +387,7 @@ export class LogManager {
       recoveryPoint: recoveryPoints.get(key) ?? 0,
       logStartOffset: logStarts.get(key) ?? 0,
       cleanShutdown,
+      ...(this.options.producerIdExpirationMs === undefined ? {} : { producerIdExpirationMs: this.options.producerIdExpirationMs }),
     });
     this.logs.set(key, log);
     return log;

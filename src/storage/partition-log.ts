@@ -16,6 +16,9 @@ import { readFully, verifyBatches } from './batch-scan.js';
 import { fsyncDirectoryAsync } from './durable-files.js';
 import type { LogConfig } from './log-config.js';
 import { firstRecordAtOrAfter, type RecordTime } from './record-timestamps.js';
+import { deleteSnapshot, listSnapshots, readSnapshot, writeSnapshot } from './producer-snapshot.js';
+import { replayProducerBatches } from './producer-replay.js';
+import { ProducerStateTable, type ProducerBatch, type ProducerEntry } from './producer-state.js';
 import { LogSegment } from './segment.js';
 
 export interface AppendResult {
@@ -24,6 +27,11 @@ export interface AppendResult {
   readonly logStartOffset: number;
   /** The broker's append time on a LogAppendTime topic, −1 otherwise. */
   readonly logAppendTime: bigint;
+  /**
+   * The batch repeats one of its producer's last five (same epoch and sequences): nothing was
+   * appended, and the offsets and append time are the original's.
+   */
+  readonly duplicate: boolean;
 }
 
 export interface AppendOptions {
@@ -84,7 +92,11 @@ export interface LoadOptions {
   readonly logStartOffset: number;
   /** True when the last stop was clean and nothing needs checking. */
   readonly cleanShutdown: boolean;
+  /** producer.id.expiration.ms: producers idle this long are forgotten (`expireProducers`). */
+  readonly producerIdExpirationMs?: number;
 }
+
+export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
 
 const SEGMENT_FILE = /^(\d{20})\.log$/;
 
@@ -116,6 +128,10 @@ export class PartitionLog {
   private readonly unsyncedEntries = { dataDir: false, folder: false };
   logStartOffset = 0;
   config: LogConfig;
+  private readonly producers: ProducerStateTable;
+  private producerIdExpirationMs = DEFAULT_PRODUCER_ID_EXPIRATION_MS;
+  /** The last snapshot written or loaded, so an unchanged state is not written again at the same offset. */
+  private lastSnapshot = { offset: -1, changes: -1 };
 
   private constructor(
     readonly topic: string,
@@ -127,6 +143,7 @@ export class PartitionLog {
     private readonly events: LogEvents,
   ) {
     this.config = config;
+    this.producers = new ProducerStateTable(`${topic}-${partition}`);
   }
 
   /** Opens (or creates) the log in `directory`, recovering it first after an unclean stop. */
@@ -135,8 +152,10 @@ export class PartitionLog {
       options.topic, options.partition, options.directory, options.config, options.clock,
       options.logger.child({ topic: options.topic, partition: options.partition }), options.events,
     );
+    if (options.producerIdExpirationMs !== undefined) log.producerIdExpirationMs = options.producerIdExpirationMs;
     try {
       await log.loadSegments(options);
+      log.loadProducerState();
     } catch (error) {
       // Whatever was opened before the failure is let go: an offline log holds no descriptors.
       for (const segment of log.segments) segment.abandon();
@@ -180,6 +199,13 @@ export class PartitionLog {
    * Validates and appends one producer batch (rewriting its base offset in `batch`). With
    * `waitForFlush` (acks=−1) it resolves only once the batch is fsynced. An invalid batch is
    * rejected whole with a KafkaProtocolError and the log is unchanged.
+   *
+   * Everything up to the first await — validation, the producer-state check, numbering, queueing
+   * and recording the producer's new state — is one synchronous step: appends called one after
+   * another (pipelined requests) are checked and numbered in call order, each against the state
+   * its predecessors left. A batch of an idempotent producer that repeats one of its last five is
+   * a duplicate: nothing is appended, and it resolves with the original's offsets once the
+   * original is as durable as this request asks.
    */
   async append(batch: Buffer, { waitForFlush = false, allowZstd = true }: AppendOptions = {}): Promise<AppendResult> {
     this.checkWritable();
@@ -193,6 +219,8 @@ export class PartitionLog {
       timestampAfterMaxMs: config.timestampAfterMaxMs,
       now,
     });
+    const { duplicateOf } = this.producers.check(validated.header);
+    if (duplicateOf !== undefined) return this.answerDuplicate(duplicateOf, waitForFlush);
     this.maybeRoll(batch.length, validated.recordCount, now);
     const baseOffset = this.logEndOffset;
     const lastOffset = baseOffset + validated.recordCount - 1;
@@ -204,15 +232,34 @@ export class PartitionLog {
     setBaseOffset(batch, BigInt(baseOffset));
     // The batch's MaxTimestamp as stored: the validator sets it to the records' maximum (or the append time).
     segment.append(batch, { baseOffset, lastOffset, maxTimestamp: validated.maxTimestamp }, this.config.indexIntervalBytes, now);
+    // Undone by writePendingNow/cancelPendingWrites if the batch never reaches the file.
+    this.producers.record(validated.header, { firstOffset: baseOffset, maxTimestamp: validated.maxTimestamp, logAppendTime: validated.logAppendTime, appendedAt: now });
     const written = this.scheduleWrite();
     if (this.unflushedRecords === 0) this.firstUnflushedAt = now;
     this.unflushedRecords += validated.recordCount;
     this.unflushedSegments.add(segment);
     if (this.unflushedRecords >= this.config.flushMessages) void this.flush().catch(() => {});
     await written;
-    const result = { baseOffset, lastOffset, logStartOffset: this.logStartOffset, logAppendTime: validated.logAppendTime };
+    const result = { baseOffset, lastOffset, logStartOffset: this.logStartOffset, logAppendTime: validated.logAppendTime, duplicate: false };
     if (waitForFlush) await this.flushUpTo(lastOffset + 1);
     return result;
+  }
+
+  /**
+   * A retried batch: answered with the original's offsets, once the original is in the file
+   * (acks=1) or fsynced (acks=−1). A queued original is in the pending write group; if that write
+   * fails, the original is gone (and forgotten by the producer state) and this answer fails with it.
+   */
+  private async answerDuplicate(original: ProducerBatch, waitForFlush: boolean): Promise<AppendResult> {
+    if (this.writeGroup !== undefined) await this.writeGroup.promise;
+    if (waitForFlush) await this.flushUpTo(original.lastOffset + 1);
+    return {
+      baseOffset: original.firstOffset,
+      lastOffset: original.lastOffset,
+      logStartOffset: this.logStartOffset,
+      logAppendTime: original.logAppendTime,
+      duplicate: true,
+    };
   }
 
   /**
@@ -251,10 +298,13 @@ export class PartitionLog {
     try {
       this.activeSegment.writePending();
     } catch (error) {
+      // The segment cut its file and offsets back; the producer state follows.
+      this.producers.forgetFrom(this.logEndOffset);
       const failure = this.writeFailure(error);
       group?.reject(failure);
       throw failure;
     }
+    this.producers.settleBelow(this.logEndOffset);
     if (this.config.visibleOnAppend) this.advanceHighWatermark(this.endMark());
     group?.resolve();
   }
@@ -289,6 +339,8 @@ export class PartitionLog {
         for (const segment of segments) await segment.flush();
         await this.syncEntries();
       } catch (error) {
+        // A write inside the segment's flush may have been undone: forget what never reached the file.
+        this.producers.forgetFrom(this.logEndOffset);
         // A log deleted under its flush: its files are gone on purpose, nothing went wrong.
         if (this.state === 'deleted') throw this.unavailableError();
         // Never expose or acknowledge data whose fsync failed, and never retry the fsync blindly.
@@ -451,6 +503,9 @@ export class PartitionLog {
       // until they release it; nothing new can start on it.
       segment.delete();
     }
+    // Producers whose batches are all gone are unknown again (any sequence is accepted), as in Kafka.
+    this.producers.removeBefore(this.logStartOffset);
+    this.deleteSnapshots((offset) => offset < this.logStartOffset);
     this.logger.info({ segments: removed.map((s) => s.baseOffset), logStartOffset: this.logStartOffset }, 'retention deleted segments');
     return deletable;
   }
@@ -461,7 +516,11 @@ export class PartitionLog {
     this.state = 'closing';
     const errors: unknown[] = [];
     try {
-      if (this.failure === undefined) await this.flush();
+      if (this.failure === undefined) {
+        await this.flush();
+        // Everything is in the file: the next start loads this and replays nothing.
+        if (this.logEndOffset > this.activeOrFirst().baseOffset) this.takeSnapshot(this.logEndOffset);
+      }
     } catch (error) {
       errors.push(error);
     }
@@ -490,6 +549,44 @@ export class PartitionLog {
     if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
   }
 
+  /** The producer state (per producer id: epoch, last five batches), for tests and diagnostics. */
+  producerStateSnapshot(): readonly ProducerEntry[] {
+    return this.producers.entries();
+  }
+
+  /** Forgets producers idle for producer.id.expiration.ms; returns how many. */
+  expireProducers(now: number): number {
+    if (this.state !== 'open') return 0;
+    const expired = this.producers.removeExpired(now, this.producerIdExpirationMs);
+    if (expired.length > 0) {
+      this.logger.info({ producers: expired.map(String), expirationMs: this.producerIdExpirationMs }, 'forgot idle producers; their next batch is accepted at any sequence');
+    }
+    return expired.length;
+  }
+
+  /**
+   * Writes the producer state as the snapshot at `offset` (all batches before it are in the
+   * file). A failure only costs replay time at the next start: it is logged, never thrown.
+   */
+  private takeSnapshot(offset: number): void {
+    const changes = this.producers.changes;
+    if (this.lastSnapshot.offset === offset && this.lastSnapshot.changes === changes) return;
+    try {
+      writeSnapshot(this.directory, offset, this.producers.entries());
+      this.lastSnapshot = { offset, changes };
+    } catch (error) {
+      this.logger.warn({ err: error, offset }, 'could not write a producer-state snapshot; the next start replays more of the log');
+    }
+  }
+
+  private deleteSnapshots(doomed: (offset: number) => boolean): void {
+    try {
+      for (const offset of listSnapshots(this.directory)) if (doomed(offset)) deleteSnapshot(this.directory, offset);
+    } catch (error) {
+      this.logger.warn({ err: error }, 'could not delete producer-state snapshots');
+    }
+  }
+
   /** The synchronous first step of `deleteFiles`: from now on every append and read is refused. */
   beginDeletion(): void {
     if (this.state === 'deleted') return;
@@ -503,6 +600,7 @@ export class PartitionLog {
     this.writeGroup = undefined;
     // Only the active segment ever holds queued batches: a roll writes the old one's first.
     this.segments[this.segments.length - 1]?.discardPending();
+    if (this.segments.length > 0) this.producers.forgetFrom(this.logEndOffset);
     group?.reject(this.unavailableError());
   }
 
@@ -549,6 +647,8 @@ export class PartitionLog {
     this.writePendingNow();
     active.index.persist();
     this.addSegment(LogSegment.create(this.directory, this.logEndOffset, now));
+    // Every batch before the new segment is in the file: its producer state is the snapshot's.
+    this.takeSnapshot(this.logEndOffset);
   }
 
   private addSegment(segment: LogSegment): void {
@@ -686,6 +786,50 @@ export class PartitionLog {
     }
     this.flushedMark = this.endMark();
     this.highWatermarkMark = this.flushedMark;
+  }
+
+  /**
+   * Producer state after the segments are loaded: the newest valid snapshot at or below the log
+   * end, then the batches after it replayed from the segments. Snapshots above the log end
+   * (truncated away) and below the first segment are deleted; an unreadable one is logged,
+   * deleted and the next older one tried; with none, the whole log is replayed. Never fails the
+   * load over a snapshot. Producers idle past producer.id.expiration.ms are then forgotten.
+   */
+  private loadProducerState(): void {
+    const end = this.logEndOffset;
+    const first = this.activeOrFirst().baseOffset;
+    const offsets = listSnapshots(this.directory);
+    for (const offset of offsets) {
+      if (offset > end) this.logger.info({ snapshot: offset, logEndOffset: end }, 'deleting a producer snapshot past the log end (truncated away)');
+    }
+    this.deleteSnapshots((offset) => offset > end || offset < first);
+    let replayFrom = first;
+    for (const offset of offsets.filter((candidate) => candidate >= first && candidate <= end).reverse()) {
+      try {
+        this.producers.load(readSnapshot(this.directory, offset));
+        replayFrom = offset;
+        this.lastSnapshot = { offset, changes: this.producers.changes };
+        break;
+      } catch (error) {
+        this.logger.warn({ err: error, snapshot: offset }, 'producer snapshot unreadable; deleting it and trying an older one');
+        this.deleteSnapshots((candidate) => candidate === offset);
+      }
+    }
+    const now = this.clock.now();
+    let replayed = 0;
+    for (let index = this.segmentIndexFor(replayFrom); index < this.segments.length; index += 1) {
+      const segment = this.segments[index];
+      if (segment === undefined || !segment.hasFile || segment.nextOffset <= replayFrom) continue;
+      const start = segment.baseOffset >= replayFrom ? 0 : segment.findBatch(replayFrom, segment.size)?.position;
+      if (start === undefined) continue;
+      replayed += replayProducerBatches(this.producers, segment.fd, start, segment.size, now, this.producerIdExpirationMs);
+    }
+    this.producers.removeBefore(this.logStartOffset);
+    // As Kafka does when loading: producers idle past expiration while the broker was down are gone.
+    this.producers.removeExpired(now, this.producerIdExpirationMs);
+    if (replayFrom < end) {
+      this.logger.info({ from: replayFrom, to: end, producerBatches: replayed, producers: this.producers.size }, 'rebuilt producer state from the log');
+    }
   }
 
   /** Rebuilds a trusted segment's index by scanning its batches (no CRC checks). */
