@@ -156,7 +156,9 @@ interface KcatRun extends Figures {
   readonly stderrTail: string;
 }
 
-const KCAT_RECORDS = 200_000;
+const KCAT_RECORDS = 100_000;
+/** librdkafka packs up to 10,000 records in a batch, so it sends few requests: fault more of them. */
+const KCAT_FAULTS: FaultRules = { dropProduceResponseEvery: 4, cutProduceRequestEvery: 11 };
 
 /**
  * kcat -P with `-E` (kcat otherwise exits on librdkafka's "all brokers down", which a single
@@ -165,7 +167,7 @@ const KCAT_RECORDS = 200_000;
  * partitioner hashes the key, so each partition gets its numbers in send order.
  */
 async function kcatRun(name: string, settings: Record<string, string>): Promise<KcatRun> {
-  const broker = await startProxiedBroker({ run, name, settings: BROKER_SETTINGS, rules: FAULTS });
+  const broker = await startProxiedBroker({ run, name, settings: BROKER_SETTINGS, rules: KCAT_FAULTS });
   try {
     const thresholds = Array.from({ length: CLIENT_KILLS }, (_, i) => Math.floor((KCAT_RECORDS * (i + 1)) / (CLIENT_KILLS + 1)));
     const kills = killer(broker, thresholds);
