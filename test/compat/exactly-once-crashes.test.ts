@@ -51,6 +51,17 @@ interface Figures {
   readonly kills: number;
   readonly faults: FaultStats;
   readonly seconds: number;
+  /** What the broker logged at error level or above (messages, counted). */
+  readonly brokerErrors: Record<string, number>;
+}
+
+function brokerErrors(broker: ProxiedBroker): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const line of broker.logLines(50)) {
+    const msg = String(line['msg']);
+    counts[msg] = (counts[msg] ?? 0) + 1;
+  }
+  return counts;
 }
 
 const say = (line: string): void => void process.stdout.write(`[exactly-once] ${line}\n`);
@@ -58,7 +69,7 @@ const say = (line: string): void => void process.stdout.write(`[exactly-once] ${
 function describeFaults(f: Figures): string {
   return `${f.kills} broker SIGKILLs, ${f.faults.droppedProduceResponses} connections dropped in place of a Produce response, ` +
     `${f.faults.cutProduceRequests} cut mid-request, ${f.faults.upstreamFailures} lost to the broker going down, ` +
-    `${f.faults.connections} connections, ${f.faults.produceRequests} Produce requests; ${f.seconds.toFixed(1)} s`;
+    `${f.faults.connections} connections, ${f.faults.produceRequests} Produce requests; ${f.seconds.toFixed(1)} s; broker errors logged: ${JSON.stringify(f.brokerErrors)}`;
 }
 
 /**
@@ -104,7 +115,7 @@ async function javaRun(name: string, settings: Record<string, string>): Promise<
     const faults = { ...broker.proxy.stats };
     broker.proxy.setRules(NO_FAULTS);
     const stored = await readNumbers(broker.bootstrap, name);
-    return { producer, tally: tally(stored, JAVA_RECORDS, (n) => n % producer.partitions), kills: broker.kills, faults, seconds };
+    return { producer, tally: tally(stored, JAVA_RECORDS, (n) => n % producer.partitions), kills: broker.kills, faults, seconds, brokerErrors: brokerErrors(broker) };
   } finally {
     await broker.stop();
   }
@@ -113,7 +124,7 @@ async function javaRun(name: string, settings: Record<string, string>): Promise<
 describe('Java producer 3.9, default settings (idempotent, acks=all), through dropped connections and 5 broker kills', () => {
   it(`stores each of ${JAVA_RECORDS.toLocaleString('en-US')} numbered records exactly once, in send order per partition`, { timeout: 1_000_000 }, async () => {
     const r = await javaRun('java-idempotent', {});
-    say(`Java default settings: ${r.producer.acked} acknowledged, ${r.producer.failed.length} failed in ${r.producer.ms} ms; ${describeTally(r.tally)}; ${describeFaults(r)}`);
+    say(`Java default settings: ${r.producer.acked} acknowledged, ${r.producer.failed.length} failed in ${r.producer.ms} ms, retried ${JSON.stringify(r.producer.retriedErrors)}; ${describeTally(r.tally)}; ${describeFaults(r)}`);
     const context = `${describeTally(r.tally)}; ${describeFaults(r)}; producer log ${r.producer.logFile}; ${r.producer.failures.join(' | ')}`;
     expect(r.producer.done, context).toBe(true);
     expect(r.producer.status, context).toBe(0);
@@ -132,7 +143,7 @@ describe('Java producer 3.9, default settings (idempotent, acks=all), through dr
 
   it('control: the same run with enable.idempotence=false (acks=all, retries on) stores duplicates', { timeout: 1_000_000 }, async () => {
     const r = await javaRun('java-not-idempotent', { 'enable.idempotence': 'false', acks: 'all' });
-    say(`Java enable.idempotence=false: ${r.producer.acked} acknowledged, ${r.producer.failed.length} failed in ${r.producer.ms} ms; ${describeTally(r.tally)}; ${describeFaults(r)}`);
+    say(`Java enable.idempotence=false: ${r.producer.acked} acknowledged, ${r.producer.failed.length} failed in ${r.producer.ms} ms, retried ${JSON.stringify(r.producer.retriedErrors)}; ${describeTally(r.tally)}; ${describeFaults(r)}`);
     const context = `${describeTally(r.tally)}; ${describeFaults(r)}; producer log ${r.producer.logFile}`;
     expect(r.producer.done, context).toBe(true);
     expect(r.kills).toBe(JAVA_KILLS);
@@ -197,7 +208,7 @@ async function kcatRun(name: string, settings: Record<string, string>): Promise<
     const faults = { ...broker.proxy.stats };
     broker.proxy.setRules(NO_FAULTS);
     const stored = await readNumbers(broker.bootstrap, name);
-    return { status, delivered, failed, stored, tally: tally(stored, KCAT_RECORDS), kills: broker.kills, faults, seconds, stderrTail: tail };
+    return { status, delivered, failed, stored, tally: tally(stored, KCAT_RECORDS), kills: broker.kills, faults, seconds, brokerErrors: brokerErrors(broker), stderrTail: tail };
   } finally {
     await broker.stop();
   }
@@ -271,7 +282,7 @@ describe('kafkajs 2.2.4 (idempotent: true) through dropped connections and 2 bro
       broker.proxy.setRules(NO_FAULTS);
       const stored = await readNumbers(broker.bootstrap, name);
       const t = tally(stored, KAFKAJS_RECORDS, (n) => n % PARTITIONS);
-      const figures = { kills: broker.kills, faults, seconds };
+      const figures = { kills: broker.kills, faults, seconds, brokerErrors: brokerErrors(broker) };
       say(`kafkajs idempotent: ${acknowledged.size} acknowledged, ${failed.size} failed (${[...errors].map(([e, c]) => `${c}× ${e}`).join('; ')}); ${describeTally(t)}; ${describeFaults(figures)}`);
       const context = `${describeTally(t)}; ${describeFaults(figures)}; errors: ${[...errors].map(([e, c]) => `${c}× ${e}`).join('; ')}`;
       expect(broker.kills).toBe(CLIENT_KILLS);

@@ -8,7 +8,7 @@
  * around it. The proxy outlives every broker restart, so clients see connections refused or
  * dropped while the broker is down, and then the same address serving again.
  */
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { createConnection } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -36,6 +36,8 @@ export interface ProxiedBroker {
   restart(): Promise<void>;
   /** SIGTERM the broker, close the proxy. */
   stop(): Promise<void>;
+  /** The broker's log lines (JSON, over every start) at `level` or above: 40 warn, 50 error. */
+  logLines(level: number): Record<string, unknown>[];
 }
 
 export interface ProxiedBrokerOptions {
@@ -86,6 +88,20 @@ export async function startProxiedBroker(options: ProxiedBrokerOptions): Promise
     async stop() {
       await daemon.stop();
       await proxy.close();
+    },
+    logLines(level) {
+      if (!existsSync(logFile)) return [];
+      const lines: Record<string, unknown>[] = [];
+      for (const line of readFileSync(logFile, 'utf8').split('\n')) {
+        if (!line.startsWith('{')) continue;
+        try {
+          const parsed = JSON.parse(line) as Record<string, unknown>;
+          if (Number(parsed['level']) >= level) lines.push(parsed);
+        } catch {
+          // A line cut short by SIGKILL.
+        }
+      }
+      return lines;
     },
   };
 }

@@ -6,7 +6,7 @@
  * which is plenty under faults) goes to a file, not into memory.
  */
 import { spawn } from 'node:child_process';
-import { closeSync, mkdirSync, openSync, rmSync, writeFileSync } from 'node:fs';
+import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -52,6 +52,22 @@ export interface NumberedProducerResult {
   readonly ms: number;
   readonly logFile: string;
   readonly done: boolean;
+  /**
+   * Produce errors the producer logged and retried, by error name, e.g. NETWORK_EXCEPTION (a
+   * dropped connection), OUT_OF_ORDER_SEQUENCE_NUMBER (which makes the idempotent producer bump
+   * its epoch).
+   */
+  readonly retriedErrors: Record<string, number>;
+}
+
+/** Counts the "Got error produce response … retrying … Error: NAME" lines of the producer's log. */
+function retriedErrors(logFile: string): Record<string, number> {
+  const counts: Record<string, number> = {};
+  for (const match of readFileSync(logFile, 'utf8').matchAll(/Got error produce response .*? retrying .*?Error: ([A-Z_]+)/g)) {
+    const name = match[1] ?? '?';
+    counts[name] = (counts[name] ?? 0) + 1;
+  }
+  return counts;
 }
 
 export function runNumberedProducer(options: NumberedProducerOptions): Promise<NumberedProducerResult> {
@@ -113,7 +129,7 @@ export function runNumberedProducer(options: NumberedProducerOptions): Promise<N
     child.once('close', (status, signal) => {
       clearTimeout(timer);
       rmSync(pidFile, { force: true });
-      resolve({ status, signal, partitions, acked, failed, failures, ms, logFile, done });
+      resolve({ status, signal, partitions, acked, failed, failures, ms, logFile, done, retriedErrors: retriedErrors(logFile) });
     });
   });
 }
