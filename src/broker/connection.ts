@@ -1,8 +1,13 @@
 /**
  * One client connection: splits the byte stream into frames (size checked before allocation),
- * runs its requests one at a time in arrival order — so responses go back in request order, as
- * Kafka's clients require — and closes on malformed input, on an idle timeout, or when the broker
+ * runs its requests in arrival order and writes their responses strictly in request order, as
+ * Kafka's clients require, and closes on malformed input, on an idle timeout, or when the broker
  * stops. Reading pauses while too many requests wait, which bounds the memory a client can pin.
+ *
+ * Requests are pipelined only past their order-sensitive work: the next request starts once the
+ * previous one is *admitted* — its handler called `admitted()` (Produce does, once every append
+ * is numbered) — or, for handlers that never call it, once its response is written. So up to
+ * MAX_IN_FLIGHT produce requests wait for their fsyncs at once instead of one after another.
  */
 import type { Socket } from 'node:net';
 import type { Logger } from '../common/logger.js';
@@ -13,6 +18,8 @@ import { writeFramedResponse, type FetchSendMode } from './response-writer.js';
 import type { RequestRouter, RouteOutcome } from './router.js';
 
 const MAX_QUEUED_REQUESTS = 32;
+/** Requests started and not yet answered, at most: the Java producer's max.in.flight.requests.per.connection. */
+const MAX_IN_FLIGHT = 5;
 /** How long a closed connection may take to hand its last responses to a peer that reads slowly. */
 const CLOSE_GRACE_MS = 2_000;
 
@@ -26,7 +33,12 @@ export interface ConnectionOptions {
 
 export class BrokerConnection {
   private readonly decoder: FrameDecoder;
+  /** Settles once every request received so far has been answered (or dropped at a close). */
   private chain: Promise<void> = Promise.resolve();
+  /** Settles once the last request received may let the next one start. */
+  private lastAdmitted: Promise<void> = Promise.resolve();
+  /** When each of the last MAX_IN_FLIGHT requests is answered, oldest first. */
+  private readonly answered: Promise<void>[] = [];
   private queued = 0;
   private closed = false;
   readonly remoteAddress: string;
@@ -83,10 +95,7 @@ export class BrokerConnection {
     for (const frame of frames) {
       this.queued += 1;
       if (this.queued >= MAX_QUEUED_REQUESTS) this.socket.pause();
-      this.chain = this.chain.then(() => this.process(frame)).finally(() => {
-        this.queued -= 1;
-        if (this.queued < MAX_QUEUED_REQUESTS && !this.closed) this.socket.resume();
-      });
+      this.enqueue(frame);
     }
     const failure = this.decoder.failure;
     if (failure !== undefined) {
@@ -96,17 +105,50 @@ export class BrokerConnection {
     }
   }
 
-  private async process(frame: Buffer): Promise<void> {
-    if (this.closed) return;
+  /**
+   * Starts `frame` once its predecessor is admitted and at most MAX_IN_FLIGHT − 1 earlier
+   * requests are unanswered; writes its response after every earlier response.
+   */
+  private enqueue(frame: Buffer): void {
+    let admit: () => void = () => {};
+    const admitted = new Promise<void>((resolve) => {
+      admit = resolve;
+    });
+    const oldestAnswered = this.answered.length >= MAX_IN_FLIGHT ? this.answered.shift() : undefined;
+    const routed = Promise.all([this.lastAdmitted, oldestAnswered]).then(() => this.route(frame, admit));
+    const answered = Promise.all([this.chain, routed])
+      .then(([, routing]) => this.respond(frame, routing))
+      .catch((error: unknown) => {
+        this.options.logger.error({ err: error, connection: this.id }, 'answering a request failed; closing the connection');
+        this.close('request failed');
+      })
+      .finally(() => {
+        // A handler that never called admitted() lets the next request start only now.
+        admit();
+        this.queued -= 1;
+        if (this.queued < MAX_QUEUED_REQUESTS && !this.closed) this.socket.resume();
+      });
+    this.lastAdmitted = admitted;
+    this.answered.push(answered);
+    this.chain = answered;
+  }
+
+  /** Runs the handler; undefined when the request was not run or closed the connection. */
+  private async route(frame: Buffer, admitted: () => void): Promise<{ readonly outcome: RouteOutcome; readonly started: number } | undefined> {
+    if (this.closed) return undefined;
     const started = performance.now();
-    let outcome: RouteOutcome;
     try {
-      outcome = await this.router.route(frame, this.id, this.remoteAddress);
+      return { outcome: await this.router.route(frame, this.id, this.remoteAddress, admitted), started };
     } catch (error) {
       this.options.logger.error({ err: error, connection: this.id }, 'request failed; closing the connection');
       this.close('request failed');
-      return;
+      return undefined;
     }
+  }
+
+  private async respond(frame: Buffer, routing: { readonly outcome: RouteOutcome; readonly started: number } | undefined): Promise<void> {
+    if (routing === undefined) return;
+    const { outcome, started } = routing;
     if (outcome.kind === 'close') {
       this.options.logger.warn({ connection: this.id, remote: this.remoteAddress, reason: outcome.reason }, 'closing connection');
       this.close(outcome.reason);
@@ -121,8 +163,8 @@ export class BrokerConnection {
         outcome.after?.();
       }
     }
-    // A produce request's bytes are in the log file once it is answered (append resolves after the
-    // write), so its frame can be lent again; other requests may keep views of theirs.
+    // A produce request's bytes are in the log file once its handler has returned (every append
+    // resolved after its write), so its frame can be lent again; other requests may keep views of theirs.
     if (outcome.apiKey === ProduceApi.apiKey) brokerBuffers.give(frame);
     this.options.onRequestDone?.(outcome.apiKey, performance.now() - started);
   }

@@ -27,6 +27,12 @@ export interface RequestContext {
   readonly header: RequestHeader;
   readonly connectionId: number;
   readonly remoteAddress: string;
+  /**
+   * Says the request's order-sensitive work is done (Produce: every append numbered), so the
+   * connection may start the next request while this one waits; responses still go out in
+   * order. A handler that never calls it is admitted when its response has been written.
+   */
+  admitted(): void;
 }
 
 export interface ApiHandler<Request = unknown, Response = unknown> {
@@ -90,7 +96,8 @@ export class RequestRouter {
     for (const handler of this.handlers.values()) handler.onConnectionClosed?.(connectionId);
   }
 
-  async route(frame: Buffer, connectionId: number, remoteAddress: string): Promise<RouteOutcome> {
+  /** `admitted` is the handler's RequestContext.admitted; the router never calls it itself. */
+  async route(frame: Buffer, connectionId: number, remoteAddress: string, admitted: () => void = () => {}): Promise<RouteOutcome> {
     await this.ready;
     const reader = new WireReader(frame);
     let header: RequestHeader;
@@ -118,7 +125,7 @@ export class RequestRouter {
     }
     let outcome: unknown;
     try {
-      outcome = await handler.handle(request, header.apiVersion, { header, connectionId, remoteAddress });
+      outcome = await handler.handle(request, header.apiVersion, { header, connectionId, remoteAddress, admitted });
     } catch (error) {
       if (error instanceof CloseConnection) return { kind: 'close', reason: error.reason };
       this.logger.error({ err: error, api: handler.api.name, version: header.apiVersion, clientId: header.clientId }, 'request handler failed; closing the connection');

@@ -33,6 +33,11 @@ export const KAFKA_TOOLS_JARS: JarSet = { name: `kafka-tools-${KAFKA_VERSION}`, 
 /** Apache Kafka's broker (core, Scala 2.13), for the side-by-side benchmark (bench:vs-kafka). */
 export const KAFKA_SERVER_JARS: JarSet = { name: `kafka-server-${KAFKA_VERSION}`, profile: 'kafka-server' };
 
+export const KAFKA_4_VERSION = '4.1.1';
+
+/** Apache Kafka 4.x's Java clients alone (with slf4j-simple), for the idempotent-producer test. */
+export const KAFKA_CLIENTS_4_JARS: JarSet = { name: `kafka-clients-${KAFKA_4_VERSION}`, profile: 'kafka-clients-4' };
+
 export const AVRO_VERSION = '1.12.2';
 export const PARQUET_VERSION = '1.18.1';
 
