@@ -3,6 +3,12 @@
  * search over their base offsets. Producers' batches are validated, numbered and appended to the
  * last (active) segment; a flush fsyncs them and moves the high watermark, the end of what
  * consumers may read. Reads return file ranges of whole batches for the network layer to stream.
+ *
+ * Idempotent producers: each batch with a producer id is checked against the partition's producer
+ * state (producer-state.ts) in the same synchronous step that numbers it; the state is kept across
+ * restarts by `<offset>.snapshot` files (producer-snapshot.ts) taken on every roll and at close,
+ * and rebuilt at load from the newest valid one plus a replay of the batches after it
+ * (producer-replay.ts).
  */
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';

@@ -16,7 +16,7 @@ import {
   TIMESTAMP_TYPE_FLAG,
 } from '../protocol/record-batch.js';
 import { readFullySync } from './batch-scan.js';
-import { NO_PRODUCER_ID, type ProducerStateTable } from './producer-state.js';
+import { hasProducerId, type ProducerStateTable } from './producer-state.js';
 
 const HEADER_WINDOW = 64 * 1024;
 
@@ -44,7 +44,7 @@ export function replayProducerBatches(table: ProducerStateTable, fd: number, sta
     const size = window.readInt32BE(at + BATCH_LENGTH_OFFSET) + LOG_OVERHEAD;
     if (size < RECORD_BATCH_OVERHEAD || position + size > end) break;
     const producerId = window.readBigInt64BE(at + PRODUCER_ID_OFFSET);
-    if (producerId !== NO_PRODUCER_ID) {
+    if (hasProducerId({ producerId })) {
       const maxTimestamp = window.readBigInt64BE(at + MAX_TIMESTAMP_OFFSET);
       const logAppendTime = (window.readInt16BE(at + ATTRIBUTES_OFFSET) & TIMESTAMP_TYPE_FLAG) !== 0 ? maxTimestamp : -1n;
       table.apply(

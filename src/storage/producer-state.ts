@@ -78,8 +78,9 @@ export function nextSequenceAfter(lastSequence: number): number {
   return lastSequence === MAX_SEQUENCE ? 0 : lastSequence + 1;
 }
 
-export function hasProducerId(header: ProducerBatchHeader): boolean {
-  return header.producerId !== NO_PRODUCER_ID;
+/** Kafka's DefaultRecordBatch.hasProducerId: any id below 0 means "no producer id". */
+export function hasProducerId(header: Pick<ProducerBatchHeader, 'producerId'>): boolean {
+  return header.producerId > NO_PRODUCER_ID;
 }
 
 interface JournalRecord {

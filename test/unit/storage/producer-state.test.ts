@@ -6,7 +6,7 @@
  * id, expiry, and restarts (clean, unclean, with and without snapshots) against a reference model
  * written here from the rules.
  */
-import { readdirSync, rmSync } from 'node:fs';
+import { readdirSync, rmSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it, vi } from 'vitest';
 import { KafkaProtocolError } from '../../../src/protocol/kafka-errors.js';
@@ -66,6 +66,9 @@ describe('producer state table: the rules', () => {
     expect(codeOf(() => table.check(header(7n, 3, 12345)))).toBe('ACCEPT');
     expect(codeOf(() => table.check(header(-1n, -1, -1)))).toBe('ACCEPT');
     table.record(header(-1n, -1, -1), placed(0));
+    // Any id below 0 means "no producer id", as in Kafka.
+    table.record(header(-7n, 0, 0), placed(1));
+    expect(codeOf(() => table.check(header(-7n, 0, 0)))).toBe('ACCEPT');
     expect(table.size).toBe(0);
   });
 
@@ -187,6 +190,15 @@ describe('idempotent append in the partition log', () => {
     expect(await Promise.all(pending.map(outcome))).toEqual(['appended@0', 'appended@2', 'duplicate@0', 'OUT_OF_ORDER_SEQUENCE_NUMBER', 'appended@4', 'duplicate@2']);
     expect(log.recoveryPoint).toBeGreaterThanOrEqual(4);
     expect(log.logEndOffset).toBe(5);
+
+    // acks=1: the duplicate of a batch still queued answers only once the original is in the file.
+    const segmentFile = join(log.directory, '00000000000000000000.log');
+    const sizeBefore = statSync(segmentFile).size;
+    const queued = producerBatch(4n, 0, 5, 3);
+    const original = log.append(queued);
+    const sizeWhenDuplicateAnswered = log.append(Buffer.from(producerBatch(4n, 0, 5, 3))).then(() => statSync(segmentFile).size);
+    expect(await outcome(original)).toBe('appended@5');
+    expect(await sizeWhenDuplicateAnswered).toBe(sizeBefore + queued.length);
     await manager.close();
   });
 
