@@ -11,9 +11,9 @@
  * A claim is a conditional write on the node's version, so of two brokers claiming the same next
  * block exactly one succeeds (the other sees BAD_VERSION, re-reads, and claims the block after).
  * No id of a block is handed out before its write is known to have succeeded. After
- * CONNECTION_LOSS or TIMEOUT the outcome is unknown: the node is re-read, and the block is ours
- * only if the node still holds our claim token; otherwise it is abandoned (a gap in the ids is
- * harmless, a reuse is not). Ids are int64; the numbers are kept as strings in the node so that
+ * CONNECTION_LOSS, TIMEOUT or SESSION_EXPIRED the outcome is unknown: the node is re-read, and
+ * the block is ours only if the node still holds our claim token; otherwise it is abandoned (a
+ * gap in the ids is harmless, a reuse is not). Ids are int64; the numbers are kept as strings in the node so that
  * no JSON reader rounds them.
  */
 import { randomUUID } from 'node:crypto';
@@ -122,8 +122,12 @@ export class ProducerIdAllocator {
   }
 }
 
+/**
+ * Failures after which a write may or may not have been applied. SESSION_EXPIRED is among them:
+ * the store opens a new session by itself, and the claim token makes re-reading safe.
+ */
 function isUnknownOutcome(error: unknown): boolean {
-  return hasCode(error, 'CONNECTION_LOSS') || hasCode(error, 'TIMEOUT') || hasCode(error, 'ZOOKEEPER_UNREACHABLE');
+  return hasCode(error, 'CONNECTION_LOSS') || hasCode(error, 'TIMEOUT') || hasCode(error, 'ZOOKEEPER_UNREACHABLE') || hasCode(error, 'SESSION_EXPIRED');
 }
 
 function allocationError(message: string, cause: unknown, retriable = isUnknownOutcome(cause)): TributaryError {

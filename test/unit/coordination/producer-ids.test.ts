@@ -29,11 +29,11 @@ async function take(allocator: ProducerIdAllocator, count: number): Promise<bigi
  * 'applied' performs the write and then reports the loss (the answer was lost), 'dropped' reports
  * it without writing.
  */
-function lossyStore(store: CoordinationStore, script: ('applied' | 'dropped')[]): CoordinationStore {
+function lossyStore(store: CoordinationStore, script: ('applied' | 'dropped')[], code: 'CONNECTION_LOSS' | 'TIMEOUT' | 'SESSION_EXPIRED' = 'CONNECTION_LOSS'): CoordinationStore {
   const lose = async (write: () => Promise<unknown>): Promise<never> => {
     const next = script.shift();
     if (next === 'applied') await write();
-    throw coordinationError('CONNECTION_LOSS', { operation: `write ${latestProducerIdBlockPath()}` });
+    throw coordinationError(code, { operation: `write ${latestProducerIdBlockPath()}` });
   };
   return new Proxy(store, {
     get(target, property, receiver) {
@@ -88,14 +88,16 @@ describe('ProducerIdAllocator', () => {
     expect(after).toEqual([10n, 11n, 12n]);
   });
 
-  it('after a lost answer to a write that happened, uses the block it wrote', async () => {
-    const store = new MemoryCoordination().session();
-    await new ProducerIdAllocator({ store, brokerId: 0, blockSize: 10 }).nextProducerId();
-    const allocator = new ProducerIdAllocator({ store: lossyStore(store, ['applied']), brokerId: 1, blockSize: 10 });
-    expect(await allocator.nextProducerId()).toBe(10n);
-    const node = await store.get(latestProducerIdBlockPath());
-    expect(JSON.parse(node?.data.toString() ?? '{}')).toMatchObject({ broker: 1, block_start: '10', block_end: '19' });
-  });
+  for (const code of ['CONNECTION_LOSS', 'TIMEOUT', 'SESSION_EXPIRED'] as const) {
+    it(`after a ${code} answer to a write that happened, uses the block it wrote`, async () => {
+      const store = new MemoryCoordination().session();
+      await new ProducerIdAllocator({ store, brokerId: 0, blockSize: 10 }).nextProducerId();
+      const allocator = new ProducerIdAllocator({ store: lossyStore(store, ['applied'], code), brokerId: 1, blockSize: 10 });
+      expect(await allocator.nextProducerId()).toBe(10n);
+      const node = await store.get(latestProducerIdBlockPath());
+      expect(JSON.parse(node?.data.toString() ?? '{}')).toMatchObject({ broker: 1, block_start: '10', block_end: '19' });
+    });
+  }
 
   it('after a lost answer to a write that did not happen, claims again and hands out nothing unclaimed', async () => {
     const tree = new MemoryCoordination();
