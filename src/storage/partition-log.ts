@@ -138,6 +138,8 @@ export class PartitionLog {
   private producerIdExpirationMs = DEFAULT_PRODUCER_ID_EXPIRATION_MS;
   /** The last snapshot written or loaded, so an unchanged state is not written again at the same offset. */
   private lastSnapshot = { offset: -1, changes: -1 };
+  /** Snapshot writes under way (their fsyncs and renames); a clean close waits for them. */
+  private readonly snapshotWrites = new Set<Promise<void>>();
 
   private constructor(
     readonly topic: string,
@@ -526,6 +528,7 @@ export class PartitionLog {
         await this.flush();
         // Everything is in the file: the next start loads this and replays nothing.
         if (this.logEndOffset > this.activeOrFirst().baseOffset) this.takeSnapshot(this.logEndOffset);
+        await this.whenSnapshotsWritten();
       }
     } catch (error) {
       errors.push(error);
@@ -570,19 +573,29 @@ export class PartitionLog {
     return expired.length;
   }
 
+  /** Resolves once the snapshot writes under way are done (whatever their outcome). */
+  async whenSnapshotsWritten(): Promise<void> {
+    await Promise.allSettled([...this.snapshotWrites]);
+  }
+
   /**
    * Writes the producer state as the snapshot at `offset` (all batches before it are in the
-   * file). A failure only costs replay time at the next start: it is logged, never thrown.
+   * file): the bytes now, the fsyncs in the background. A failure only costs replay time at the
+   * next start: it is logged, never thrown.
    */
   private takeSnapshot(offset: number): void {
     const changes = this.producers.changes;
     if (this.lastSnapshot.offset === offset && this.lastSnapshot.changes === changes) return;
-    try {
-      writeSnapshot(this.directory, offset, this.producers.entries());
-      this.lastSnapshot = { offset, changes };
-    } catch (error) {
-      this.logger.warn({ err: error, offset }, 'could not write a producer-state snapshot; the next start replays more of the log');
-    }
+    this.lastSnapshot = { offset, changes };
+    const write = writeSnapshot(this.directory, offset, this.producers.entries())
+      .catch((error: unknown) => {
+        // A log deleted meanwhile took its folder away: nothing went wrong.
+        if (this.state === 'deleted') return;
+        if (this.lastSnapshot.offset === offset) this.lastSnapshot = { offset: -1, changes: -1 };
+        this.logger.warn({ err: error, offset }, 'could not write a producer-state snapshot; the next start replays more of the log');
+      })
+      .finally(() => this.snapshotWrites.delete(write));
+    this.snapshotWrites.add(write);
   }
 
   private deleteSnapshots(doomed: (offset: number) => boolean): void {

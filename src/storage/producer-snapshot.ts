@@ -27,16 +27,19 @@
  * does not match is refused whole (ProducerSnapshotCorrupt); the loader falls back to an older
  * snapshot or a replay of the log.
  *
- * Written synchronously — temp file, fsync, rename, fsync the folder — so a snapshot is never half
- * there and never lands in a folder the log no longer owns (an asynchronous write could finish
- * after a topic deletion renamed the folder and a new log took the name). It happens once per
- * segment roll, so the few milliseconds are rare.
+ * Written through a temp file: the bytes go to a uniquely named `<name>.<n>.tmp` at once (the
+ * state of that moment, in the page cache), then off the event loop its fsync, the rename over
+ * `<name>` and the folder's fsync — a roll inside an append must not stall every partition for
+ * two fsyncs. A snapshot is thus whole or absent (and a torn one fails its checksum anyway). The
+ * temp name is unique, so if a topic deletion moves the folder meanwhile, the rename finds nothing
+ * (ENOENT) instead of touching a new log that took the name. Leftover `.tmp` files are deleted at
+ * load (partition-log.ts).
  */
-import { closeSync, fsyncSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
+import { closeSync, openSync, readdirSync, readFileSync, renameSync, rmSync, writeSync } from 'node:fs';
 import { join } from 'node:path';
 import { crc32c } from '@node-rs/crc32';
 import { TributaryError } from '../common/errors.js';
-import { fsyncDirectory } from './durable-files.js';
+import { fsyncAsync, fsyncDirectoryAsync } from './durable-files.js';
 import { BATCHES_RETAINED, type ProducerBatch, type ProducerEntry } from './producer-state.js';
 
 export const SNAPSHOT_VERSION = 1;
@@ -142,21 +145,31 @@ export function decodeSnapshot(bytes: Buffer, offset: number, source: string): P
   return entries;
 }
 
-/** Writes the snapshot at `offset` atomically and durably (temp file, fsync, rename, fsync the folder). */
-export function writeSnapshot(directory: string, offset: number, entries: readonly ProducerEntry[]): void {
+let temporaryFiles = 0;
+
+/**
+ * Writes the snapshot at `offset` atomically and durably. The bytes are written before this
+ * returns its promise (the caller's state may change right after); fsync, rename and the
+ * folder's fsync follow asynchronously.
+ */
+export async function writeSnapshot(directory: string, offset: number, entries: readonly ProducerEntry[]): Promise<void> {
   const path = join(directory, snapshotFileName(offset));
-  const temporary = `${path}.tmp`;
+  temporaryFiles += 1;
+  const temporary = `${path}.${process.pid}-${temporaryFiles}.tmp`;
   const bytes = encodeSnapshot(entries);
-  const fd = openSync(temporary, 'w');
+  const fd = openSync(temporary, 'wx');
   try {
     let written = 0;
     while (written < bytes.length) written += writeSync(fd, bytes, written, bytes.length - written);
-    fsyncSync(fd);
+    await fsyncAsync(fd);
+  } catch (error) {
+    rmSync(temporary, { force: true });
+    throw error;
   } finally {
     closeSync(fd);
   }
   renameSync(temporary, path);
-  fsyncDirectory(directory);
+  await fsyncDirectoryAsync(directory);
 }
 
 export function readSnapshot(directory: string, offset: number): ProducerEntry[] {

@@ -174,8 +174,8 @@ describe('idempotent produce through a broker', () => {
     for (let sequence = 0; sequence < 60; sequence += 2) await expectAppended(batch(6000n, 1, sequence));
     const lastBatch = batch(6000n, 1, 60);
     const lastOffset = (await expectAppended(lastBatch)).baseOffset;
-    const snapshots = readdirSync(join(broker.dataDir, `${TOPIC}-0`)).filter((file) => file.endsWith('.snapshot'));
-    expect(snapshots.length).toBeGreaterThan(1);
+    // Roll snapshots are fsynced and renamed in the background, just after the roll.
+    await expect.poll(() => readdirSync(join(broker.dataDir, `${TOPIC}-0`)).filter((file) => file.endsWith('.snapshot')).length).toBeGreaterThan(1);
     conversation.close();
     await broker.kill();
     await broker.restart();

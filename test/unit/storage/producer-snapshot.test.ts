@@ -100,6 +100,7 @@ describe('producer snapshots in the partition log', () => {
     const { manager } = await openManager(dataDir, SETTINGS);
     const log = await manager.getOrCreateLog(TOPIC, 0);
     await fill(log, 8);
+    await log.whenSnapshotsWritten();
     const bases = log.segmentBaseOffsets.slice(1);
     expect(bases.length).toBeGreaterThan(1);
     expect(snapshotOffsets(dataDir)).toEqual(bases);
@@ -136,6 +137,7 @@ describe('producer snapshots in the partition log', () => {
     const first = await openManager(dataDir, SETTINGS);
     const log = await first.manager.getOrCreateLog(TOPIC, 0);
     await fill(log, 7);
+    await log.whenSnapshotsWritten();
     const state = log.producerStateSnapshot();
     const newest = snapshotOffsets(dataDir).at(-1)!;
     expect(newest).toBeLessThan(log.logEndOffset);
@@ -186,6 +188,7 @@ describe('producer snapshots in the partition log', () => {
     await log.flush();
     first.manager.writeRecoveryCheckpoint();
     await fill(log, 6, 2);
+    await log.whenSnapshotsWritten();
     const bases = log.segmentBaseOffsets;
     expect(bases.length).toBeGreaterThan(2);
     // Damage the tail of the first segment (after the recovery point): recovery cuts it there.
@@ -212,6 +215,7 @@ describe('producer snapshots in the partition log', () => {
     await log.append(producerBatch(50n, 0, 0));
     await fill(log, 8);
     await log.flush();
+    await log.whenSnapshotsWritten();
     expect(log.producerStateSnapshot().map((entry) => entry.producerId)).toContain(50n);
     expect(manager.applyRetention()).toBeGreaterThan(0);
     expect(log.logStartOffset).toBeGreaterThan(0);
