@@ -11,6 +11,11 @@
  *
  *   produce-b1, produce-b50   Java ProducerPerformance, 200-byte records, acks=1, no idempotence,
  *                             batches of 1 and of 50 records
+ *   produce-default           Java ProducerPerformance with the Java producer's DEFAULT settings
+ *                             (idempotent, acks=all, batch.size 16384, linger 0), 200-byte records (issue #17)
+ *   produce-idempotence       the same client with enable.idempotence=false (acks=all), and the
+ *                             ratio idempotent ÷ non-idempotent records/s on each broker (the
+ *                             idempotent figure is produce-default's when that ran in the session)
  *   produce-kcat              librdkafka (kcat -P) with its default batching, and at batch 1
  *   produce-codecs            ProducerPerformance with the batch-50 settings plus compression.type=gzip,
  *                             lz4, zstd (BENCH_CODECS), and kcat -P default batching with lz4; the log is
@@ -53,7 +58,8 @@ import { ensureJars, KAFKA_SERVER_JARS, KAFKA_TOOLS_JARS, KAFKA_VERSION } from '
 import { createTopic, expectStored, logBytes, scanLog, storedRecords, type LogScan } from './vs-kafka/admin.js';
 import { writeDocs } from './vs-kafka/charts.js';
 import {
-  clientContext, CODEC_IDS, consoleConsume, endToEndLatency, kcatConsume, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, type ClientContext,
+  clientContext, CODEC_IDS, consoleConsume, endToEndLatency, kcatConsume, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, producerPerformanceDefaults,
+  type ClientContext, type ProducerPerformanceResult,
 } from './vs-kafka/clients.js';
 import { currentLoad, describeCheckout, describeMachine } from './vs-kafka/machine.js';
 import { formatSize, parseOptions, reductions, THIS_CHECKOUT, type BenchOptions, type Codec, type ScenarioName } from './vs-kafka/options.js';
@@ -169,6 +175,32 @@ async function session(round: number, system: SystemName, options: BenchOptions,
           r.recordsPerSecond, { 'MB/s': r.mbPerSecond, 'avg latency ms': r.avgLatencyMs, 'p99 latency ms': r.p99LatencyMs, ...cpu });
       });
     }
+    // Idempotent produce (issue #17): the Java producer as it comes, and what idempotence costs.
+    let defaultRun: ProducerPerformanceResult | undefined;
+    const defaultSpec = (idempotent: boolean): FigureSpec => ({
+      scenario: idempotent ? 'produce-default' : 'produce-idempotence',
+      label: idempotent ? 'produce, default settings: idempotent, acks=all (Java ProducerPerformance)' : 'produce, default settings but enable.idempotence=false, acks=all (Java ProducerPerformance)',
+      unit: 'records/s', better: 'higher', chart: 'idempotence',
+    });
+    const defaultsRun = async (idempotent: boolean, name: string): Promise<ProducerPerformanceResult> => {
+      const t = await topic(name);
+      const [r, cpu] = await measured(N, () => producerPerformanceDefaults(context, b, t, N, idempotent));
+      await expectStored(b, t, 1, N);
+      record(idempotent ? 'produce.default' : 'produce.default.no-idempotence', defaultSpec(idempotent), r.recordsPerSecond,
+        { 'MB/s': r.mbPerSecond, 'avg latency ms': r.avgLatencyMs, 'p99 latency ms': r.p99LatencyMs, ...cpu });
+      return r;
+    };
+    await attempt('produce-default', async () => {
+      defaultRun = await defaultsRun(true, 'default');
+    });
+    await attempt('produce-idempotence', async () => {
+      const without = await defaultsRun(false, 'default-no-idempotence');
+      const withIt = defaultRun ?? await defaultsRun(true, 'default-idempotence');
+      const ratio = withIt.recordsPerSecond / without.recordsPerSecond;
+      say(`  idempotent ÷ non-idempotent produce on ${system}: ${fmt(withIt.recordsPerSecond)} ÷ ${fmt(without.recordsPerSecond)} records/s = ${fmt(ratio, 2)}×`);
+      record('produce.idempotence.ratio', { scenario: 'produce-idempotence', label: 'idempotent ÷ non-idempotent records/s (Java, default settings, acks=all)', unit: '×', better: 'higher', chart: 'idempotence' },
+        ratio, { 'idempotent records/s': withIt.recordsPerSecond, 'non-idempotent records/s': without.recordsPerSecond });
+    });
     await attempt('storage', async () => {
       for (const batch of [1, 50] as const) {
         let source = produced[batch];

@@ -50,6 +50,8 @@ describe('bench:vs-kafka --smoke', () => {
     expect(stdout, context).toMatch(/^\| produce, batch 50 \(Java ProducerPerformance\) \|.*×/m); // the README headline table
     // Each consume figure also says what the broker process spent on it (from /proc/<pid>/stat).
     expect(stdout, context).toMatch(/consume\.kcat .*"broker CPU s per 1M records":\d/);
+    // Idempotent produce (issue #17): what idempotence costs, per broker.
+    expect(stdout, context).toMatch(/idempotent ÷ non-idempotent produce on tributary: .* = \d+\.\d+×/);
     expect(existsSync(join(outDir, 'benchmarks.md')), context).toBe(true);
     expect(existsSync(join(outDir, 'charts', 'vs-kafka.json')), context).toBe(true);
   }, TIMEOUT_MS);

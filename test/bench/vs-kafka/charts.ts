@@ -39,6 +39,7 @@ const FONT = 'DejaVu Sans';
 
 const GROUPS: readonly { id: string; title: string }[] = [
   { id: 'producer', title: 'Producer: 200-byte records, one partition' },
+  { id: 'idempotence', title: 'Idempotent produce: the Java producer’s default settings, 200-byte records, one partition' },
   { id: 'codecs', title: 'Producer with compression: 200-byte records, one partition' },
   { id: 'consumer', title: 'Consumer: ~200 KB per fetch, one partition' },
   { id: 'storage', title: 'Bytes on disk per 200-byte message' },

@@ -13,6 +13,10 @@
  *                        compressed: the batch-50 settings plus compression.type=<codec>; batch.size
  *                        then bounds the producer's estimate of the compressed size, so a batch
  *                        holds more than 50 records (counted in the log after, with its codec).
+ *                        default settings: only bootstrap.servers — the Java producer's defaults
+ *                        (Kafka 3.9: enable.idempotence=true, acks=all, batch.size=16384,
+ *                        linger.ms=0, 5 in flight); and the same with enable.idempotence=false
+ *                        (acks=all stated), to price idempotence on each broker.
  *   kcat -P              librdkafka 2.0.2 with its default batching (linger 5 ms, up to 10,000
  *                        messages / 1 MB per batch), -X acks=1; 200-byte lines on stdin (random
  *                        letters, a 1 MiB block repeated). Timed spawn → exit, minus kcat's fixed
@@ -99,9 +103,28 @@ const PERF_TOTAL = /^(\d+) records sent, ([\d.]+) records\/sec \(([\d.]+) MB\/se
 export async function producerPerformance(context: ClientContext, bootstrap: string, topic: string, records: number, batch: JavaBatch,
   compression: Codec | 'none' = 'none'): Promise<ProducerPerformanceResult> {
   const label = `ProducerPerformance batch ${batch}${compression === 'none' ? '' : ` ${compression}`} → ${topic}`;
+  return producerPerformanceWith(context, bootstrap, topic, records, producerProps(batch, compression), label);
+}
+
+/**
+ * The Java producer's own defaults (Kafka 3.9: enable.idempotence=true, acks=all, batch.size=16384,
+ * linger.ms=0, 5 requests in flight), or the same with idempotence off (enable.idempotence=false,
+ * acks=all stated, everything else default).
+ */
+export function defaultProducerProps(idempotent: boolean): string[] {
+  return idempotent ? [] : ['enable.idempotence=false', 'acks=all'];
+}
+
+/** ProducerPerformance with the Java producer's default settings (`idempotent`) or those minus idempotence. */
+export async function producerPerformanceDefaults(context: ClientContext, bootstrap: string, topic: string, records: number, idempotent: boolean): Promise<ProducerPerformanceResult> {
+  const label = `ProducerPerformance default settings${idempotent ? '' : ', enable.idempotence=false'} → ${topic}`;
+  return producerPerformanceWith(context, bootstrap, topic, records, defaultProducerProps(idempotent), label);
+}
+
+async function producerPerformanceWith(context: ClientContext, bootstrap: string, topic: string, records: number, props: readonly string[], label: string): Promise<ProducerPerformanceResult> {
   const run = expectSuccess(label, await tool(context, 'org.apache.kafka.tools.ProducerPerformance', [
     '--topic', topic, '--num-records', String(records), '--record-size', String(VALUE_BYTES), '--throughput', '-1',
-    '--producer-props', `bootstrap.servers=${bootstrap}`, ...producerProps(batch, compression),
+    '--producer-props', `bootstrap.servers=${bootstrap}`, ...props,
   ], label, timeoutFor(records), { keepStdout: true }));
   const match = PERF_TOTAL.exec(run.stdout);
   if (match === null || Number(match[1]) !== records) throw new Error(`${label}: no total line for ${records} records\n${describeProcess(label, run)}`);
