@@ -72,6 +72,8 @@ export class Broker {
       clock: options.clock ?? systemClock,
       configFor: (topic) => logConfigFromTopicConfigs(cluster?.topic(topic)?.configs ?? {}, defaults, `configs of topic ${topic}`),
       retentionCheckIntervalMs: config['log.retention.check.interval.ms'],
+      producerIdExpirationMs: config['producer.id.expiration.ms'],
+      producerIdExpirationCheckIntervalMs: config['producer.id.expiration.check.interval.ms'],
       onHighWatermarkAdvanced: (log) => {
         waiters.notify(log.topic, log.partition);
         metrics.logEndOffset.set({ topic: log.topic, partition: String(log.partition) }, log.logEndOffset);

@@ -15,7 +15,7 @@
 import { KafkaErrorCode, KafkaProtocolError, type RecordError } from '../../protocol/kafka-errors.js';
 import { ProduceApi, type ProducePartitionResponse, type ProduceRequest, type ProduceResponse } from '../../protocol/apis/produce.js';
 import { RECORDS_COUNT_OFFSET } from '../../protocol/record-batch.js';
-import type { AppendResult, PartitionLog } from '../../storage/partition-log.js';
+import type { PartitionLog } from '../../storage/partition-log.js';
 import type { BrokerContext, LocalPartition } from '../context.js';
 import { localPartition } from '../context.js';
 import { CloseConnection, NO_RESPONSE, type ApiHandler } from '../router.js';
@@ -95,7 +95,7 @@ async function appendOne(context: BrokerContext, target: PartitionTarget, acks: 
     const result = await log.append(records, { waitForFlush: acks === -1, allowZstd: version >= ZSTD_MIN_PRODUCE_VERSION });
     // A duplicate (a retry of a batch already stored) is answered as its original was: error 0
     // and the original's offsets, which `result` carries. It added nothing to the log.
-    if (!isDuplicate(result)) {
+    if (!result.duplicate) {
       context.metrics.bytesIn.inc({ topic }, records.length);
       context.metrics.recordsIn.inc({ topic }, records.length >= RECORDS_COUNT_OFFSET + 4 ? records.readInt32BE(RECORDS_COUNT_OFFSET) : 0);
     }
@@ -113,11 +113,6 @@ async function appendOne(context: BrokerContext, target: PartitionTarget, acks: 
     context.logger.error({ err: error, topic, partition }, 'append failed');
     return failure(KafkaErrorCode.UNKNOWN_SERVER_ERROR, 'the broker failed to append; see its log', log);
   }
-}
-
-/** Storage marks a repeated idempotent batch; a result without the mark is a new append. */
-function isDuplicate(result: AppendResult & { readonly duplicate?: boolean }): boolean {
-  return result.duplicate === true;
 }
 
 function respondAll(request: ProduceRequest, errorCode: number, message: string): ProduceResponse {
