@@ -2,12 +2,12 @@
  * A broker: the storage engine behind the Kafka protocol, registered in the coordination store.
  * Standalone and cluster mode differ only in the store (in-process or ZooKeeper).
  */
-import { randomUUID } from 'node:crypto';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { systemClock, type Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import { metricsRegistry } from '../common/metrics.js';
 import { ProducerIdAllocator } from '../coordination/producer-ids.js';
+import { loadClusterId } from '../coordination/cluster-id.js';
 import type { CoordinationStore } from '../coordination/store.js';
 import { logConfigFromTopicConfigs } from '../storage/log-config.js';
 import { LogManager } from '../storage/log-manager.js';
@@ -97,7 +97,7 @@ export class Broker {
       );
       const context: BrokerContext = {
         brokerId: options.id,
-        clusterId: options.clusterId ?? `tributary-${randomUUID().slice(0, 8)}`,
+        clusterId: options.clusterId ?? (await loadClusterId(options.store)),
         config,
         logs,
         cluster,

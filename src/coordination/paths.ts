@@ -11,6 +11,7 @@
  *   /schemas/…                                        persistent  registry state
  *   /etl/locks/<load>                                 ephemeral   the run allowed to commit
  *   /latest_producer_id_block                         persistent  last producer-id block claimed
+ *   /cluster/id                                       persistent  the cluster's id (Metadata)
  *
  * Every name placed into a path is checked: non-empty, no `/`, not `.` or `..`, no control
  * characters. A bad name throws INVALID_PATH rather than addressing some other node.
@@ -122,4 +123,9 @@ export function etlLockPath(load: string): string {
 /** Kafka's path for the last block of producer ids claimed (coordination/producer-ids.ts). */
 export function latestProducerIdBlockPath(): string {
   return '/latest_producer_id_block';
+}
+
+/** Kafka's path for the cluster id every broker reports (coordination/cluster-id.ts). */
+export function clusterIdPath(): string {
+  return '/cluster/id';
 }
