@@ -36,6 +36,7 @@ import {
   DeleteTopicsApi,
   FetchApi,
   FindCoordinatorApi,
+  InitProducerIdApi,
   ListOffsetsApi,
   MetadataApi,
   ProduceApi,
@@ -363,6 +364,8 @@ export class FrameFactory {
       [DeleteTopicsApi, 8],
       [FindCoordinatorApi, 6],
       [CreatePartitionsApi, 4],
+      // Every served API must be made here: validRequestOf loops until it gets the one it wants.
+      [InitProducerIdApi, 4],
     ]);
     const correlationId = this.nextCorrelationId();
     const clientId = this.clientId();
@@ -449,6 +452,11 @@ export class FrameFactory {
         const version = rng.between(0, 1);
         const request: CreatePartitionsRequest = { topics: [{ name: this.topic().name, count: rng.between(0, 8), assignments: null }], timeoutMs: 5000, validateOnly: true };
         return { api, version, body: requestBody(CreatePartitionsApi, version, correlationId, request, clientId) };
+      }
+      case InitProducerIdApi.apiKey: {
+        const version = rng.between(0, 1);
+        const request = { transactionalId: rng.chance(0.8) ? null : 'fuzz-transaction', transactionTimeoutMs: 60_000 };
+        return { api, version, body: requestBody(InitProducerIdApi, version, correlationId, request, clientId) };
       }
       default: {
         const version = rng.between(0, 2);
