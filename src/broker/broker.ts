@@ -166,7 +166,15 @@ export class Broker {
           if (created % SYNC_YIELD_EVERY === 0) await yieldToEventLoop();
         }
         const current = new Set(this.cluster.topicNames());
-        for (const topic of current) this.logs.updateConfig(topic);
+        for (const topic of current) {
+          try {
+            this.logs.updateConfig(topic);
+          } catch (error) {
+            // An override the broker cannot read (written to the store by hand) must not stop the
+            // other topics' sync or the deletion of deleted topics: this topic keeps its settings.
+            this.options.logger.error({ err: error, topic }, `topic ${topic} keeps its current settings: its overrides in the coordination store are invalid; fix them with tributary topics alter --config`);
+          }
+        }
         // Logs being created (a produce to a new partition) are included once they exist.
         await this.logs.settled();
         // A log goes when its topic was seen and is gone, or when this process created it (a

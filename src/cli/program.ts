@@ -215,7 +215,7 @@ export function buildProgram(io: CommandIo): Command {
   const mirror = program.command('mirror').description('the offline mirror: pull from online clusters');
   mirror
     .command('start')
-    .description('mirror the matching topics of online clusters into the offline cluster (at least once, in order per partition); SIGTERM stops it cleanly')
+    .description('mirror the matching topics of online clusters into the offline cluster (exactly once and in order per source partition; at least once where source and target partition counts differ); SIGTERM stops it cleanly')
     .option('--source <name=zk>', 'an online cluster: NAME=HOST:PORT[,…]/chroot (its ZooKeeper); repeatable', collect, [])
     .option('--target-zookeeper <connect>', 'the offline cluster by its ZooKeeper (its broker registry names the brokers)')
     .option('--target-bootstrap <host:port,…>', 'the offline cluster by its brokers')

@@ -6,8 +6,8 @@
  * the target acknowledged (acks=-1) every record below it and their audit counts (tier MIRROR)
  * were published, so a crash loses nothing; and every record carries its mirror origin, so a
  * restarted mirror resumes after the last record of each source partition in the target instead
- * of re-sending from the committed offset (resume-point.ts; a producer retry within one process
- * can still repeat a batch until the producer is idempotent). Records keep key, value, headers
+ * of re-sending from the committed offset (resume-point.ts), and its producer is idempotent, so
+ * a retry within one process is not stored twice either. Records keep key, value, headers
  * (plus the mirror origin) and timestamp, and their partition number while the source and target
  * topics have the same partition count (else they are placed by key, and delivery after a crash is
  * at least once). Several sources with the same topic name

@@ -22,8 +22,17 @@
  *    origin after H and the answer is H + 1. Records at or below T are covered by the commit.
  *    Without a position (never committed, or the target partition differs) the scan may go back
  *    to the log start; the answer is then the committed offset when nothing is found.
- * 3. Steps. The scan reads windows of `stepRecords` offsets, the newest first, each forward from
- *    its start; the first window (newest) with a record of this origin ends the search.
+ * 3. Gaps. (1) holds while every send succeeds. A batch refused for good (too large for the
+ *    target, say) stops the mirror, but the idempotent producer may still store the batches
+ *    behind it (it keeps 5 in flight per partition and carries on under a new epoch), so the
+ *    origin's run in the target can have a hole. Source offsets are contiguous (no compaction,
+ *    no control batches), so with a recorded position the scan reads all of (T, end] and resumes
+ *    at the first source offset missing from the run: the refused record is tried again (and the
+ *    mirror stops on it again) rather than skipped. Records after the hole are then sent twice,
+ *    which the audit reports; skipping would be silent loss.
+ * 4. Steps. Without a recorded position the scan reads windows of `stepRecords` offsets, the
+ *    newest first, each forward from its start; the first window (newest) with a record of this
+ *    origin ends the search.
  *
  * The in-process predecessor's in-flight sends are waited for before scanning (the commit gate);
  * a killed predecessor's requests are long processed once its ownership expired (the session
@@ -66,8 +75,9 @@ export interface ResumePoint {
 }
 
 export async function findResumePoint(reader: TargetPartitionReader, search: ResumeSearch): Promise<ResumePoint> {
+  if (search.covered !== undefined) return resumeAfterCoveredRun(reader, search, search.covered);
   const { start, end } = await reader.bounds();
-  const floor = search.covered === undefined ? start : max(start, search.covered.targetOffset + 1n);
+  const floor = start;
   let scanned = 0;
   let lastInTarget: bigint | undefined;
   const step = BigInt(Math.max(1, search.stepRecords));
@@ -88,8 +98,40 @@ export async function findResumePoint(reader: TargetPartitionReader, search: Res
     }
     windowEnd = windowStart;
   }
-  const candidates = [search.committed, search.covered?.sourceEnd, lastInTarget === undefined ? undefined : lastInTarget + 1n].filter((value) => value !== undefined);
+  const candidates = [search.committed, lastInTarget === undefined ? undefined : lastInTarget + 1n].filter((value) => value !== undefined);
   return { offset: candidates.length === 0 ? undefined : candidates.reduce(max), lastInTarget, scanned };
+}
+
+/**
+ * With a recorded position: reads (T, end] once, forward, and follows the origin's run from the
+ * recorded source end; the first source offset missing from it is where to resume (point 3).
+ */
+async function resumeAfterCoveredRun(reader: TargetPartitionReader, search: ResumeSearch, covered: CoveredPosition): Promise<ResumePoint> {
+  const { start, end } = await reader.bounds();
+  let next = covered.sourceEnd;
+  let lastInTarget: bigint | undefined;
+  let scanned = 0;
+  let holeFound = false;
+  for (let offset = max(start, covered.targetOffset + 1n); offset < end && !holeFound; ) {
+    const records = await reader.read(offset);
+    const last = records.at(-1);
+    if (last === undefined || last.offset < offset) break;
+    for (const record of records) {
+      if (record.offset < offset || record.offset >= end) continue;
+      scanned += 1;
+      const origin = mirrorOriginOf(record.headers);
+      if (origin === undefined || origin.source !== search.source || origin.partition !== search.sourcePartition) continue;
+      if (origin.offset > next) {
+        holeFound = true; // source offsets next … origin.offset − 1 never reached the target
+        break;
+      }
+      if (origin.offset === next) next += 1n; // below next: a retried batch repeated next to itself
+      lastInTarget = lastInTarget === undefined || origin.offset > lastInTarget ? origin.offset : lastInTarget;
+    }
+    offset = last.offset + 1n;
+  }
+  const resumeAt = search.committed === undefined ? next : max(search.committed, next);
+  return { offset: resumeAt, lastInTarget, scanned };
 }
 
 const max = (a: bigint, b: bigint): bigint => (a > b ? a : b);

@@ -83,4 +83,14 @@ describe('findResumePoint', () => {
     expect(target.readsFrom[0]).toBe(50n);
     expect(new Set(target.readsFrom).size).toBe(target.readsFrom.length);
   });
+
+  it('with a recorded position resumes at the first source offset missing from the run, never past a refused record', async () => {
+    // dc1/0 offsets 2, 3 then 5, 6: offset 4 was refused for good and the batches behind it were stored.
+    const log: Origin[] = [['dc1', 0, 0], ['dc1', 0, 1], ['dc1', 0, 2], ['dc2', 0, 0], ['dc1', 0, 3], ['dc1', 0, 3], ['dc1', 0, 5], ['dc1', 0, 6]];
+    const point = await findResumePoint(fakeTarget(log), search({ committed: 2n, covered: { sourceEnd: 2n, targetOffset: 1n } }));
+    expect(point.offset).toBe(4n);
+    // Without the hole the same log resumes after its last record.
+    const whole: Origin[] = [['dc1', 0, 0], ['dc1', 0, 1], ['dc1', 0, 2], ['dc2', 0, 0], ['dc1', 0, 3], ['dc1', 0, 3], ['dc1', 0, 4], ['dc1', 0, 5]];
+    expect((await findResumePoint(fakeTarget(whole), search({ committed: 2n, covered: { sourceEnd: 2n, targetOffset: 1n } }))).offset).toBe(6n);
+  });
 });
