@@ -30,12 +30,15 @@
  */
 import { createHash } from 'node:crypto';
 import {
+  AlterConfigsApi,
   ApiVersionsApi,
   CreatePartitionsApi,
   CreateTopicsApi,
   DeleteTopicsApi,
+  DescribeConfigsApi,
   FetchApi,
   FindCoordinatorApi,
+  IncrementalAlterConfigsApi,
   InitProducerIdApi,
   ListOffsetsApi,
   MetadataApi,
@@ -366,6 +369,9 @@ export class FrameFactory {
       [CreatePartitionsApi, 4],
       // Every served API must be made here: validRequestOf loops until it gets the one it wants.
       [InitProducerIdApi, 4],
+      [DescribeConfigsApi, 4],
+      [AlterConfigsApi, 2],
+      [IncrementalAlterConfigsApi, 2],
     ]);
     const correlationId = this.nextCorrelationId();
     const clientId = this.clientId();
@@ -457,6 +463,25 @@ export class FrameFactory {
         const version = rng.between(0, 1);
         const request = { transactionalId: rng.chance(0.8) ? null : 'fuzz-transaction', transactionTimeoutMs: 60_000 };
         return { api, version, body: requestBody(InitProducerIdApi, version, correlationId, request, clientId) };
+      }
+      case DescribeConfigsApi.apiKey: {
+        const version = rng.between(1, 3);
+        const resourceType = rng.weighted([[2, 6], [4, 3], [rng.between(-5, 10), 1]] as const);
+        const resourceName = resourceType === 4 ? rng.pick(['0', '1', '', '-1', 'x']) : this.topic().name;
+        const configurationKeys = rng.chance(0.5) ? null : [rng.pick(['retention.ms', 'segment.bytes', 'no.such.config', ''])];
+        const request = { resources: [{ resourceType, resourceName, configurationKeys }], includeSynonyms: rng.chance(0.5), includeDocumentation: rng.chance(0.5) };
+        return { api, version, body: requestBody(DescribeConfigsApi, version, correlationId, request, clientId) };
+      }
+      case AlterConfigsApi.apiKey: {
+        // Validate-only: the storm's own topics keep their settings.
+        const version = rng.between(0, 1);
+        const request = { resources: [{ resourceType: rng.pick([2, 2, 4, 99]), resourceName: this.topic().name, configs: [this.fuzzConfig()] }], validateOnly: true };
+        return { api, version, body: requestBody(AlterConfigsApi, version, correlationId, request, clientId) };
+      }
+      case IncrementalAlterConfigsApi.apiKey: {
+        const configs = [{ ...this.fuzzConfig(), configOperation: rng.between(-1, 4) }];
+        const request = { resources: [{ resourceType: rng.pick([2, 2, 4, 99]), resourceName: this.topic().name, configs }], validateOnly: true };
+        return { api, version: 0, body: requestBody(IncrementalAlterConfigsApi, 0, correlationId, request, clientId) };
       }
       default: {
         const version = rng.between(0, 2);
@@ -623,8 +648,19 @@ export class FrameFactory {
     }
   }
 
+  /** A config name and value, valid or not, for the validate-only alter requests. */
+  private fuzzConfig(): { name: string; value: string | null } {
+    const rng = this.rng;
+    const name = rng.pick(['retention.ms', 'segment.bytes', 'cleanup.policy', 'message.timestamp.type', 'no.such.config', '']);
+    const value = rng.pick<string | null>(['1000', '-1', 'compact', 'delete', 'LogAppendTime', '1e3', '', null, '99999999999999999999']);
+    return { name, value };
+  }
+
   private validRequestOf(api: AnyApiSchema, version: number): Buffer {
-    for (;;) {
+    // Bounded: an API validRequest cannot make would otherwise spin here forever, out of reach of
+    // vitest's timeout (one synchronous loop).
+    for (let attempt = 0; ; attempt += 1) {
+      if (attempt === 100_000) throw new Error(`validRequest never makes ${api.name} v${version}: give it a case in validRequest`);
       const candidate = this.validRequest();
       if (candidate.api.apiKey === api.apiKey && candidate.version === version) return candidate.body;
       if (candidate.api.apiKey === api.apiKey && api.apiKey !== ApiVersionsApi.apiKey) {
