@@ -4,6 +4,7 @@
  * standalone store's file holds the claimed block).
  */
 import { afterEach, describe, expect, it } from 'vitest';
+import { FindCoordinatorApi } from '../../../src/protocol/apis/find-coordinator.js';
 import { InitProducerIdApi } from '../../../src/protocol/apis/init-producer-id.js';
 import { KafkaErrorCode } from '../../../src/protocol/kafka-errors.js';
 import { startInProcessBroker, type InProcessBroker } from '../../support/brokers.js';
@@ -45,6 +46,17 @@ describe('InitProducerId', () => {
     const answer = await conversation.request(InitProducerIdApi, 1, { transactionalId: 'orders-tx', transactionTimeoutMs: 60_000 });
     conversation.close();
     expect(answer).toEqual({ throttleTimeMs: 0, errorCode: KafkaErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED, producerId: -1n, producerEpoch: -1 });
+  });
+
+  it('refuses a transaction coordinator lookup the same way, and still answers group lookups as retriable', async () => {
+    const broker = await start();
+    const conversation = await Conversation.open(broker.broker.port);
+    const transaction = await conversation.request(FindCoordinatorApi, 1, { key: 'orders-tx', keyType: 1 });
+    const group = await conversation.request(FindCoordinatorApi, 1, { key: 'reports', keyType: 0 });
+    conversation.close();
+    expect(transaction.errorCode).toBe(KafkaErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED);
+    expect(transaction.errorMessage).toContain('transactional.id');
+    expect(group.errorCode).toBe(KafkaErrorCode.COORDINATOR_NOT_AVAILABLE);
   });
 
   it('never reissues an id after a restart', async () => {
