@@ -25,7 +25,8 @@ export interface JavaToolOptions {
   readonly input?: string;
 }
 
-const LOG4J = [
+/** Kafka's tools and clients log WARN and up to stderr (log4j 1 properties). */
+export const KAFKA_TOOLS_LOG4J = [
   'log4j.rootLogger=WARN, stderr',
   'log4j.appender.stderr=org.apache.log4j.ConsoleAppender',
   'log4j.appender.stderr.Target=System.err',
@@ -39,7 +40,7 @@ let runs = 0;
 export function runKafkaTool(mainClass: string, args: readonly string[], options: JavaToolOptions): Promise<JavaToolResult> {
   const timeoutMs = options.timeoutMs ?? 90_000;
   const log4j = join(options.runDir, 'kafka-tools-log4j.properties');
-  writeFileSync(log4j, LOG4J);
+  writeFileSync(log4j, KAFKA_TOOLS_LOG4J);
   const pidDir = join(options.runDir, 'pids');
   mkdirSync(pidDir, { recursive: true });
   const javaArgs = ['-Xmx256m', `-Dlog4j.configuration=file:${log4j}`, '-cp', `${options.kafkaToolsDir}/*`, mainClass, ...args];

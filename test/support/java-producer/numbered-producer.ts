@@ -11,17 +11,10 @@ import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { javaCommand, javaEnvironment } from '../../services/java.js';
+import { KAFKA_TOOLS_LOG4J } from '../java.js';
 
 const SOURCE = join(dirname(fileURLToPath(import.meta.url)), 'NumberedProducer.java');
 
-const LOG4J = [
-  'log4j.rootLogger=WARN, stderr',
-  'log4j.appender.stderr=org.apache.log4j.ConsoleAppender',
-  'log4j.appender.stderr.Target=System.err',
-  'log4j.appender.stderr.layout=org.apache.log4j.PatternLayout',
-  'log4j.appender.stderr.layout.ConversionPattern=[%d] %p %m (%c)%n',
-  '',
-].join('\n');
 
 export interface NumberedProducerOptions {
   readonly kafkaToolsDir: string;
@@ -75,7 +68,7 @@ export function runNumberedProducer(options: NumberedProducerOptions): Promise<N
   mkdirSync(join(options.runDir, 'pids'), { recursive: true });
   mkdirSync(folder, { recursive: true });
   const log4j = join(folder, 'log4j.properties');
-  writeFileSync(log4j, LOG4J);
+  writeFileSync(log4j, KAFKA_TOOLS_LOG4J);
   const logFile = join(folder, `${options.name}.log`);
   const settings = Object.entries(options.settings ?? {}).map(([key, value]) => `${key}=${value}`);
   const args = ['-Xmx512m', `-Dlog4j.configuration=file:${log4j}`, '-cp', `${options.kafkaToolsDir}/*`, SOURCE, options.bootstrap, options.topic, String(options.count), ...settings];
