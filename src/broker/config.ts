@@ -35,12 +35,26 @@ export const brokerConfigSchema = z
     /** Idempotent producers idle this long are forgotten by each partition (KIP-854, Kafka 3.4+). */
     'producer.id.expiration.ms': integer.min(1).default(86_400_000),
     'producer.id.expiration.check.interval.ms': integer.min(1).default(600_000),
+    /** Consumer groups (kafka-clients.md §3.1): the session timeouts a member may ask for, … */
+    'group.min.session.timeout.ms': integer.min(1).default(6000),
+    'group.max.session.timeout.ms': integer.min(1).default(1_800_000),
+    /** … how long the first members of an empty group wait for more before the first rebalance, … */
+    'group.initial.rebalance.delay.ms': integer.min(0).default(3000),
+    'group.max.size': integer.min(1).default(2_147_483_647),
+    /** … the longest metadata string a commit may carry, … */
+    'offset.metadata.max.bytes': integer.min(0).default(4096),
+    /** … and how long offsets outlive their group once it is empty (7 days, Kafka 2.0+). */
+    'offsets.retention.minutes': integer.min(1).default(10_080),
+    'offsets.retention.check.interval.ms': integer.min(1).default(600_000),
     'zookeeper.session.timeout.ms': integer.min(1000).default(6000),
     'shutdown.grace.ms': integer.min(0).default(10_000),
     /** How fetched records reach the socket: streamed from the file in chunks, or read whole first. */
     'fetch.send.mode': z.enum(['stream', 'buffer']).default('stream'),
   })
-  .strict();
+  .strict()
+  .refine((config) => config['group.min.session.timeout.ms'] <= config['group.max.session.timeout.ms'], {
+    message: 'group.min.session.timeout.ms must not be above group.max.session.timeout.ms',
+  });
 
 export type BrokerConfig = z.output<typeof brokerConfigSchema>;
 

@@ -8,6 +8,7 @@
  *   /consumers/<group>/ids/<consumerId>               ephemeral   consumer registration
  *   /consumers/<group>/owners/<topic>/<partition>     ephemeral   owning consumer thread
  *   /consumers/<group>/offsets/<topic>/<partition>    persistent  next offset to read
+ *   /consumers/<group>/kind                           persistent  which kind of group owns the id
  *   /schemas/…                                        persistent  registry state
  *   /etl/locks/<load>                                 ephemeral   the run allowed to commit
  *   /latest_producer_id_block                         persistent  last producer-id block claimed
@@ -106,6 +107,11 @@ export function offsetsPath(group: string, topic?: string): string {
 
 export function offsetPath(group: string, topic: string, partition: number): string {
   return `${offsetsPath(group, topic)}/${numberSegment('partition', partition)}`;
+}
+
+/** Which kind of group the id belongs to: the paper's ZooKeeper group or a broker-coordinated one. */
+export function groupKindPath(group: string): string {
+  return `${consumerGroupPath(group)}/kind`;
 }
 
 export function schemasPath(): string {
