@@ -269,8 +269,10 @@ export class GroupCoordinator {
       case 'CompletingRebalance':
         this.answerJoin(member, this.currentJoinOutcome(group, member));
         break;
-      default:
-        // PreparingRebalance: the parked join completes with the rebalance.
+      case 'PreparingRebalance':
+      case 'Empty':
+      case 'Dead':
+        // The parked join completes with the rebalance (Empty and Dead hold no static member).
         this.tryCompleteJoin(group);
         break;
     }
@@ -304,7 +306,8 @@ export class GroupCoordinator {
         }
         this.scheduleSessionExpiry(group, member);
         return Promise.resolve(this.currentJoinOutcome(group, member));
-      default:
+      case 'Empty':
+      case 'Dead':
         return Promise.resolve(joinError(memberId, KafkaErrorCode.UNKNOWN_MEMBER_ID));
     }
   }
@@ -498,7 +501,7 @@ export class GroupCoordinator {
         }
         return outcome;
       }
-      default:
+      case 'Dead':
         return syncError(KafkaErrorCode.COORDINATOR_NOT_AVAILABLE);
     }
   }
