@@ -15,12 +15,15 @@ import { Cluster } from './cluster.js';
 import { defaultLogConfig, type BrokerConfig } from './config.js';
 import type { BrokerContext } from './context.js';
 import { FetchWaiters } from './fetch-waiters.js';
+import { GroupCoordinator } from './group/group-coordinator.js';
 import { alterConfigsHandler, describeConfigsHandler, incrementalAlterConfigsHandler } from './handlers/configs.js';
 import { fetchHandler } from './handlers/fetch.js';
 import { findCoordinatorHandler } from './handlers/find-coordinator.js';
+import { deleteGroupsHandler, describeGroupsHandler, heartbeatHandler, joinGroupHandler, leaveGroupHandler, listGroupsHandler, syncGroupHandler } from './handlers/groups.js';
 import { initProducerIdHandler } from './handlers/init-producer-id.js';
 import { listOffsetsHandler } from './handlers/list-offsets.js';
 import { metadataHandler } from './handlers/metadata.js';
+import { offsetCommitHandler, offsetFetchHandler } from './handlers/offsets.js';
 import { produceHandler } from './handlers/produce.js';
 import { createPartitionsHandler, createTopicsHandler, deleteTopicsHandler } from './handlers/topics-admin.js';
 import { BrokerMetrics } from './metrics.js';
@@ -44,7 +47,30 @@ export interface BrokerOptions {
 /** Partitions whose logs are created between two turns of the event loop while syncing. */
 const SYNC_YIELD_EVERY = 64;
 
-const API_NAMES: Record<number, string> = { 0: 'Produce', 1: 'Fetch', 2: 'ListOffsets', 3: 'Metadata', 10: 'FindCoordinator', 18: 'ApiVersions', 19: 'CreateTopics', 20: 'DeleteTopics', 22: 'InitProducerId', 32: 'DescribeConfigs', 33: 'AlterConfigs', 37: 'CreatePartitions', 44: 'IncrementalAlterConfigs' };
+const API_NAMES: Record<number, string> = {
+  0: 'Produce',
+  1: 'Fetch',
+  2: 'ListOffsets',
+  3: 'Metadata',
+  8: 'OffsetCommit',
+  9: 'OffsetFetch',
+  10: 'FindCoordinator',
+  11: 'JoinGroup',
+  12: 'Heartbeat',
+  13: 'LeaveGroup',
+  14: 'SyncGroup',
+  15: 'DescribeGroups',
+  16: 'ListGroups',
+  18: 'ApiVersions',
+  19: 'CreateTopics',
+  20: 'DeleteTopics',
+  22: 'InitProducerId',
+  32: 'DescribeConfigs',
+  33: 'AlterConfigs',
+  37: 'CreatePartitions',
+  42: 'DeleteGroups',
+  44: 'IncrementalAlterConfigs',
+};
 
 export class Broker {
   private stopping: Promise<void> | undefined;
@@ -57,6 +83,7 @@ export class Broker {
     private readonly server: BrokerServer,
     private readonly logs: LogManager,
     private readonly cluster: Cluster,
+    private readonly groups: GroupCoordinator,
     private readonly options: BrokerOptions,
   ) {}
 
@@ -64,6 +91,7 @@ export class Broker {
     const { config, logger } = options;
     const defaults = defaultLogConfig(config);
     let cluster: Cluster | undefined;
+    let groups: GroupCoordinator | undefined;
     const waiters = new FetchWaiters();
     const metrics = new BrokerMetrics(metricsRegistry());
     const logs = await LogManager.open({
@@ -92,7 +120,7 @@ export class Broker {
       cluster = new Cluster(
         options.store,
         { id: options.id, host: options.advertisedHost ?? options.listen.host, port: server.address.port },
-        { topicsChanged: () => void broker?.syncLogs() },
+        { topicsChanged: () => void broker?.syncLogs(), brokersChanged: () => groups?.brokersChanged() },
         logger,
       );
       const context: BrokerContext = {
@@ -116,13 +144,42 @@ export class Broker {
         describeConfigsHandler(context),
         alterConfigsHandler(context),
         incrementalAlterConfigsHandler(context),
-        findCoordinatorHandler(),
         initProducerIdHandler(new ProducerIdAllocator({ store: options.store, brokerId: options.id }), logger),
       ]);
-      broker = new Broker(options.id, server, logs, cluster, options);
+      const clusterView = cluster;
+      groups = new GroupCoordinator({
+        brokerId: options.id,
+        store: options.store,
+        settings: {
+          minSessionTimeoutMs: config['group.min.session.timeout.ms'],
+          maxSessionTimeoutMs: config['group.max.session.timeout.ms'],
+          initialRebalanceDelayMs: config['group.initial.rebalance.delay.ms'],
+          maxSize: config['group.max.size'],
+          maxMetadataBytes: config['offset.metadata.max.bytes'],
+          retentionMs: config['offsets.retention.minutes'] * 60_000,
+          retentionCheckIntervalMs: config['offsets.retention.check.interval.ms'],
+        },
+        liveBrokerIds: () => clusterView.liveBrokers().map((info) => info.id),
+        partitionExists: (topic, partition) => clusterView.topic(topic)?.partitions.has(partition) ?? false,
+        logger: logger.child({ component: 'group-coordinator' }),
+      });
+      router.register([
+        findCoordinatorHandler(groups, cluster),
+        joinGroupHandler(groups),
+        syncGroupHandler(groups),
+        heartbeatHandler(groups),
+        leaveGroupHandler(groups),
+        offsetCommitHandler(groups),
+        offsetFetchHandler(groups),
+        describeGroupsHandler(groups),
+        listGroupsHandler(groups),
+        deleteGroupsHandler(groups),
+      ]);
+      broker = new Broker(options.id, server, logs, cluster, groups, options);
       await cluster.start();
       await broker.syncLogs();
       logs.startSchedules();
+      groups.start();
       router.open();
       logger.info({ id: options.id, listen: `${server.address.host}:${server.address.port}`, dataDir: options.dataDir, recovered: logs.recoveredFromUncleanShutdown }, 'broker started');
       return broker;
@@ -195,6 +252,9 @@ export class Broker {
     this.stopping ??= (async () => {
       const { logger, config } = this.options;
       logger.info({ id: this.id }, 'broker stopping');
+      // Parked joins and syncs are answered NOT_COORDINATOR at once, so their connections drain
+      // and the members move to the broker that takes the groups over.
+      this.groups.stop();
       await this.server.stop(config['shutdown.grace.ms']);
       await this.syncing;
       await this.logs.close();

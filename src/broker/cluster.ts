@@ -34,6 +34,8 @@ export interface TopicAssignment {
 export interface ClusterListener {
   /** The set of topics or their assignments or configs changed. */
   topicsChanged(): void;
+  /** The set of live brokers changed (group coordinators move with it). */
+  brokersChanged?(): void;
 }
 
 /** Tries at a conditional config write before giving up to a storm of concurrent changes. */
@@ -327,10 +329,12 @@ export class Cluster {
       this.refreshAgain = true;
       return;
     }
+    const brokersChanged = brokers.size !== this.brokers.size || [...brokers.keys()].some((id) => !this.brokers.has(id));
     this.brokers.clear();
     for (const [id, info] of brokers) this.brokers.set(id, info);
     this.topics.clear();
     for (const [name, topic] of topics) this.topics.set(name, topic);
+    if (brokersChanged) this.listener.brokersChanged?.();
     this.listener.topicsChanged();
   }
 

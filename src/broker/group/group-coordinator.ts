@@ -156,6 +156,7 @@ export class GroupCoordinator {
 
   stop(): void {
     this.stopped = true;
+    this.placementCache = new Map();
     this.retentionTimer?.cancel();
     for (const group of [...this.groups.values()]) this.unload(group, KafkaErrorCode.NOT_COORDINATOR);
   }
@@ -164,7 +165,9 @@ export class GroupCoordinator {
   coordinatorOf(groupId: string): number | undefined {
     if (!this.placementCache.has(groupId)) {
       if (this.placementCache.size > 100_000) this.placementCache.clear();
-      this.placementCache.set(groupId, coordinatorFor(groupId, this.options.liveBrokerIds()));
+      // A stopping broker already points its groups at the broker that takes them over.
+      const live = this.options.liveBrokerIds().filter((id) => !this.stopped || id !== this.options.brokerId);
+      this.placementCache.set(groupId, coordinatorFor(groupId, live));
     }
     return this.placementCache.get(groupId);
   }

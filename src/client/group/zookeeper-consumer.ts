@@ -24,6 +24,7 @@ import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { TributaryError } from '../../common/errors.js';
 import { createLogger, type Logger } from '../../common/logger.js';
+import { claimGroup, decodeCommittedOffset, groupKindConflict } from '../../coordination/group-registry.js';
 import {
   brokerIdsPath,
   consumerIdsPath,
@@ -276,6 +277,9 @@ export class ZooKeeperConsumer {
   // ---- registration and session events ----
 
   private async register(): Promise<void> {
+    // One id, one kind of group: a group the brokers coordinate (kafkajs, Java) is refused, not mixed.
+    const owner = await claimGroup(this.store, this.group, { kind: 'zookeeper', protocolType: '', emptySince: null });
+    if (owner.record.kind !== 'zookeeper') throw groupKindConflict(this.group, owner.record.kind);
     await this.store.ensurePath(consumerIdsPath(this.group));
     const data = Buffer.from(JSON.stringify({ version: 1, subscription: this.subscription, pattern: 'static', at: Date.now() }));
     const path = consumerPath(this.group, this.consumerId);
@@ -574,12 +578,12 @@ export class ZooKeeperConsumer {
   private async storedOffset(topic: string, partition: number): Promise<bigint | undefined> {
     const node = await this.store.get(offsetPath(this.group, topic, partition));
     if (node === undefined) return undefined;
-    const text = node.data.toString('utf8').trim();
-    if (!/^\d+$/.test(text)) {
-      this.logger.warn({ topic, partition, text }, 'stored offset is not a number; using auto.offset.reset');
+    const value = decodeCommittedOffset(node.data);
+    if (value === undefined || value.offset < 0n) {
+      this.logger.warn({ topic, partition, text: node.data.toString('utf8') }, 'stored offset is not a number; using auto.offset.reset');
       return undefined;
     }
-    return BigInt(text);
+    return value.offset;
   }
 
   private async resetOffset(topic: string, partition: number): Promise<bigint> {
