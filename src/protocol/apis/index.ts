@@ -7,35 +7,76 @@ import { AlterConfigsApi } from './alter-configs.js';
 import { ApiVersionsApi, type ApiVersionRange } from './api-versions.js';
 import { CreatePartitionsApi } from './create-partitions.js';
 import { CreateTopicsApi } from './create-topics.js';
+import { DeleteGroupsApi } from './delete-groups.js';
 import { DeleteTopicsApi } from './delete-topics.js';
 import { DescribeConfigsApi } from './describe-configs.js';
+import { DescribeGroupsApi } from './describe-groups.js';
 import { FetchApi } from './fetch.js';
 import { FindCoordinatorApi } from './find-coordinator.js';
+import { HeartbeatApi } from './heartbeat.js';
 import { IncrementalAlterConfigsApi } from './incremental-alter-configs.js';
 import { InitProducerIdApi } from './init-producer-id.js';
+import { JoinGroupApi } from './join-group.js';
+import { LeaveGroupApi } from './leave-group.js';
+import { ListGroupsApi } from './list-groups.js';
 import { ListOffsetsApi } from './list-offsets.js';
 import { MetadataApi } from './metadata.js';
+import { OffsetCommitApi } from './offset-commit.js';
+import { OffsetFetchApi } from './offset-fetch.js';
 import { ProduceApi } from './produce.js';
+import { SyncGroupApi } from './sync-group.js';
 
 export * from './alter-configs.js';
 export * from './api-versions.js';
 export * from './create-partitions.js';
 export * from './create-topics.js';
+export * from './delete-groups.js';
 export * from './delete-topics.js';
 export * from './describe-configs.js';
+export * from './describe-groups.js';
 export * from './fetch.js';
 export * from './find-coordinator.js';
+export * from './heartbeat.js';
 export * from './incremental-alter-configs.js';
 export * from './init-producer-id.js';
+export * from './join-group.js';
+export * from './leave-group.js';
+export * from './list-groups.js';
 export * from './list-offsets.js';
 export * from './metadata.js';
+export * from './offset-commit.js';
+export * from './offset-fetch.js';
 export * from './produce.js';
+export * from './sync-group.js';
 
 /** Any one API's schema, for dispatch tables keyed by api key. */
 export type AnyApiSchema = ApiSchema<unknown, unknown>;
 
 /** The served APIs in api-key order; each schema's minVersion–maxVersion is what is advertised. */
-export const SUPPORTED_APIS: readonly AnyApiSchema[] = [ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, InitProducerIdApi, DescribeConfigsApi, AlterConfigsApi, CreatePartitionsApi, IncrementalAlterConfigsApi];
+export const SUPPORTED_APIS: readonly AnyApiSchema[] = [
+  ProduceApi,
+  FetchApi,
+  ListOffsetsApi,
+  MetadataApi,
+  OffsetCommitApi,
+  OffsetFetchApi,
+  FindCoordinatorApi,
+  JoinGroupApi,
+  HeartbeatApi,
+  LeaveGroupApi,
+  SyncGroupApi,
+  DescribeGroupsApi,
+  ListGroupsApi,
+  ApiVersionsApi,
+  CreateTopicsApi,
+  DeleteTopicsApi,
+  InitProducerIdApi,
+  DescribeConfigsApi,
+  AlterConfigsApi,
+  CreatePartitionsApi,
+  DeleteGroupsApi,
+  IncrementalAlterConfigsApi,
+];
 
 const BY_KEY: ReadonlyMap<number, AnyApiSchema> = new Map(SUPPORTED_APIS.map((api) => [api.apiKey, api]));
 

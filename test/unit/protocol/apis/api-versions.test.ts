@@ -38,12 +38,20 @@ describe('ApiVersions golden bytes', () => {
   it('the v2 response advertising SUPPORTED_API_VERSIONS', () => {
     const bytes = hex(`
       00 00                       # ErrorCode 0
-      00 00 00 0d                 # ApiKeys: 13
+      00 00 00 16                 # ApiKeys: 22
       00 00 00 00 00 08           #   Produce 0–8
       00 01 00 04 00 0b           #   Fetch 4–11
       00 02 00 01 00 05           #   ListOffsets 1–5
       00 03 00 00 00 08           #   Metadata 0–8
+      00 08 00 02 00 07           #   OffsetCommit 2–7
+      00 09 00 01 00 05           #   OffsetFetch 1–5
       00 0a 00 00 00 02           #   FindCoordinator 0–2
+      00 0b 00 00 00 05           #   JoinGroup 0–5
+      00 0c 00 00 00 03           #   Heartbeat 0–3
+      00 0d 00 00 00 03           #   LeaveGroup 0–3
+      00 0e 00 00 00 03           #   SyncGroup 0–3
+      00 0f 00 00 00 04           #   DescribeGroups 0–4
+      00 10 00 00 00 02           #   ListGroups 0–2
       00 12 00 00 00 02           #   ApiVersions 0–2
       00 13 00 00 00 04           #   CreateTopics 0–4
       00 14 00 00 00 03           #   DeleteTopics 0–3
@@ -51,6 +59,7 @@ describe('ApiVersions golden bytes', () => {
       00 20 00 01 00 03           #   DescribeConfigs 1–3
       00 21 00 00 00 01           #   AlterConfigs 0–1
       00 25 00 00 00 01           #   CreatePartitions 0–1
+      00 2a 00 00 00 01           #   DeleteGroups 0–1
       00 2c 00 00 00 00           #   IncrementalAlterConfigs 0
       00 00 00 00                 # ThrottleTimeMs 0
     `);

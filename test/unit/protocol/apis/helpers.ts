@@ -74,3 +74,15 @@ export const KCAT_BATCH = hex(`
   000001a227557d55 000001a227557d55 ffffffffffffffff ffff ffffffff 00000001
   2a 00 00 00 08 6b657931 0a 68656c6c6f 02 04 686b 04 6876
 `);
+
+/** What decoding each proper prefix of `bytes` threw, deduplicated (['MalformedMessageError'] when all is well). */
+export function truncationOutcomes(bytes: Buffer, decode: (prefix: Buffer) => unknown): string[] {
+  const outcomes = new Set<string>();
+  for (let length = 0; length < bytes.length; length += 1) outcomes.add(thrownBy(() => decode(bytes.subarray(0, length))));
+  return [...outcomes];
+}
+
+/** Decodes a response body without checking it was used up (for truncated bodies). */
+export function decodeResponsePrefix<Req, Res>(api: ApiSchema<Req, Res>, version: number, bytes: Buffer): Res {
+  return decodeResponseBody(api, version, new WireReader(bytes));
+}

@@ -4,15 +4,24 @@ import {
   ApiVersionsApi,
   CreatePartitionsApi,
   CreateTopicsApi,
+  DeleteGroupsApi,
   DeleteTopicsApi,
   DescribeConfigsApi,
+  DescribeGroupsApi,
   FetchApi,
   FindCoordinatorApi,
+  HeartbeatApi,
   IncrementalAlterConfigsApi,
   InitProducerIdApi,
+  JoinGroupApi,
+  LeaveGroupApi,
+  ListGroupsApi,
   ListOffsetsApi,
   MetadataApi,
+  OffsetCommitApi,
+  OffsetFetchApi,
   ProduceApi,
+  SyncGroupApi,
   SUPPORTED_APIS,
   SUPPORTED_API_VERSIONS,
   findApi,
@@ -27,7 +36,15 @@ describe('SUPPORTED_APIS', () => {
       { apiKey: 1, minVersion: 4, maxVersion: 11 },
       { apiKey: 2, minVersion: 1, maxVersion: 5 },
       { apiKey: 3, minVersion: 0, maxVersion: 8 },
+      { apiKey: 8, minVersion: 2, maxVersion: 7 },
+      { apiKey: 9, minVersion: 1, maxVersion: 5 },
       { apiKey: 10, minVersion: 0, maxVersion: 2 },
+      { apiKey: 11, minVersion: 0, maxVersion: 5 },
+      { apiKey: 12, minVersion: 0, maxVersion: 3 },
+      { apiKey: 13, minVersion: 0, maxVersion: 3 },
+      { apiKey: 14, minVersion: 0, maxVersion: 3 },
+      { apiKey: 15, minVersion: 0, maxVersion: 4 },
+      { apiKey: 16, minVersion: 0, maxVersion: 2 },
       { apiKey: 18, minVersion: 0, maxVersion: 2 },
       { apiKey: 19, minVersion: 0, maxVersion: 4 },
       { apiKey: 20, minVersion: 0, maxVersion: 3 },
@@ -35,16 +52,57 @@ describe('SUPPORTED_APIS', () => {
       { apiKey: 32, minVersion: 1, maxVersion: 3 },
       { apiKey: 33, minVersion: 0, maxVersion: 1 },
       { apiKey: 37, minVersion: 0, maxVersion: 1 },
+      { apiKey: 42, minVersion: 0, maxVersion: 1 },
       { apiKey: 44, minVersion: 0, maxVersion: 0 },
     ]);
-    expect(SUPPORTED_APIS).toStrictEqual([ProduceApi, FetchApi, ListOffsetsApi, MetadataApi, FindCoordinatorApi, ApiVersionsApi, CreateTopicsApi, DeleteTopicsApi, InitProducerIdApi, DescribeConfigsApi, AlterConfigsApi, CreatePartitionsApi, IncrementalAlterConfigsApi]);
+    expect(SUPPORTED_APIS).toStrictEqual([
+      ProduceApi,
+      FetchApi,
+      ListOffsetsApi,
+      MetadataApi,
+      OffsetCommitApi,
+      OffsetFetchApi,
+      FindCoordinatorApi,
+      JoinGroupApi,
+      HeartbeatApi,
+      LeaveGroupApi,
+      SyncGroupApi,
+      DescribeGroupsApi,
+      ListGroupsApi,
+      ApiVersionsApi,
+      CreateTopicsApi,
+      DeleteTopicsApi,
+      InitProducerIdApi,
+      DescribeConfigsApi,
+      AlterConfigsApi,
+      CreatePartitionsApi,
+      DeleteGroupsApi,
+      IncrementalAlterConfigsApi,
+    ]);
+    const keys = SUPPORTED_APIS.map((api) => api.apiKey);
+    expect(keys).toStrictEqual([...keys].sort((a, b) => a - b));
   });
 
   it('finds an API by key and checks versions against its range', () => {
     expect(findApi(1)).toBe(FetchApi);
     expect(findApi(18)).toBe(ApiVersionsApi);
     expect(findApi(10)).toBe(FindCoordinatorApi);
-    expect(findApi(11)).toBeUndefined();
+    expect(findApi(11)).toBe(JoinGroupApi);
+    expect(findApi(8)).toBe(OffsetCommitApi);
+    expect(findApi(42)).toBe(DeleteGroupsApi);
+    expect(findApi(17)).toBeUndefined();
+    expect(findApi(21)).toBeUndefined();
+    expect(isSupportedVersion(8, 1)).toBe(false);
+    expect(isSupportedVersion(8, 2)).toBe(true);
+    expect(isSupportedVersion(8, 7)).toBe(true);
+    expect(isSupportedVersion(8, 8)).toBe(false);
+    expect(isSupportedVersion(9, 0)).toBe(false);
+    expect(isSupportedVersion(9, 5)).toBe(true);
+    expect(isSupportedVersion(11, 5)).toBe(true);
+    expect(isSupportedVersion(11, 6)).toBe(false);
+    expect(isSupportedVersion(15, 4)).toBe(true);
+    expect(isSupportedVersion(15, 5)).toBe(false);
+    expect(isSupportedVersion(42, 2)).toBe(false);
     expect(findApi(22)).toBe(InitProducerIdApi);
     expect(isSupportedVersion(22, 1)).toBe(true);
     expect(isSupportedVersion(22, 2)).toBe(false);
