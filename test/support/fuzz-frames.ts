@@ -34,25 +34,43 @@ import {
   ApiVersionsApi,
   CreatePartitionsApi,
   CreateTopicsApi,
+  DeleteGroupsApi,
   DeleteTopicsApi,
   DescribeConfigsApi,
+  DescribeGroupsApi,
   FetchApi,
   FindCoordinatorApi,
+  HeartbeatApi,
   IncrementalAlterConfigsApi,
   InitProducerIdApi,
+  JoinGroupApi,
+  LeaveGroupApi,
+  ListGroupsApi,
   ListOffsetsApi,
   MetadataApi,
+  OffsetCommitApi,
+  OffsetFetchApi,
   ProduceApi,
   SUPPORTED_APIS,
+  SyncGroupApi,
   findApi,
   type AnyApiSchema,
   type CreatePartitionsRequest,
   type CreateTopicsRequest,
+  type DeleteGroupsRequest,
   type DeleteTopicsRequest,
+  type DescribeGroupsRequest,
   type FetchRequest,
+  type HeartbeatRequest,
+  type JoinGroupRequest,
+  type LeaveGroupRequest,
   type MetadataRequest,
+  type OffsetCommitRequest,
+  type OffsetFetchRequest,
   type ProduceRequest,
+  type SyncGroupRequest,
 } from '../../src/protocol/apis/index.js';
+import { encodeConsumerAssignment, encodeConsumerSubscription } from '../../src/protocol/consumer-protocol.js';
 import { decodeRequestHeader, encodeRequestHeader, type RequestHeader } from '../../src/protocol/headers.js';
 import { KafkaErrorCode, KafkaProtocolError } from '../../src/protocol/kafka-errors.js';
 import {
@@ -299,6 +317,11 @@ export class FrameFactory {
     return this.rng.chance(0.05) ? this.rng.pick([topic.partitions, 99, -1]) : this.rng.below(topic.partitions);
   }
 
+  /** One of a few consumer groups the storm's group requests share. */
+  private groupId(): string {
+    return `fuzz-group-${this.rng.below(8)}`;
+  }
+
   private clientId(): string | null {
     return this.rng.chance(0.7) ? 'fuzz' : this.rng.pick(CLIENT_IDS);
   }
@@ -372,6 +395,15 @@ export class FrameFactory {
       [DescribeConfigsApi, 4],
       [AlterConfigsApi, 2],
       [IncrementalAlterConfigsApi, 2],
+      [JoinGroupApi, 3],
+      [SyncGroupApi, 2],
+      [HeartbeatApi, 2],
+      [LeaveGroupApi, 2],
+      [OffsetCommitApi, 3],
+      [OffsetFetchApi, 3],
+      [DescribeGroupsApi, 2],
+      [ListGroupsApi, 2],
+      [DeleteGroupsApi, 2],
     ]);
     const correlationId = this.nextCorrelationId();
     const clientId = this.clientId();
@@ -482,6 +514,75 @@ export class FrameFactory {
         const configs = [{ ...this.fuzzConfig(), configOperation: rng.between(-1, 4) }];
         const request = { resources: [{ resourceType: rng.pick([2, 2, 4, 99]), resourceName: this.topic().name, configs }], validateOnly: true };
         return { api, version: 0, body: requestBody(IncrementalAlterConfigsApi, 0, correlationId, request, clientId) };
+      }
+      case JoinGroupApi.apiKey: {
+        // A first join ("" member id): v4+ is answered MEMBER_ID_REQUIRED at once; v0–3 joins the
+        // group and is answered when its rebalance completes.
+        const version = rng.between(0, 5);
+        const request: JoinGroupRequest = {
+          groupId: this.groupId(),
+          sessionTimeoutMs: 10_000,
+          rebalanceTimeoutMs: 10_000,
+          memberId: '',
+          groupInstanceId: null,
+          protocolType: 'consumer',
+          protocols: [{ name: 'range', metadata: encodeConsumerSubscription({ version: rng.between(0, 3), topics: [this.topic().name] }) }],
+        };
+        return { api, version, body: requestBody(JoinGroupApi, version, correlationId, request, clientId) };
+      }
+      case SyncGroupApi.apiKey: {
+        const version = rng.between(0, 3);
+        const assignment = (): Buffer => {
+          const topic = this.topic();
+          return encodeConsumerAssignment({ version: rng.between(0, 3), assignedPartitions: [{ topic: topic.name, partitions: [this.partitionOf(topic)] }] });
+        };
+        const request: SyncGroupRequest = { groupId: this.groupId(), generationId: -1, memberId: '', groupInstanceId: null, assignments: rng.chance(0.5) ? [] : [{ memberId: '', assignment: assignment() }] };
+        return { api, version, body: requestBody(SyncGroupApi, version, correlationId, request, clientId) };
+      }
+      case HeartbeatApi.apiKey: {
+        const version = rng.between(0, 3);
+        const request: HeartbeatRequest = { groupId: this.groupId(), generationId: -1, memberId: '', groupInstanceId: null };
+        return { api, version, body: requestBody(HeartbeatApi, version, correlationId, request, clientId) };
+      }
+      case LeaveGroupApi.apiKey: {
+        // v0–2 send MemberId, v3 Members; re-encoded at another version, the other one is the default.
+        const version = rng.between(0, 3);
+        const request: LeaveGroupRequest = { groupId: this.groupId(), memberId: '', members: [{ memberId: '', groupInstanceId: null }] };
+        return { api, version, body: requestBody(LeaveGroupApi, version, correlationId, request, clientId) };
+      }
+      case OffsetCommitApi.apiKey: {
+        // A simple commit (generation -1, no member), which an Empty group accepts.
+        const version = rng.between(2, 7);
+        const topic = this.topic();
+        const request: OffsetCommitRequest = {
+          groupId: this.groupId(),
+          generationIdOrMemberEpoch: -1,
+          memberId: '',
+          groupInstanceId: null,
+          retentionTimeMs: -1n,
+          topics: [{ name: topic.name, partitions: [{ partitionIndex: this.partitionOf(topic), committedOffset: BigInt(rng.pick([0, 1, 42, 1000])), committedLeaderEpoch: -1, committedMetadata: rng.pick([null, '', 'fuzz']) }] }],
+        };
+        return { api, version, body: requestBody(OffsetCommitApi, version, correlationId, request, clientId) };
+      }
+      case OffsetFetchApi.apiKey: {
+        const version = rng.between(1, 5);
+        const topic = this.topic();
+        const request: OffsetFetchRequest = { groupId: this.groupId(), topics: version >= 2 && rng.chance(0.3) ? null : [{ name: topic.name, partitionIndexes: [this.partitionOf(topic)] }] };
+        return { api, version, body: requestBody(OffsetFetchApi, version, correlationId, request, clientId) };
+      }
+      case DescribeGroupsApi.apiKey: {
+        const version = rng.between(0, 4);
+        const request: DescribeGroupsRequest = { groups: Array.from({ length: rng.between(1, 2) }, () => this.groupId()), includeAuthorizedOperations: rng.chance(0.5) };
+        return { api, version, body: requestBody(DescribeGroupsApi, version, correlationId, request, clientId) };
+      }
+      case ListGroupsApi.apiKey: {
+        const version = rng.between(0, 2);
+        return { api, version, body: requestBody(ListGroupsApi, version, correlationId, {}, clientId) };
+      }
+      case DeleteGroupsApi.apiKey: {
+        const version = rng.between(0, 1);
+        const request: DeleteGroupsRequest = { groupsNames: Array.from({ length: rng.between(1, 2) }, () => this.groupId()) };
+        return { api, version, body: requestBody(DeleteGroupsApi, version, correlationId, request, clientId) };
       }
       default: {
         const version = rng.between(0, 2);

@@ -13,7 +13,6 @@ import {
   LeaveGroupApi,
   ListGroupsApi,
   SyncGroupApi,
-  type AnyApiSchema,
   type DeleteGroupsRequest,
   type DeleteGroupsResponse,
   type DescribeGroupsRequest,
@@ -32,33 +31,18 @@ import { decodeConsumerAssignment, decodeConsumerSubscription, encodeConsumerAss
 import {
   decodeRequest,
   decodeResponse,
-  decodeResponsePrefix,
   encodeRequest,
   encodeResponse,
   hex,
   roundTripRequest,
   roundTripResponse,
   thrownBy,
-  truncationOutcomes,
+  truncationTests,
   versionsOf,
 } from './helpers.js';
 
 const SUBSCRIPTION = encodeConsumerSubscription({ topics: ['orders'], ownedPartitions: [{ topic: 'orders', partitions: [0] }], generationId: 4 });
 const ASSIGNMENT = encodeConsumerAssignment({ assignedPartitions: [{ topic: 'orders', partitions: [0, 1] }] });
-
-/** Every proper prefix of each served version's request and response is a MalformedMessageError. */
-function truncationTests(api: AnyApiSchema, request: unknown, response: unknown): void {
-  describe(`${api.name} truncated bodies`, () => {
-    for (const v of versionsOf(api)) {
-      it(`every prefix of a v${v} request and response is a MalformedMessageError`, () => {
-        const requestBytes = encodeRequest(api, v, request);
-        const responseBytes = encodeResponse(api, v, response);
-        if (requestBytes.length > 0) expect(truncationOutcomes(requestBytes, (b) => decodeRequest(api, v, b))).toEqual(['MalformedMessageError']);
-        expect(truncationOutcomes(responseBytes, (b) => decodeResponsePrefix(api, v, b))).toEqual(['MalformedMessageError']);
-      });
-    }
-  });
-}
 
 // ---------------------------------------------------------------------------------------------
 // JoinGroup

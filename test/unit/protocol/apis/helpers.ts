@@ -1,5 +1,5 @@
 /** Shared helpers for the API schema tests: encode/decode one body, and hex written with spacing. */
-import { expect } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { decodeRequestBody, decodeResponseBody, encodeRequestBody, encodeResponseBody, type ApiSchema } from '../../../../src/protocol/schema.js';
 import { MalformedMessageError, WireReader, WireWriter } from '../../../../src/protocol/wire.js';
 
@@ -85,4 +85,17 @@ export function truncationOutcomes(bytes: Buffer, decode: (prefix: Buffer) => un
 /** Decodes a response body without checking it was used up (for truncated bodies). */
 export function decodeResponsePrefix<Req, Res>(api: ApiSchema<Req, Res>, version: number, bytes: Buffer): Res {
   return decodeResponseBody(api, version, new WireReader(bytes));
+}
+
+/** Tests that every proper prefix of each served version's request and response is a MalformedMessageError. */
+export function truncationTests<Req, Res>(api: ApiSchema<Req, Res>, request: Req, response: Res): void {
+  describe(`${api.name} truncated bodies`, () => {
+    for (const v of versionsOf(api)) {
+      it(`every prefix of a v${v} request and response is a MalformedMessageError`, () => {
+        const requestBytes = encodeRequest(api, v, request);
+        if (requestBytes.length > 0) expect(truncationOutcomes(requestBytes, (b) => decodeRequest(api, v, b))).toEqual(['MalformedMessageError']);
+        expect(truncationOutcomes(encodeResponse(api, v, response), (b) => decodeResponsePrefix(api, v, b))).toEqual(['MalformedMessageError']);
+      });
+    }
+  });
 }
