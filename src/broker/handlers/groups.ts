@@ -46,7 +46,8 @@ export function joinGroupHandler(coordinator: GroupCoordinator): ApiHandler<Join
         rebalanceTimeoutMs: version >= FIRST_VERSION_WITH_REBALANCE_TIMEOUT ? request.rebalanceTimeoutMs : request.sessionTimeoutMs,
         sessionTimeoutMs: request.sessionTimeoutMs,
         protocolType: request.protocolType,
-        protocols: request.protocols,
+        // Decoded bytes are views of the request frame: the group keeps its own copies.
+        protocols: request.protocols.map((protocol) => ({ name: protocol.name, metadata: Buffer.from(protocol.metadata) })),
       });
       return { throttleTimeMs: 0, ...outcome };
     },
@@ -57,7 +58,10 @@ export function syncGroupHandler(coordinator: GroupCoordinator): ApiHandler<Sync
   return {
     api: SyncGroupApi,
     async handle(request) {
-      const outcome = await coordinator.sync(request);
+      const outcome = await coordinator.sync({
+        ...request,
+        assignments: request.assignments.map((entry) => ({ memberId: entry.memberId, assignment: Buffer.from(entry.assignment) })),
+      });
       return { throttleTimeMs: 0, ...outcome };
     },
   };
