@@ -58,7 +58,7 @@ import { ensureJars, KAFKA_SERVER_JARS, KAFKA_TOOLS_JARS, KAFKA_VERSION } from '
 import { createTopic, expectStored, logBytes, scanLog, storedRecords, type LogScan } from './vs-kafka/admin.js';
 import { writeDocs } from './vs-kafka/charts.js';
 import {
-  clientContext, CODEC_IDS, consoleConsume, endToEndLatency, kcatConsume, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, producerPerformanceDefaults,
+  clientContext, CODEC_IDS, consoleConsume, consumerPerformanceGroup, endToEndLatency, kcatConsume, kcatGroupConsume, kcatRebalanceAfterLeave, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, producerPerformanceDefaults,
   type ClientContext, type ProducerPerformanceResult,
 } from './vs-kafka/clients.js';
 import { currentLoad, describeCheckout, describeMachine } from './vs-kafka/machine.js';
@@ -265,7 +265,7 @@ async function session(round: number, system: SystemName, options: BenchOptions,
         'log bytes per record': Math.round((scan.bytes / scan.records) * 10) / 10, ...cpu,
       });
     });
-    if (options.scenarios.includes('consume-kcat') || options.scenarios.includes('consume-java')) {
+    if (options.scenarios.includes('consume-kcat') || options.scenarios.includes('consume-java') || options.scenarios.includes('consume-group')) {
       let source = produced[50]?.topic;
       if (source === undefined) {
         source = await topic('consume-source');
@@ -283,7 +283,20 @@ async function session(round: number, system: SystemName, options: BenchOptions,
         record('consume.java', { scenario: 'consume-java', label: 'consume, ~200 KB fetches (Java ConsoleConsumer, assign)', unit: 'records/s', better: 'higher', chart: 'consumer' },
           r.recordsPerSecond, { 'MB/s': r.mbPerSecond, seconds: r.seconds, ...cpu });
       });
+      await attempt('consume-group', async () => {
+        const [java, javaCpu] = await measured(N, () => consumerPerformanceGroup(context, b, from, N, `bench-perf-${round}`));
+        record('consume.group.java', { scenario: 'consume-group', label: 'consume in a group (Java ConsumerPerformance --group)', unit: 'records/s', better: 'higher', chart: 'consumer' },
+          java.recordsPerSecond, { 'MB/s': java.mbPerSecond, seconds: java.seconds, 'join ms': java.rebalanceMs, ...javaCpu });
+        const [kcat, kcatCpu] = await measured(N, () => kcatGroupConsume(context, b, from, N, `bench-kcat-${round}`));
+        record('consume.group.kcat', { scenario: 'consume-group', label: 'consume in a group (kcat -G)', unit: 'records/s', better: 'higher', chart: 'consumer' },
+          kcat.recordsPerSecond, { 'MB/s': kcat.mbPerSecond, seconds: kcat.seconds, ...kcatCpu });
+      });
     }
+    await attempt('rebalance', async () => {
+      const t = await topic('rebalance', 6);
+      const ms = await kcatRebalanceAfterLeave(b, t, `bench-rebalance-${round}`);
+      record('rebalance.leave', { scenario: 'rebalance', label: 'rebalance of a 3-member group after one leaves (kcat -G, heartbeat 3 s)', unit: 'ms', better: 'lower', chart: 'latency' }, ms);
+    });
     await attempt('latency', async () => {
       const m = options.latencyMessages;
       const java = await endToEndLatency(context, b, await topic('e2e-java'), m);

@@ -216,6 +216,17 @@ const CATEGORY_WEIGHTS: readonly (readonly [FrameCategory, number])[] = [
 
 const SERVED_KEYS = new Set(SUPPORTED_APIS.map((api) => api.apiKey));
 const INTERESTING_INT16 = [0, 1, -1, -2, 0x7f, 0x80, 0xff, 0x7fff, -0x8000, 0x100];
+/**
+ * Group settings for a broker under fuzzing: sessions between 1 and 2 s (a mutated timeout
+ * outside is refused), no initial delay, so a parked JoinGroup is answered within ~2 s.
+ */
+export const FUZZ_GROUP_SETTINGS: Readonly<Record<string, string>> = {
+  'group.min.session.timeout.ms': '1000',
+  'group.max.session.timeout.ms': '2000',
+  'group.initial.rebalance.delay.ms': '0',
+};
+const FUZZ_SESSION_TIMEOUT_MS = 1500;
+
 const INTERESTING_INT32 = [0, 1, -1, -2, 0x7f, 0xff, 0xffff, 0x10000, 0x7fffffff, -0x80000000, 0x7ffffffe, MAX_REQUEST_BYTES, MAX_REQUEST_BYTES + 1];
 const CLIENT_IDS: readonly (string | null)[] = ['fuzz', 'rdkafka', null, '', 'x'.repeat(120), 'ü-client'];
 
@@ -517,12 +528,13 @@ export class FrameFactory {
       }
       case JoinGroupApi.apiKey: {
         // A first join ("" member id): v4+ is answered MEMBER_ID_REQUIRED at once; v0–3 joins the
-        // group and is answered when its rebalance completes.
+        // group and is answered when its rebalance completes: at the latest when the members that
+        // did not rejoin have had their session expire. FUZZ_GROUP_SETTINGS keeps that short.
         const version = rng.between(0, 5);
         const request: JoinGroupRequest = {
           groupId: this.groupId(),
-          sessionTimeoutMs: 10_000,
-          rebalanceTimeoutMs: 10_000,
+          sessionTimeoutMs: FUZZ_SESSION_TIMEOUT_MS,
+          rebalanceTimeoutMs: FUZZ_SESSION_TIMEOUT_MS,
           memberId: '',
           groupInstanceId: null,
           protocolType: 'consumer',

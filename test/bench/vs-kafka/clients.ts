@@ -28,16 +28,23 @@
  *                        Both consumers are timed from their first to their last output chunk
  *                        (records after the first chunk ÷ that time): start-up, connection and
  *                        metadata are outside the figure for both.
+ *   group consumers      in a consumer group served by the broker's group coordinator:
+ *                        ConsumerPerformance (org.apache.kafka.tools.ConsumerPerformance --group,
+ *                        its fetch.nMsg.sec: records ÷ time after the group's join, so the join
+ *                        is outside the figure) and kcat -G -e (timed as kcat -C). Rebalance:
+ *                        three kcat -G members of one group on a 6-partition topic, one stopped
+ *                        with SIGTERM (it sends LeaveGroup); the figure is the time from the
+ *                        signal to the moment both others have printed their new assignment.
  *   EndToEndLatency      org.apache.kafka.tools.EndToEndLatency <bootstrap> <topic> <n> 1 200: one
  *                        record at a time, sent and then polled by an assigned consumer; it prints
  *                        whole-millisecond percentiles. It is stopped once it has printed them:
- *                        the offset commit it does afterwards is not part of the measure (and
- *                        Tributary has no OffsetCommit yet, where it would wait 60 s).
+ *                        the offset commit it does afterwards is not part of the measure.
  *   latency probe        the same loop with Tributary's TypeScript client on both brokers, with
  *                        microsecond resolution: a long-poll Fetch (max wait 1 s) is in flight at
  *                        the next offset, one record is sent (acks=1), and the latency is send
  *                        start → fetch answered with that record.
  */
+import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { writeFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -219,6 +226,79 @@ export async function consoleConsume(context: ClientContext, bootstrap: string, 
     '--consumer-property', `max.partition.fetch.bytes=${context.fetchBytes}`,
   ], label, timeoutFor(expected)));
   return consumeRate(label, run, expected);
+}
+
+// ---- consumer groups ------------------------------------------------------------------------
+
+const CONSUMER_PERFORMANCE_FIELDS = /^\S+, \S+, ([\d.]+), ([\d.]+), (\d+), ([\d.]+), (\d+), (\d+), ([\d.]+), ([\d.]+)$/m;
+
+/** Java ConsumerPerformance in group `group`: records/s after the join (its fetch.nMsg.sec). */
+export async function consumerPerformanceGroup(context: ClientContext, bootstrap: string, topic: string, expected: number, group: string): Promise<ConsumeResult & { rebalanceMs: number }> {
+  const label = `ConsumerPerformance --group ${group} ← ${topic}`;
+  const run = expectSuccess(label, await tool(context, 'org.apache.kafka.tools.ConsumerPerformance', [
+    '--bootstrap-server', bootstrap, '--topic', topic, '--group', group, '--messages', String(expected), '--timeout', '60000',
+    '--command-property', `max.partition.fetch.bytes=${context.fetchBytes}`,
+  ], label, timeoutFor(expected), { keepStdout: true }));
+  const fields = CONSUMER_PERFORMANCE_FIELDS.exec(run.stdout);
+  if (fields === null) throw new Error(`${label}: no result line\n${describeProcess(label, run)}`);
+  const consumed = Number(fields[3]);
+  if (consumed !== expected) throw new Error(`${label} consumed ${consumed} records, expected ${expected}\n${describeProcess(label, run)}`);
+  const recordsPerSecond = Number(fields[8]);
+  const fetchMs = Number(fields[6]);
+  return { records: consumed, recordsPerSecond, mbPerSecond: Number(fields[7]), seconds: fetchMs / 1000, rebalanceMs: Number(fields[5]) };
+}
+
+/** kcat -G (librdkafka's balanced consumer) over every partition until their ends, timed as kcat -C. */
+export async function kcatGroupConsume(context: ClientContext, bootstrap: string, topic: string, expected: number, group: string): Promise<ConsumeResult> {
+  const label = `kcat -G ${group} ← ${topic}`;
+  const run = expectSuccess(label, await runProcess('kcat', [
+    '-b', bootstrap, '-G', group, topic, '-o', 'beginning', '-e', '-q', '-f', '%o\\n', '-X', `max.partition.fetch.bytes=${context.fetchBytes}`, '-X', 'auto.offset.reset=earliest',
+  ], { run: context.run, label, timeoutMs: timeoutFor(expected) }));
+  return consumeRate(label, run, expected);
+}
+
+const ASSIGNED = /rebalanced \(memberid [^)]*\): assigned:/;
+
+/**
+ * Three kcat -G members of `group` on `topic`; once each has an assignment, one gets SIGTERM
+ * (librdkafka sends LeaveGroup on close). Returns the milliseconds from the signal until both
+ * others printed a new assignment.
+ */
+export async function kcatRebalanceAfterLeave(bootstrap: string, topic: string, group: string, timeoutMs = 120_000): Promise<number> {
+  const members = [0, 1, 2].map(() => {
+    const child = spawn('kcat', ['-b', bootstrap, '-G', group, topic, '-o', 'end', '-f', '', '-X', 'heartbeat.interval.ms=3000', '-X', 'session.timeout.ms=45000'], { stdio: ['ignore', 'ignore', 'pipe'] });
+    const member = { child, assignments: [] as number[], stderr: '' };
+    child.stderr.setEncoding('utf8');
+    child.stderr.on('data', (chunk: string) => {
+      member.stderr += chunk;
+      for (const line of chunk.split('\n')) if (ASSIGNED.test(line)) member.assignments.push(performance.now());
+    });
+    return member;
+  });
+  const waitFor = async (condition: () => boolean, what: string): Promise<void> => {
+    const deadline = performance.now() + timeoutMs;
+    while (!condition()) {
+      if (performance.now() > deadline) throw new Error(`kcat rebalance: timed out waiting for ${what}\n${members.map((m, i) => `member ${i}: ${m.stderr.slice(-600)}`).join('\n')}`);
+      await new Promise((resolve) => setTimeout(resolve, 5));
+    }
+  };
+  try {
+    // Settled: the last of the three joins makes the others rejoin, so wait for quiet too.
+    await waitFor(() => members.every((m) => m.assignments.length > 0), 'every member to get an assignment');
+    let last = Math.max(...members.flatMap((m) => m.assignments));
+    await waitFor(() => {
+      last = Math.max(...members.flatMap((m) => m.assignments));
+      return performance.now() - last > 8000;
+    }, 'the group to settle');
+    const [leaving, ...staying] = members;
+    const before = staying.map((m) => m.assignments.length);
+    const stoppedAt = performance.now();
+    leaving?.child.kill('SIGTERM');
+    await waitFor(() => staying.every((m, i) => m.assignments.length > (before[i] ?? 0)), 'the other two members to be assigned again');
+    return Math.max(...staying.map((m) => m.assignments.at(-1) ?? stoppedAt)) - stoppedAt;
+  } finally {
+    for (const member of members) member.child.kill('SIGTERM');
+  }
 }
 
 // ---- latency --------------------------------------------------------------------------------

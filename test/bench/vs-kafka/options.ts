@@ -19,7 +19,7 @@ import { fileURLToPath } from 'node:url';
 export const THIS_CHECKOUT = realpathSync(join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..'));
 
 export const SCENARIOS = [
-  'produce-b1', 'produce-b50', 'produce-default', 'produce-idempotence', 'produce-kcat', 'produce-codecs', 'consume-kcat', 'consume-java', 'storage', 'latency', 'partitions', 'prefill',
+  'produce-b1', 'produce-b50', 'produce-default', 'produce-idempotence', 'produce-kcat', 'produce-codecs', 'consume-kcat', 'consume-java', 'consume-group', 'rebalance', 'storage', 'latency', 'partitions', 'prefill',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 

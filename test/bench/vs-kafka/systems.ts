@@ -72,6 +72,8 @@ export function brokerSettings(name: SystemName, flush: FlushPolicy): Record<str
   return {
     'auto.create.topics.enable': 'false',
     'log.visible.on.append': 'true',
+    // As the Kafka broker here: the first join of a group is not held back.
+    'group.initial.rebalance.delay.ms': '0',
     ...(flush === 'paper'
       ? { 'log.flush.interval.messages': '10000', 'log.flush.interval.ms': '100' }
       : { 'log.flush.interval.messages': '2147483647', 'log.flush.interval.ms': '2147483647' }),

@@ -50,6 +50,7 @@ import { LOOPBACK } from '../../services/network.js';
 import { startInProcessBroker, type InProcessBroker } from '../../support/brokers.js';
 import {
   FRAME_CATEGORIES,
+  FUZZ_GROUP_SETTINGS,
   FrameFactory,
   Prng,
   analyzeFrame,
@@ -197,7 +198,7 @@ beforeAll(async () => {
     // The reference cross-checks the broker's validator.
     reference: referenceValidation,
   };
-  handle = await startInProcessBroker({ 'log.visible.on.append': 'true' });
+  handle = await startInProcessBroker({ 'log.visible.on.append': 'true', ...FUZZ_GROUP_SETTINGS });
   const conversation = await Conversation.open(handle.broker.port);
   try {
     const create = requestBody(CreateTopicsApi, 3, 1, {
