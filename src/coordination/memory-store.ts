@@ -9,7 +9,8 @@
  * that see the change. Closing a session deletes its ephemerals, which fires other sessions'
  * watches; `expireSession()` simulates an expiry for tests.
  */
-import { closeSync, existsSync, fsyncSync, openSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
+import { open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TributaryError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
@@ -65,7 +66,10 @@ export interface MemoryCoordinationOptions {
   readonly logger?: Logger;
   /**
    * A file that keeps the persistent nodes across restarts (a standalone broker's topics and
-   * configs live here). Written atomically after every change; ephemeral nodes are never saved.
+   * configs live here). Replaced atomically after changes, several changes per write when they
+   * come faster than the disk; each is acknowledged once written. Ephemeral nodes are never saved.
+   * Until then a change is visible to reads (not to watches), as a ZooKeeper leader's own
+   * uncommitted view would not be: a reader may see a change that a failed write then undoes.
    */
   readonly file?: string;
 }
@@ -84,6 +88,9 @@ export class MemoryCoordination {
   readonly logger: Logger;
 
   private readonly file: string | undefined;
+  /** Changes applied in memory and waiting for the next write of the file. */
+  private unsaved: { readonly mutation: Mutation; readonly resolve: () => void; readonly reject: (error: Error) => void }[] = [];
+  private flushing: Promise<void> | undefined;
 
   constructor(options: MemoryCoordinationOptions = {}) {
     this.logger = options.logger ?? createLogger({ name: 'coordination', level: 'warn' });
@@ -115,27 +122,67 @@ export class MemoryCoordination {
     }
   }
 
-  private save(): void {
-    if (this.file === undefined) return;
+  /** The persistent nodes, parents before children, as the persistence file holds them. */
+  private serialize(): string {
     const nodes = [...this.nodes.entries()]
       .filter(([, node]) => node.owner === undefined)
       .sort(([a], [b]) => a.split('/').length - b.split('/').length || a.localeCompare(b))
       .map(([path, node]) => ({ path, data: node.data.toString('base64'), version: node.version, cversion: node.cversion }));
     const saved: SavedTree = { format: 'tributary-coordination-v1', nodes };
-    const temporary = `${this.file}.tmp`;
-    writeFileSync(temporary, JSON.stringify(saved));
-    const fd = openSync(temporary, 'r+');
+    return JSON.stringify(saved);
+  }
+
+  /** Replaces the file atomically and durably (temporary file, fsync, rename, fsync of the folder), off the event loop. */
+  private async writeFile(file: string, contents: string): Promise<void> {
+    const temporary = `${file}.tmp`;
+    const handle = await open(temporary, 'w');
     try {
-      fsyncSync(fd);
+      await handle.writeFile(contents);
+      await handle.sync();
     } finally {
-      closeSync(fd);
+      await handle.close();
     }
-    renameSync(temporary, this.file);
-    const directory = openSync(dirname(this.file), 'r');
+    await rename(temporary, file);
+    const directory = await open(dirname(file), 'r');
     try {
-      fsyncSync(directory);
+      await directory.sync();
     } finally {
-      closeSync(directory);
+      await directory.close();
+    }
+  }
+
+  /**
+   * Writes the changes applied so far, many per write when they come faster than the disk
+   * (group commit). A change's watches fire and its caller hears back only once it is on disk.
+   * A write that fails takes the tree back to what the file holds: every change not yet
+   * written is undone, newest first, and each caller gets PERSISTENCE_FAILED.
+   */
+  private async flushLoop(file: string): Promise<void> {
+    try {
+      while (this.unsaved.length > 0) {
+        const batch = this.unsaved;
+        this.unsaved = [];
+        try {
+          await this.writeFile(file, this.serialize());
+        } catch (error) {
+          const failed = [...batch, ...this.unsaved];
+          this.unsaved = [];
+          for (const entry of [...failed].reverse()) for (const undo of [...entry.mutation.undo].reverse()) undo();
+          const refused = coordinationError('PERSISTENCE_FAILED', {
+            message: `could not write ${file}: ${error instanceof Error ? error.message : String(error)}; free space or fix permissions, then retry`,
+            cause: error,
+            details: { file },
+          });
+          for (const entry of failed) entry.reject(refused);
+          continue;
+        }
+        for (const entry of batch) {
+          this.publish(entry.mutation);
+          entry.resolve();
+        }
+      }
+    } finally {
+      this.flushing = undefined;
     }
   }
 
@@ -171,32 +218,28 @@ export class MemoryCoordination {
     }
   }
 
-  /** @internal Runs `apply` atomically: all its changes are kept and published, or none. */
-  mutate<T>(apply: (mutation: Mutation) => T): T {
+  /**
+   * @internal Runs `apply` atomically: all its changes are kept and published, or none. With a
+   * file, the promise settles once the change is on disk (or was undone because it could not be).
+   */
+  mutate<T>(apply: (mutation: Mutation) => T): Promise<T> {
     const mutation = new Mutation();
     let result: T;
     try {
       result = apply(mutation);
     } catch (error) {
       for (const undo of mutation.undo.reverse()) undo();
-      throw error;
+      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
-    if (this.file !== undefined && mutation.events.length > 0) {
-      // A change is acknowledged only once it is on disk: if the file cannot be written (disk
-      // full, permissions), the change is undone and the caller hears why.
-      try {
-        this.save();
-      } catch (error) {
-        for (const undo of mutation.undo.reverse()) undo();
-        throw coordinationError('PERSISTENCE_FAILED', {
-          message: `could not write ${this.file}: ${error instanceof Error ? error.message : String(error)}; free space or fix permissions, then retry`,
-          cause: error,
-          details: { file: this.file },
-        });
-      }
+    const file = this.file;
+    if (file === undefined || mutation.events.length === 0) {
+      this.publish(mutation);
+      return Promise.resolve(result);
     }
-    this.publish(mutation);
-    return result;
+    return new Promise<T>((resolve, reject) => {
+      this.unsaved.push({ mutation, resolve: () => resolve(result), reject });
+      this.flushing ??= this.flushLoop(file);
+    });
   }
 
   /** @internal */
@@ -372,7 +415,7 @@ export class MemoryCoordinationStore implements CoordinationStore {
       if (this.tree.exists(this.session, current, undefined)) continue;
       const at = current;
       const session = this.session;
-      this.tree.mutate((mutation) => this.tree.applyCreate(mutation, session, at, Buffer.alloc(0), 'persistent', `ensure ${path}`));
+      await this.tree.mutate((mutation) => this.tree.applyCreate(mutation, session, at, Buffer.alloc(0), 'persistent', `ensure ${path}`));
     }
   }
 
@@ -393,7 +436,7 @@ export class MemoryCoordinationStore implements CoordinationStore {
     const operation = `delete ${path}`;
     this.check(path, operation);
     validateVersion(expectedVersion, operation);
-    this.tree.mutate((mutation) => this.tree.applyDelete(mutation, path, expectedVersion, operation));
+    await this.tree.mutate((mutation) => this.tree.applyDelete(mutation, path, expectedVersion, operation));
   }
 
   async deleteRecursive(path: string): Promise<void> {
@@ -407,7 +450,7 @@ export class MemoryCoordinationStore implements CoordinationStore {
     };
     if (!this.tree.exists(this.session, path, undefined)) return;
     collect(path);
-    for (const at of doomed.reverse()) this.tree.mutate((mutation) => this.tree.applyDelete(mutation, at, undefined, operation));
+    for (const at of doomed.reverse()) await this.tree.mutate((mutation) => this.tree.applyDelete(mutation, at, undefined, operation));
   }
 
   async exists(path: string, watcher?: Watcher): Promise<boolean> {
