@@ -230,14 +230,15 @@ export async function consoleConsume(context: ClientContext, bootstrap: string, 
 
 // ---- consumer groups ------------------------------------------------------------------------
 
-const CONSUMER_PERFORMANCE_FIELDS = /^\S+, \S+, ([\d.]+), ([\d.]+), (\d+), ([\d.]+), (\d+), (\d+), ([\d.]+), ([\d.]+)$/m;
+/** start.time, end.time (dates with a space inside), MB, MB.sec, nMsg, nMsg.sec, rebalance.time.ms, fetch.time.ms, fetch.MB.sec, fetch.nMsg.sec */
+const CONSUMER_PERFORMANCE_FIELDS = /^[^,\n]+, [^,\n]+, ([\d.]+), ([\d.]+), (\d+), ([\d.]+), (\d+), (\d+), ([\d.]+), ([\d.]+)\s*$/m;
 
 /** Java ConsumerPerformance in group `group`: records/s after the join (its fetch.nMsg.sec). */
 export async function consumerPerformanceGroup(context: ClientContext, bootstrap: string, topic: string, expected: number, group: string): Promise<ConsumeResult & { rebalanceMs: number }> {
   const label = `ConsumerPerformance --group ${group} ← ${topic}`;
   const run = expectSuccess(label, await tool(context, 'org.apache.kafka.tools.ConsumerPerformance', [
     '--bootstrap-server', bootstrap, '--topic', topic, '--group', group, '--messages', String(expected), '--timeout', '60000',
-    '--command-property', `max.partition.fetch.bytes=${context.fetchBytes}`,
+    '--fetch-size', String(context.fetchBytes),
   ], label, timeoutFor(expected), { keepStdout: true }));
   const fields = CONSUMER_PERFORMANCE_FIELDS.exec(run.stdout);
   if (fields === null) throw new Error(`${label}: no result line\n${describeProcess(label, run)}`);
@@ -267,11 +268,14 @@ const ASSIGNED = /rebalanced \(memberid [^)]*\): assigned:/;
 export async function kcatRebalanceAfterLeave(bootstrap: string, topic: string, group: string, timeoutMs = 120_000): Promise<number> {
   const members = [0, 1, 2].map(() => {
     const child = spawn('kcat', ['-b', bootstrap, '-G', group, topic, '-o', 'end', '-f', '', '-X', 'heartbeat.interval.ms=3000', '-X', 'session.timeout.ms=45000'], { stdio: ['ignore', 'ignore', 'pipe'] });
-    const member = { child, assignments: [] as number[], stderr: '' };
+    const member = { child, assignments: [] as number[], stderr: '', partial: '' };
     child.stderr.setEncoding('utf8');
     child.stderr.on('data', (chunk: string) => {
       member.stderr += chunk;
-      for (const line of chunk.split('\n')) if (ASSIGNED.test(line)) member.assignments.push(performance.now());
+      // A line may arrive in two chunks: only whole lines count.
+      const lines = (member.partial + chunk).split('\n');
+      member.partial = lines.pop() ?? '';
+      for (const line of lines) if (ASSIGNED.test(line)) member.assignments.push(performance.now());
     });
     return member;
   });
