@@ -775,7 +775,11 @@ export class GroupCoordinator {
       const group = this.groups.get(groupId);
       if (group !== undefined && !group.is('Empty', 'Dead')) return KafkaErrorCode.NON_EMPTY_GROUP;
       if (group?.is('Dead') === true) return KafkaErrorCode.GROUP_ID_NOT_FOUND;
-      if (group !== undefined) this.unload(group, KafkaErrorCode.COORDINATOR_NOT_AVAILABLE);
+      if (group !== undefined) {
+        this.unload(group, KafkaErrorCode.COORDINATOR_NOT_AVAILABLE);
+        // A record write still queued would fail on the deleted node: let it land first.
+        await group.recordWrites;
+      }
     }
     try {
       await deleteGroup(this.options.store, groupId);
@@ -842,8 +846,12 @@ export class GroupCoordinator {
     if (existing !== undefined) return { group: existing };
     const group = new Group(groupId, found.record.emptySince ?? now);
     group.protocolType = found.record.protocolType;
-    group.emptySinceRecorded = found.record.emptySince !== null;
     this.groups.set(groupId, group);
+    // A record "in use" means its members were at a coordinator that is gone (another broker, or
+    // this one before a restart); here the group starts Empty. Recorded as empty from now, so
+    // offset retention counts from the takeover (as Kafka counts from when the old members
+    // expire) even if nobody comes back; its next generation with members records it in use.
+    if (found.record.emptySince === null) this.persistRecord(group);
     return { group };
   }
 
@@ -887,10 +895,17 @@ export class GroupCoordinator {
     for (const groupId of await listGroupIds(this.options.store)) {
       if (this.stopped) return;
       if (!this.isCoordinatorFor(groupId)) continue;
-      const inMemory = this.groups.get(groupId);
+      let inMemory = this.groups.get(groupId);
       if (inMemory !== undefined && !inMemory.is('Empty')) continue;
       const found = await readGroupRecord(this.options.store, groupId);
       if (found?.record.kind !== 'broker') continue;
+      if (inMemory === undefined && found.record.emptySince === null) {
+        // "In use", but not here: its members were at a coordinator that is gone. Loading it
+        // records it as empty from now (loadFromRegistry), so its offsets do not live forever.
+        const loaded = await this.load(groupId, false);
+        if (!('group' in loaded) || !loaded.group.is('Empty')) continue;
+        inMemory = loaded.group;
+      }
       const emptySince = inMemory?.emptySince ?? found.record.emptySince ?? now;
       const offsets = await readOffsets(this.options.store, groupId);
       const expired = offsets.filter(({ value }) => {
@@ -908,7 +923,10 @@ export class GroupCoordinator {
       // An empty group without offsets is gone (Kafka: Dead), once it has been empty a while.
       if (expired.length === offsets.length && now - emptySince >= retentionCheckIntervalMs && (this.groups.get(groupId)?.is('Empty') ?? true)) {
         const group = this.groups.get(groupId);
-        if (group !== undefined) this.unload(group, KafkaErrorCode.COORDINATOR_NOT_AVAILABLE);
+        if (group !== undefined) {
+          this.unload(group, KafkaErrorCode.COORDINATOR_NOT_AVAILABLE);
+          await group.recordWrites;
+        }
         await deleteGroup(this.options.store, groupId);
         this.options.logger.info({ group: groupId }, 'removed an empty group without offsets');
       } else if (inMemory !== undefined && inMemory.members.size === 0 && inMemory.pendingMembers.size === 0) {

@@ -390,4 +390,33 @@ describe('GroupCoordinator', () => {
     expect(await readOffsets(store, 'left')).toHaveLength(0);
     expect(await readOffsets(store, 'active')).toHaveLength(1);
   });
+
+  it('counts retention from when it took over for a group whose members were at a coordinator that is gone', async () => {
+    const retention = { retentionMs: 60_000, retentionCheckIntervalMs: 1000 };
+    const { coordinator, scheduler, store } = setup(retention);
+    const a = await coordinator.join(joinRequest({ sessionTimeoutMs: 600_000 }));
+    await coordinator.sync({ groupId: 'g', generationId: 1, memberId: a.memberId, groupInstanceId: null, assignments: [] });
+    expect(await coordinator.commitOffsets({ groupId: 'g', generationId: 1, memberId: a.memberId, groupInstanceId: null, retentionTimeMs: -1, offsets: [{ topic: 't', partition: 0, offset: 9n, leaderEpoch: -1, metadata: null }] })).toEqual([E.NONE]);
+    await flush();
+    expect((await readGroupRecord(store, 'g'))?.record.emptySince).toBeNull();
+    // The coordinator is SIGKILLed (nothing more is written) and the members never come back: the
+    // broker that takes the group over (or the same one, restarted) finds it "in use" in the
+    // registry, with nobody in it. Its offsets must still expire, counted from the takeover.
+    const successor = new GroupCoordinator({
+      brokerId: 0,
+      store,
+      settings: { ...SETTINGS, ...retention },
+      liveBrokerIds: () => [0],
+      partitionExists: () => true,
+      logger: createLogger({ name: 'test', level: 'silent' }),
+      scheduler,
+    });
+    await successor.expireOffsets();
+    await flush();
+    expect(await readOffsets(store, 'g')).toHaveLength(1);
+    await scheduler.advance(60_000);
+    await successor.expireOffsets();
+    expect(await readOffsets(store, 'g')).toHaveLength(0);
+    expect(await readGroupRecord(store, 'g')).toBeUndefined();
+  });
 });
