@@ -216,6 +216,14 @@ export class BrokerGroupAdmin {
     if (errorCode === KafkaErrorCode.GROUP_ID_NOT_FOUND) throw groupNotFound(group);
     if (errorCode === KafkaErrorCode.NON_EMPTY_GROUP) {
       const described = await this.describeRaw(group).catch(() => undefined);
+      if (described !== undefined && IDLE_STATES.has(described.groupState)) {
+        // Members the coordinator does not know of: the live consumers of a ZooKeeper group.
+        throw new TributaryError({
+          code: 'GROUP_ACTIVE',
+          message: `group ${group} is a ZooKeeper (paper-style) group with live members; stop its members first, then delete it (tributary groups describe --zookeeper lists them)`,
+          details: { group, kafkaError: 'NON_EMPTY_GROUP' },
+        });
+      }
       throw groupActive(group, described, 'delete it', 'NON_EMPTY_GROUP');
     }
     const name = kafkaErrorName(errorCode);

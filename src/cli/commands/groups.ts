@@ -53,7 +53,7 @@ function where(options: GroupsConnection): Where {
   const { zookeeper, bootstrapServer } = options;
   if ((zookeeper === undefined) === (bootstrapServer === undefined)) {
     throw invalid(
-      `${zookeeper === undefined ? 'neither' : 'both'} --zookeeper and --bootstrap-server given: give exactly one. ` +
+      `${zookeeper === undefined ? 'neither --zookeeper nor --bootstrap-server' : 'both --zookeeper and --bootstrap-server'} given: give exactly one. ` +
         '--zookeeper HOST:PORT[/chroot] reads the registry of a cluster (groups of both kinds); ' +
         '--bootstrap-server HOST:PORT asks the brokers (broker-coordinated groups; the only way for a standalone broker)',
     );
@@ -135,7 +135,7 @@ async function brokerStates(registry: GroupAdmin, io: CommandIo): Promise<Map<st
 function registryState(group: RegistryGroup, states: Map<string, BrokerGroupListing> | string | undefined): string {
   switch (group.kind) {
     case 'zookeeper':
-      return group.liveMembers.length === 0 ? 'no live member' : `${group.liveMembers.length} live member${group.liveMembers.length === 1 ? '' : 's'}`;
+      return count(group.liveMembers.length, 'live member');
     case 'broker': {
       if (typeof states === 'string') return states;
       const listing = states?.get(group.group);
@@ -150,7 +150,7 @@ function registryState(group: RegistryGroup, states: Map<string, BrokerGroupList
 
 function brokerState(listing: BrokerGroupListing): string {
   if (listing.state === undefined) return 'unknown (its coordinator did not answer DescribeGroups)';
-  return listing.members === undefined || listing.members === 0 ? listing.state : `${listing.state}, ${listing.members} member${listing.members === 1 ? '' : 's'}`;
+  return listing.members === undefined || listing.members === 0 ? listing.state : `${listing.state}, ${count(listing.members, 'member')}`;
 }
 
 export async function describeGroup(io: CommandIo, options: GroupsConnection & { group: string }): Promise<void> {
@@ -172,7 +172,7 @@ export async function describeGroup(io: CommandIo, options: GroupsConnection & {
 
 function printZooKeeperGroup(io: CommandIo, description: GroupDescription, kind: 'zookeeper' | 'none'): void {
   const what = kind === 'zookeeper' ? 'ZooKeeper group' : 'offsets only, no member has claimed the id yet';
-  io.writeOut(`group ${description.group}: ${what}, ${description.members.length} live members\n`);
+  io.writeOut(`group ${description.group}: ${what}, ${count(description.members.length, 'live member')}\n`);
   for (const member of description.members) io.writeOut(`  member ${member.id} ${JSON.stringify(member.subscription)}\n`);
   printPartitions(io, description.partitions);
 }
@@ -182,7 +182,7 @@ function printBrokerGroup(io: CommandIo, description: BrokerGroupDescription): v
   const protocol = description.protocolType === '' ? '' : `, protocol ${description.protocolType}${description.protocol === '' ? '' : ` (${description.protocol})`}`;
   io.writeOut(
     `group ${description.group}: broker-coordinated, state ${description.state}${protocol}, ` +
-      `coordinator broker ${coordinator.nodeId} (${coordinator.host}:${coordinator.port}), ${description.members.length} members\n`,
+      `coordinator broker ${coordinator.nodeId} (${coordinator.host}:${coordinator.port}), ${count(description.members.length, 'member')}\n`,
   );
   if (description.state === 'Dead') {
     io.writeOut('  (no broker coordinates a group of this id: it only has committed offsets, or it is a ZooKeeper group; describe it with --zookeeper for its members)\n');
@@ -268,6 +268,10 @@ function printTable(io: CommandIo, header: readonly string[], rows: readonly (re
       .trimEnd();
   io.writeOut(`${line(header)}\n`);
   for (const row of rows) io.writeOut(`${line(row)}\n`);
+}
+
+function count(n: number, noun: string): string {
+  return `${n} ${noun}${n === 1 ? '' : 's'}`;
 }
 
 function integer(value: string, flag: string): bigint {

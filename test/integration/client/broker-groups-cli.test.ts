@@ -139,9 +139,10 @@ describe('tributary groups on a cluster with both kinds of group', () => {
     expect(deleted.status, deleted.stderr).toBe(0);
     expect(deleted.stdout).toBe('deleted group shop\n');
     expect(await store.exists('/consumers/shop')).toBe(false);
-    const [again, paperLive] = await Promise.all([
+    const [again, paperLive, paperLiveAtBroker] = await Promise.all([
       tributary('groups', 'delete', '--bootstrap-server', bootstrap, '--group', 'shop'),
       tributary('groups', 'delete', '--zookeeper', zookeeper, '--group', 'paper'),
+      tributary('groups', 'delete', '--bootstrap-server', bootstrap, '--group', 'paper'),
     ]);
     expect(again.status).toBe(1);
     expect(again.stderr).toContain('consumer group shop does not exist');
@@ -150,6 +151,9 @@ describe('tributary groups on a cluster with both kinds of group', () => {
     // The ZooKeeper group: deleted only once its member is gone.
     expect(paperLive.status).toBe(1);
     expect(paperLive.stderr).toContain(`group paper has 1 live members (${paper.consumerId}); stop its members first, then delete it [GROUP_ACTIVE]`);
+    // The coordinator refuses it too (NON_EMPTY_GROUP), though it knows none of its members.
+    expect(paperLiveAtBroker.status).toBe(1);
+    expect(paperLiveAtBroker.stderr).toContain('group paper is a ZooKeeper (paper-style) group with live members; stop its members first, then delete it');
     await paper.close();
     const paperDeleted = await tributary('groups', 'delete', '--zookeeper', zookeeper, '--group', 'paper');
     expect(paperDeleted.status, paperDeleted.stderr).toBe(0);
