@@ -21,7 +21,7 @@ import {
   type EtlRunOptions,
   type EtlStatusOptions,
 } from './commands/etl.js';
-import { describeGroup, listGroups, resetOffsets, type ResetOptions } from './commands/groups.js';
+import { deleteGroup, describeGroup, GROUPS_HELP, listGroups, resetOffsets, type GroupsConnection, type ResetOptions } from './commands/groups.js';
 import { startMirror, type MirrorStartOptions } from './commands/mirror.js';
 import { produce, type ProduceOptions } from './commands/produce.js';
 import { startRegistry, type RegistryStartOptions } from './commands/registry.js';
@@ -138,23 +138,31 @@ export function buildProgram(io: CommandIo): Command {
       await consume(io, options, stop.signal);
     });
 
-  const groups = program.command('groups').description('ZooKeeper consumer groups: members, owners, offsets, lag');
-  groups
-    .command('list')
-    .description('list the consumer groups registered in ZooKeeper')
-    .requiredOption('--zookeeper <connect>', 'HOST:PORT[/chroot] of the cluster')
-    .action(async (options: { zookeeper: string }) => listGroups(io, options));
-  groups
-    .command('describe')
-    .description('members, and per partition the owner, committed offset, log end and lag')
-    .requiredOption('--zookeeper <connect>', 'HOST:PORT[/chroot] of the cluster')
-    .requiredOption('--group <group>', 'group name')
-    .action(async (options: { zookeeper: string; group: string }) => describeGroup(io, options));
-  groups
-    .command('reset-offsets')
-    .description("set a group's offsets for a topic (refused while the group has live members)")
-    .requiredOption('--zookeeper <connect>', 'HOST:PORT[/chroot] of the cluster')
-    .requiredOption('--group <group>', 'group name')
+  const groups = program
+    .command('groups')
+    .description('consumer groups of both kinds (ZooKeeper groups and broker-coordinated groups): list, describe, reset offsets, delete')
+    .addHelpText('after', GROUPS_HELP);
+  const reach = (command: Command): Command =>
+    command
+      .option('--zookeeper <connect>', 'HOST:PORT[/chroot] of a cluster: reads the registry (groups of both kinds)')
+      .option('--bootstrap-server <host:port>', 'any broker: speaks the Kafka protocol (broker groups; the only way for a standalone broker)')
+      .addHelpText('after', GROUPS_HELP);
+  reach(groups.command('list'))
+    .description('list the groups with their kind (zookeeper, broker) and state; with --bootstrap-server, the broker groups only')
+    .action(async (options: GroupsConnection) => listGroups(io, options));
+  reach(groups.command('describe'))
+    .description(
+      'a broker group: state, protocol, members (client, host, assigned partitions); a ZooKeeper group: live members; ' +
+        'then per partition the committed offset, log end, lag and owner',
+    )
+    .requiredOption('--group <group>', 'group id')
+    .action(async (options: GroupsConnection & { group: string }) => describeGroup(io, options));
+  reach(groups.command('reset-offsets'))
+    .description(
+      "set a group's offsets for a topic: a ZooKeeper group only with no live member, a broker group only while Empty " +
+        '(written through its coordinator, as kafka-consumer-groups.sh does)',
+    )
+    .requiredOption('--group <group>', 'group id')
     .requiredOption('--topic <name>', 'topic name')
     .option('--to-earliest', 'the first retained offset')
     .option('--to-latest', 'the end of each partition')
@@ -162,6 +170,10 @@ export function buildProgram(io: CommandIo): Command {
     .option('--to-datetime <iso>', 'the first record at or after this time')
     .option('--shift-by <n>', 'move the committed offsets by n (negative rewinds)')
     .action(async (options: ResetOptions) => resetOffsets(io, options));
+  reach(groups.command('delete'))
+    .description('delete a group and its committed offsets, so its id can be reused; only with no live member')
+    .requiredOption('--group <group>', 'group id')
+    .action(async (options: GroupsConnection & { group: string }) => deleteGroup(io, options));
 
   const registry = program.command('registry').description('the Avro schema registry (Confluent-compatible REST)');
   registry

@@ -1,14 +1,24 @@
 /**
- * Reading and editing ZooKeeper consumer groups from outside (the `tributary groups` tools):
- * members, partition owners, committed offsets and lag; resetting a group's offsets while it has
- * no live member. Offsets are the group's next offset to read, stored as decimal text under
- * /consumers/<group>/offsets/<topic>/<partition>, as the group consumer writes them.
+ * Reading and editing consumer groups from the offset registry in ZooKeeper (the `tributary
+ * groups --zookeeper` tools): members, partition owners, committed offsets and lag of the paper's
+ * ZooKeeper groups; resetting their offsets and deleting them while they have no live member.
+ * Offsets are the group's next offset to read under /consumers/<group>/offsets/<topic>/<partition>:
+ * decimal text as the paper's group consumer writes them, or the JSON values of broker-coordinated
+ * groups; both are read (decodeCommittedOffset).
+ *
+ * A broker-coordinated group (kind "broker") is only read here: its members are known to its
+ * coordinator alone, and its offsets are changed through the coordinator (broker-groups.ts), so
+ * resetOffsets and deleteGroup refuse one.
  */
 import { TributaryError } from '../common/errors.js';
+import { decodeCommittedOffset, deleteGroup, listGroupIds, liveZooKeeperMembers, readGroupRecord, type GroupKind } from '../coordination/group-registry.js';
 import type { CoordinationStore } from '../coordination/store.js';
-import { brokerIdsPath, brokerPath, consumerIdsPath, consumerPath, consumersPath, offsetPath, offsetsPath, ownerPath, ownersPath, topicPath } from '../coordination/paths.js';
+import { brokerIdsPath, brokerPath, consumerGroupPath, consumerIdsPath, consumerPath, offsetPath, offsetsPath, ownerPath, ownersPath, topicPath } from '../coordination/paths.js';
 import { ClusterClient } from './cluster-client.js';
+import { chooseResetOffsets, type ResetTarget } from './offset-reset.js';
 import { SimpleConsumer } from './simple-consumer.js';
+
+export type { ResetTarget } from './offset-reset.js';
 
 export interface GroupPartition {
   readonly topic: string;
@@ -25,18 +35,42 @@ export interface GroupDescription {
   readonly partitions: readonly GroupPartition[];
 }
 
-export type ResetTarget =
-  | { readonly kind: 'earliest' }
-  | { readonly kind: 'latest' }
-  | { readonly kind: 'offset'; readonly offset: bigint }
-  | { readonly kind: 'datetime'; readonly timestamp: number }
-  | { readonly kind: 'shift'; readonly by: bigint };
+/**
+ * What owns a group id in the registry: a ZooKeeper (paper) group, a broker-coordinated group,
+ * "none" for a group that only has offsets (written by reset-offsets; either kind may claim it),
+ * or "unreadable" when its kind node is corrupt.
+ */
+export type RegistryGroupKind = GroupKind | 'none' | 'unreadable';
+
+export interface RegistryGroup {
+  readonly group: string;
+  readonly kind: RegistryGroupKind;
+  /** Live members of a ZooKeeper group (ephemeral nodes under /consumers/<group>/ids); [] for the others. */
+  readonly liveMembers: readonly string[];
+}
 
 export class GroupAdmin {
   constructor(private readonly store: CoordinationStore) {}
 
   async listGroups(): Promise<string[]> {
-    return ((await this.store.children(consumersPath())) ?? []).sort();
+    return listGroupIds(this.store);
+  }
+
+  /** Every group id with its kind (and a ZooKeeper group's live members). */
+  async listGroupKinds(): Promise<RegistryGroup[]> {
+    const groups: RegistryGroup[] = [];
+    for (const group of await this.listGroups()) {
+      const kind = await this.kindOf(group).catch(() => 'unreadable' as const);
+      groups.push({ group, kind: kind ?? 'none', liveMembers: kind === 'zookeeper' ? await liveZooKeeperMembers(this.store, group) : [] });
+    }
+    return groups;
+  }
+
+  /** The kind of `group`: "none" when it has only offsets, undefined when there is no such group. */
+  async kindOf(group: string): Promise<GroupKind | 'none' | undefined> {
+    const found = await readGroupRecord(this.store, group);
+    if (found !== undefined) return found.record.kind;
+    return (await this.store.exists(consumerGroupPath(group))) ? 'none' : undefined;
   }
 
   async describe(group: string): Promise<GroupDescription> {
@@ -71,9 +105,13 @@ export class GroupAdmin {
     }
   }
 
-  /** Sets the group's offsets for `topic`; refused while the group has live members. Returns the new offsets. */
+  /**
+   * Sets the group's offsets for `topic`; refused while the group has live members, and for a
+   * broker-coordinated group (whose offsets go through its coordinator). Returns the new offsets.
+   */
   async resetOffsets(group: string, topic: string, target: ResetTarget): Promise<Map<number, bigint>> {
-    const live = (await this.store.children(consumerIdsPath(group))) ?? [];
+    await this.refuseBrokerGroup(group, 'reset its offsets');
+    const live = await liveZooKeeperMembers(this.store, group);
     if (live.length > 0) {
       throw new TributaryError({
         code: 'GROUP_ACTIVE',
@@ -86,34 +124,7 @@ export class GroupAdmin {
     const cluster = await this.clusterClient();
     if (cluster === undefined) throw new TributaryError({ code: 'NO_BROKERS', retriable: true, message: 'no live broker is registered in this ZooKeeper; start one to read log offsets' });
     try {
-      const consumer = new SimpleConsumer(cluster);
-      const chosen = new Map<number, bigint>();
-      for (const partition of partitions) {
-        const earliest = await consumer.listOffset(topic, partition, 'earliest');
-        const latest = await consumer.listOffset(topic, partition, 'latest');
-        let offset: bigint;
-        switch (target.kind) {
-          case 'earliest':
-            offset = earliest;
-            break;
-          case 'latest':
-            offset = latest;
-            break;
-          case 'offset':
-            offset = target.offset;
-            break;
-          case 'datetime': {
-            const found = await consumer.listOffset(topic, partition, { timestamp: target.timestamp });
-            offset = found < 0n ? latest : found;
-            break;
-          }
-          case 'shift':
-            offset = ((await this.committed(group, topic, partition)) ?? latest) + target.by;
-            break;
-        }
-        // Stay inside what the log holds: an offset outside it would only bounce off the reset policy.
-        chosen.set(partition, offset < earliest ? earliest : offset > latest ? latest : offset);
-      }
+      const chosen = await chooseResetOffsets(new SimpleConsumer(cluster), topic, partitions, target, (partition) => this.committed(group, topic, partition));
       await this.store.ensurePath(offsetsPath(group, topic));
       for (const [partition, offset] of chosen) {
         const path = offsetPath(group, topic, partition);
@@ -131,9 +142,55 @@ export class GroupAdmin {
     }
   }
 
+  /**
+   * Deletes a ZooKeeper group's whole tree (members' folders, owners, offsets, kind) so its id can
+   * be reused; refused while it has live members, and for a broker-coordinated group (delete that
+   * through its coordinator).
+   */
+  async deleteGroup(group: string): Promise<void> {
+    const kind = await this.refuseBrokerGroup(group, 'delete it');
+    if (kind === undefined) throw groupNotFound(group);
+    const live = await liveZooKeeperMembers(this.store, group);
+    if (live.length > 0) {
+      throw new TributaryError({
+        code: 'GROUP_ACTIVE',
+        message: `group ${group} has ${live.length} live members (${live.join(', ')}); stop its members first, then delete it`,
+        details: { group, members: live },
+      });
+    }
+    await deleteGroup(this.store, group);
+  }
+
+  /** The `host:port` of every broker registered in this ZooKeeper. */
+  async brokerAddresses(): Promise<string[]> {
+    const ids = (await this.store.children(brokerIdsPath())) ?? [];
+    const bootstrap: string[] = [];
+    for (const id of ids) {
+      const node = await this.store.get(brokerPath(Number(id)));
+      if (node === undefined) continue;
+      const { host, port } = JSON.parse(node.data.toString('utf8')) as { host: string; port: number };
+      bootstrap.push(`${host}:${port}`);
+    }
+    return bootstrap;
+  }
+
+  private async refuseBrokerGroup(group: string, what: string): Promise<GroupKind | 'none' | undefined> {
+    const kind = await this.kindOf(group);
+    if (kind === 'broker') {
+      throw new TributaryError({
+        code: 'GROUP_KIND_CONFLICT',
+        message: `group ${group} is coordinated by the brokers (a Kafka client's group); its coordinator must ${what}: use tributary groups with --bootstrap-server, or kafka-consumer-groups.sh`,
+        details: { group, kind },
+      });
+    }
+    return kind;
+  }
+
   private async committed(group: string, topic: string, partition: number): Promise<bigint | undefined> {
-    const text = (await this.store.get(offsetPath(group, topic, partition)))?.data.toString('utf8').trim();
-    return text !== undefined && /^\d+$/.test(text) ? BigInt(text) : undefined;
+    const node = await this.store.get(offsetPath(group, topic, partition));
+    const value = node === undefined ? undefined : decodeCommittedOffset(node.data);
+    // A negative value is no position (as Kafka's −1 "no offset").
+    return value === undefined || value.offset < 0n ? undefined : value.offset;
   }
 
   private async partitionsOf(topic: string): Promise<number[]> {
@@ -145,14 +202,15 @@ export class GroupAdmin {
 
   /** A client bootstrapped from the brokers registered in ZooKeeper, or undefined if none is. */
   private async clusterClient(): Promise<ClusterClient | undefined> {
-    const ids = (await this.store.children(brokerIdsPath())) ?? [];
-    const bootstrap: string[] = [];
-    for (const id of ids) {
-      const node = await this.store.get(brokerPath(Number(id)));
-      if (node === undefined) continue;
-      const { host, port } = JSON.parse(node.data.toString('utf8')) as { host: string; port: number };
-      bootstrap.push(`${host}:${port}`);
-    }
+    const bootstrap = await this.brokerAddresses();
     return bootstrap.length === 0 ? undefined : ClusterClient.connect({ bootstrap, clientId: 'tributary-groups', allowAutoTopicCreation: false });
   }
+}
+
+export function groupNotFound(group: string): TributaryError {
+  return new TributaryError({
+    code: 'GROUP_ID_NOT_FOUND',
+    message: `consumer group ${group} does not exist; tributary groups list shows the groups there are`,
+    details: { group },
+  });
 }
