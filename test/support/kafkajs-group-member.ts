@@ -3,6 +3,7 @@
  *
  *   node --import tsx test/support/kafkajs-group-member.ts --bootstrap host:port --group g
  *     --topic t [--client-id c] [--session-timeout 6000] [--heartbeat-interval 500] [--max-wait 200]
+ *     [--delay-ms 0]
  *
  * `consumer.run` with kafkajs' defaults for committing (autoCommit: the offsets of each batch are
  * committed after it is processed, and on a rebalance), from the beginning when the group has no
@@ -12,12 +13,14 @@
  *   {"event":"record","generation":G,"memberId":"…","partition":P,"offset":"O","value":"…"}
  *
  * A record line is printed before kafkajs may commit its offset (the commit follows the batch), so
- * a record whose offset was committed has always been printed. The generation comes from kafkajs'
+ * a record whose offset was committed has always been printed. --delay-ms makes each record take
+ * that long after it is printed (a slow consumer: a kill then tends to land inside a batch). The generation comes from kafkajs'
  * own debug log line "Received assignment" (its events carry no generation). kafkajs' warnings and
  * errors go to stderr. SIGTERM disconnects cleanly (commit, LeaveGroup) and exits 0; a consumer
  * crash exits 3.
  */
 import { writeSync } from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { Kafka, logLevel, type LogEntry } from 'kafkajs';
 
@@ -30,6 +33,7 @@ const { values } = parseArgs({
     'session-timeout': { type: 'string', default: '6000' },
     'heartbeat-interval': { type: 'string', default: '500' },
     'max-wait': { type: 'string', default: '200' },
+    'delay-ms': { type: 'string', default: '0' },
   },
 });
 
@@ -58,6 +62,7 @@ function logEntry(entry: LogEntry): void {
 }
 
 const topic = required('topic', values.topic);
+const delayMs = Number(values['delay-ms']);
 const kafka = new Kafka({
   clientId: values['client-id'],
   brokers: required('bootstrap', values.bootstrap).split(','),
@@ -90,5 +95,6 @@ await consumer.subscribe({ topics: [topic], fromBeginning: true });
 await consumer.run({
   eachMessage: async ({ partition, message }) => {
     print({ event: 'record', generation, memberId, partition, offset: message.offset, value: message.value?.toString('utf8') ?? null });
+    if (delayMs > 0) await sleep(delayMs);
   },
 });
