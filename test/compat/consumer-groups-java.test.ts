@@ -14,7 +14,7 @@
  *   --delete removes the group.
  * - kafka-topics.sh (TopicCommand) --list and --describe.
  *
- * Java clients log protocol trouble as WARN or ERROR; none may appear.
+ * Java clients log protocol trouble as WARN or ERROR; none may appear, nor any broker warning.
  */
 import { Kafka, logLevel, type Admin, type Consumer, type Producer } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -45,7 +45,8 @@ afterAll(async () => {
   await producer?.disconnect();
   await admin?.disconnect();
   await broker?.stop();
-  expect(broker?.logLines.filter((line) => Number(line['level']) >= 50) ?? []).toEqual([]);
+  // Nothing the clients sent made the broker log a warning or an error.
+  expect(broker?.logLines.filter((line) => Number(line['level']) >= 40) ?? []).toEqual([]);
 });
 
 async function tool(mainClass: string, args: readonly string[]): Promise<JavaToolResult> {
@@ -225,8 +226,6 @@ describe('Java group consumers (Kafka 3.9.1)', () => {
     it('--reset-offsets --to-datetime --execute on the empty group moves its offsets; a restarting consumer starts there', async () => {
       for (const { consumer } of members) await consumer.disconnect();
       await waitUntil(async () => (await describeGroup(broker.broker.port, group, topic)).state === 'Empty', { what: `${group} Empty`, timeoutMs: 30_000 });
-      const state = await consumerGroups(['--describe', '--group', group, '--state']);
-      expect(rows(state.stdout, group).map((cells) => cells.slice(3)), state.stdout).toEqual([['Empty', '0']]);
 
       // Halfway between the batches: the first record at or after it is batch 2's first, offset 30.
       const target = new Date((base + batch2At) / 2).toISOString();
@@ -239,6 +238,7 @@ describe('Java group consumers (Kafka 3.9.1)', () => {
       expect(newOffsets.sort((a, b) => Number(a[2]) - Number(b[2])), reset.stdout).toEqual(Array.from({ length: partitions }, (_, p) => [group, topic, String(p), '30']));
       expect(await committed(group, topic)).toEqual([30, 30, 30, 30]);
 
+      // The tool says so for a group in state Empty.
       const described = await consumerGroups(['--describe', '--group', group]);
       expect(described.stderr).toContain(`Consumer group '${group}' has no active members.`);
       expect(rows(described.stdout, group).map((cells) => cells.slice(2)).sort((a, b) => Number(a[0]) - Number(b[0])), described.stdout).toEqual(

@@ -15,8 +15,9 @@
  * - Stopping the others cleanly (commit, LeaveGroup) leaves every partition committed at its end
  *   and the group Empty.
  *
- * The broker runs with group.initial.rebalance.delay.ms=0 and group.min.session.timeout.ms=1000,
- * so the members can ask for a 6 s session and the test need not wait long for the expiry.
+ * The broker logs no warning. It runs with group.initial.rebalance.delay.ms=0 and
+ * group.min.session.timeout.ms=1000, so the members can ask for a 6 s session and the test need
+ * not wait long for the expiry.
  */
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -59,8 +60,8 @@ afterAll(async () => {
   await producer?.disconnect();
   await admin?.disconnect();
   await broker?.stop();
-  // Nothing the clients sent made the broker log an error.
-  expect(broker?.logLines.filter((line) => Number(line['level']) >= 50) ?? []).toEqual([]);
+  // Nothing the clients sent made the broker log a warning or an error.
+  expect(broker?.logLines.filter((line) => Number(line['level']) >= 40) ?? []).toEqual([]);
 });
 
 interface AssignmentLine {

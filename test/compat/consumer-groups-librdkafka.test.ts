@@ -12,7 +12,8 @@
  *   the group, the other member is never reassigned, the restarted member gets its old
  *   partitions back under a new member id, and the two keep consuming everything.
  *
- * librdkafka logs protocol trouble at syslog levels 0–3 (`%3|…` lines on stderr); none may appear.
+ * librdkafka logs protocol trouble at syslog levels 0–3 (`%3|…` lines on stderr); none may appear,
+ * nor any broker warning.
  */
 import { Kafka, logLevel, type Admin } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
@@ -40,7 +41,8 @@ afterAll(async () => {
   await Promise.all(started.map((member) => member.kill()));
   await admin?.disconnect();
   await broker?.stop();
-  expect(broker?.logLines.filter((line) => Number(line['level']) >= 50) ?? []).toEqual([]);
+  // Nothing the clients sent made the broker log a warning or an error.
+  expect(broker?.logLines.filter((line) => Number(line['level']) >= 40) ?? []).toEqual([]);
 });
 
 async function createTopic(topic: string, partitions: number): Promise<void> {
