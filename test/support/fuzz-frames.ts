@@ -217,10 +217,14 @@ const CATEGORY_WEIGHTS: readonly (readonly [FrameCategory, number])[] = [
 const SERVED_KEYS = new Set(SUPPORTED_APIS.map((api) => api.apiKey));
 const INTERESTING_INT16 = [0, 1, -1, -2, 0x7f, 0x80, 0xff, 0x7fff, -0x8000, 0x100];
 /**
- * Group settings for a broker under fuzzing: sessions between 1 and 2 s (a mutated timeout
- * outside is refused), no initial delay, so a parked JoinGroup is answered within ~2 s.
+ * Group settings for a broker under fuzzing, so a JoinGroup never holds its connection for
+ * long: one member per group (a join into an occupied group is refused at once with
+ * GROUP_MAX_SIZE_REACHED, a join into an empty one completes at once), no initial delay, and
+ * sessions between 1 and 2 s (a mutated timeout outside is refused), so the member a fuzz join
+ * left behind expires quickly.
  */
 export const FUZZ_GROUP_SETTINGS: Readonly<Record<string, string>> = {
+  'group.max.size': '1',
   'group.min.session.timeout.ms': '1000',
   'group.max.session.timeout.ms': '2000',
   'group.initial.rebalance.delay.ms': '0',

@@ -566,7 +566,7 @@ function runConnection(storm: Storm, port: number): Promise<void> {
         socket.destroy();
       } else if (Date.now() - lastProgress > HANG_MS) {
         const what = head.frame.handling === 'analyze' && head.analysis?.kind !== 'close' ? 'no answer' : 'connection not closed';
-        storm.anomaly(`${what} after ${HANG_MS} ms`, head);
+        storm.anomaly(`${what} after ${HANG_MS} ms`, head, `received=${received} last sent=${history.slice(-12).join(' | ')} pending=${pending.map((p) => `${p.frame.category}/${p.frame.kind}/${p.analysis?.kind ?? p.frame.handling}`).join(', ')}`);
         clientClosed = true;
         socket.destroy();
       }
