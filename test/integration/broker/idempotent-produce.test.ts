@@ -180,10 +180,12 @@ describe('idempotent produce through a broker', () => {
     await broker.kill();
     await broker.restart();
     conversation = await Conversation.open(broker.port);
-    // The restart loaded a roll snapshot and replayed the batches after it.
-    expect(readFileSync(broker.logFile, 'utf8')).toContain('rebuilt producer state from the log');
+    // Answered once the broker is ready (the listener opens before recovery ends).
     await expectDuplicate(lastBatch, lastOffset);
     await expectDuplicate(beforeKill, beforeKillOffset);
+    // The restart loaded a roll snapshot and replayed the batches after it (the log line may
+    // reach the file a moment after the broker is serving).
+    await expect.poll(() => readFileSync(broker.logFile, 'utf8')).toContain('rebuilt producer state from the log');
     await expectRefused(batch(6000n, 1, 64), KafkaErrorCode.OUT_OF_ORDER_SEQUENCE_NUMBER, /expected sequence 62/);
     await expectAppended(batch(6000n, 1, 62));
   }, 240_000);
