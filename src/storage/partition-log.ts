@@ -436,15 +436,10 @@ export class PartitionLog {
     for (let index = this.segmentIndexFor(offset); index < this.segments.length; index += 1) {
       const segment = this.segments[index];
       if (segment === undefined || segment.baseOffset >= hw.offset) break;
-      const end = segment === hw.segment ? hw.position : segment.size;
-      const first = segment.findBatch(offset, end);
-      if (first === undefined) continue;
-      let sliceEnd = end;
-      if (end - first.position > maxBytes) {
-        sliceEnd = segment.lastBoundaryWithin(first.position, first.position + Math.max(maxBytes, 0), end);
-        if (sliceEnd <= first.position) sliceEnd = first.position + first.size;
-      }
-      return { slice: this.slice(segment, first.position, sliceEnd - first.position, first.baseOffset), ...bounds };
+      const atHighWatermark = segment === hw.segment;
+      const range = segment.readRange(offset, atHighWatermark ? hw.position : segment.size, maxBytes, atHighWatermark ? hw.offset : undefined);
+      if (range === undefined) continue;
+      return { slice: this.slice(segment, range.position, range.size, range.firstBatchOffset), ...bounds };
     }
     return { slice: undefined, ...bounds };
   }
