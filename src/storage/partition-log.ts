@@ -317,12 +317,15 @@ export class PartitionLog {
     group?.resolve();
   }
 
-  /** Flushes when the policy says so: enough records waiting, or the oldest waiting long enough. */
+  /** Whether the flush policy wants a flush now: enough records waiting, or the oldest waiting long enough. */
+  flushDue(now: number): boolean {
+    if (this.unflushedRecords === 0 || this.state !== 'open') return false;
+    return this.unflushedRecords >= this.config.flushMessages || now - this.firstUnflushedAt >= this.config.flushMs;
+  }
+
+  /** Flushes when the policy says so (`flushDue`). */
   async maybeFlush(now: number): Promise<void> {
-    if (this.unflushedRecords === 0 || this.state !== 'open') return;
-    if (this.unflushedRecords >= this.config.flushMessages || now - this.firstUnflushedAt >= this.config.flushMs) {
-      await this.flush();
-    }
+    if (this.flushDue(now)) await this.flush();
   }
 
   /** fsyncs everything appended so far, then exposes it. Concurrent calls share the work. */
