@@ -9,7 +9,7 @@
  * thread pool serves them side by side) into one pooled buffer (buffers.ts), which goes back to
  * the pool once the socket's write callback says the kernel has the bytes.
  */
-import { read } from 'node:fs';
+import { read, readSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { isExternalPart, type MessagePart } from '../protocol/wire.js';
@@ -22,6 +22,11 @@ export interface FileRange {
   readonly fd: number;
   readonly position: number;
   readonly length: number;
+  /**
+   * Storage found the range's bytes in the page cache just now (LogSlice.cached), so it may be
+   * read on the event loop; otherwise it is read on the thread pool, which a disk read cannot stall.
+   */
+  readonly cached?: boolean;
 }
 
 export const STREAM_CHUNK_BYTES = 256 * 1024;
@@ -86,9 +91,12 @@ const EMPTY = Buffer.alloc(0);
 /**
  * Reads the gathered file ranges into consecutive views of one pooled buffer (one per write, not
  * one per partition: a 100-partition Fetch otherwise took more buffers at once than the pool keeps
- * idle, and each fresh one costs the kernel a page fault per 4 KiB), all at once on the thread
- * pool, and puts each view in its place in `buffers`. Settles only when every read has, so no
- * read is still under way on a descriptor when a failure lets the caller release its slices.
+ * idle, and each fresh one costs the kernel a page fault per 4 KiB) and puts each view in its
+ * place in `buffers`. Several ranges are read at once on the thread pool, which copies them side
+ * by side. A lone range the page cache holds (FileRange.cached) is read here instead: a round
+ * trip through the pool (waking a thread, then the event loop) costs more than the copy, and
+ * there is nothing to overlap it with. Settles only when every read has, so no read is still
+ * under way on a descriptor when a failure lets the caller release its slices.
  */
 async function readFileRanges(reads: readonly { readonly range: FileRange; readonly at: number }[], into: Buffer, buffers: Buffer[]): Promise<void> {
   let offset = 0;
@@ -97,9 +105,10 @@ async function readFileRanges(reads: readonly { readonly range: FileRange; reado
     const view = into.subarray(offset, offset + range.length);
     offset += range.length;
     buffers[at] = view;
-    pending.push(readFileRange(range, view));
+    if (reads.length === 1 && range.cached === true) readFileRangeSync(range, view);
+    else pending.push(readFileRange(range, view));
   }
-  if (pending.length === 1) {
+  if (pending.length <= 1) {
     await pending[0];
     return;
   }
@@ -107,24 +116,37 @@ async function readFileRanges(reads: readonly { readonly range: FileRange; reado
   for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
 }
 
-/** Fills `bytes` from the file range (bytes.length of them from range.position). */
+/** Fills `bytes` from the file range (bytes.length of them from range.position + offset), on the thread pool. */
 async function readFileRange(range: FileRange, bytes: Buffer, offset = 0): Promise<void> {
   let filled = 0;
   while (filled < bytes.length) {
     const { bytesRead } = await readAsync(range.fd, bytes, filled, bytes.length - filled, range.position + offset + filled);
-    if (bytesRead === 0) {
-      // The file is shorter than the range promised: the response can no longer be framed right.
-      throw new Error(`segment ended ${range.length - offset - filled} bytes early while reading a fetch response`);
-    }
+    if (bytesRead === 0) throw endedEarly(range, offset + filled);
     filled += bytesRead;
   }
+}
+
+/** `readFileRange` on the event loop, for bytes the page cache holds. */
+function readFileRangeSync(range: FileRange, bytes: Buffer, offset = 0): void {
+  let filled = 0;
+  while (filled < bytes.length) {
+    const bytesRead = readSync(range.fd, bytes, filled, bytes.length - filled, range.position + offset + filled);
+    if (bytesRead === 0) throw endedEarly(range, offset + filled);
+    filled += bytesRead;
+  }
+}
+
+/** The file is shorter than the range promised: the response can no longer be framed right. */
+function endedEarly(range: FileRange, done: number): Error {
+  return new Error(`segment ended ${range.length - done} bytes early while reading a fetch response`);
 }
 
 async function streamFileRange(socket: Socket, range: FileRange): Promise<void> {
   let sent = 0;
   while (sent < range.length) {
     const bytes = brokerBuffers.take(Math.min(STREAM_CHUNK_BYTES, range.length - sent));
-    await readFileRange(range, bytes, sent);
+    if (range.cached === true) readFileRangeSync(range, bytes, sent);
+    else await readFileRange(range, bytes, sent);
     await write(socket, bytes, (error) => {
       if (error === undefined || error === null) brokerBuffers.give(bytes);
     });

@@ -55,6 +55,12 @@ export interface LogSlice {
   readonly size: number;
   /** Offset of the first batch in the slice (≤ the offset asked for). */
   readonly firstBatchOffset: number;
+  /**
+   * The lookup that made the slice read its headers from the page cache just now (at its start or
+   * its end, in under CACHED_READ_MS): reading the slice at once will almost surely not wait for
+   * the disk. False when that is not known (no header was read) or a read was slow.
+   */
+  readonly cached: boolean;
   /** Copies the slice into memory (tests and small tools; the broker streams `fd` instead). */
   readBytes(): Promise<Buffer>;
   /** Must be called once the bytes have been sent; keeps a deleted segment's file open until then. */
@@ -442,7 +448,7 @@ export class PartitionLog {
       const atHighWatermark = segment === hw.segment;
       const range = segment.readRange(offset, atHighWatermark ? hw.position : segment.size, maxBytes, atHighWatermark ? hw.offset : undefined);
       if (range === undefined) continue;
-      return { slice: this.slice(segment, range.position, range.size, range.firstBatchOffset), ...bounds };
+      return { slice: this.slice(segment, range.position, range.size, range.firstBatchOffset, range.cached), ...bounds };
     }
     return { slice: undefined, ...bounds };
   }
@@ -701,7 +707,7 @@ export class PartitionLog {
     return found;
   }
 
-  private slice(segment: LogSegment, position: number, size: number, firstBatchOffset: number): LogSlice {
+  private slice(segment: LogSegment, position: number, size: number, firstBatchOffset: number, cached: boolean): LogSlice {
     segment.retain();
     let released = false;
     return {
@@ -710,6 +716,7 @@ export class PartitionLog {
       position,
       size,
       firstBatchOffset,
+      cached,
       readBytes: async () => {
         // The slice's reference keeps the descriptor open across the read; after release it may be gone.
         if (released) throw new TributaryError({ code: 'SLICE_RELEASED', message: `a slice of ${segment.logPath} was read after its release` });

@@ -35,7 +35,15 @@ export interface SegmentRange {
   readonly size: number;
   /** Base offset of the first batch (≤ the offset asked for). */
   readonly firstBatchOffset: number;
+  /** The lookup read headers inside or at the end of the range quickly: see LogSlice.cached. */
+  readonly cached: boolean;
 }
+
+/**
+ * A header read this fast was served by the page cache: the disk answers in milliseconds (a
+ * rotational disk's seek alone takes several), the page cache in microseconds.
+ */
+export const CACHED_READ_MS = 1;
 
 /**
  * Where a batch starts, remembered from an earlier read: a consumer's next fetch asks for the
@@ -313,17 +321,21 @@ export class LogSegment {
   readRange(offset: number, end: number, maxBytes: number, endOffset?: number): SegmentRange | undefined {
     this.assertOpen('read');
     if (end <= 0) return undefined;
+    // How long the header reads took, to tell the page cache from the disk (`cached`).
+    const started = performance.now();
     let position = this.hintedPosition(offset, end);
     let firstBatchOffset = offset;
+    let probed = false;
     if (position === undefined) {
       const first = this.findBatch(offset, end);
       if (first === undefined) return undefined;
       position = first.position;
       firstBatchOffset = first.baseOffset;
+      probed = true;
     }
     if (end - position <= maxBytes) {
       if (endOffset !== undefined) this.remember(endOffset, end);
-      return { position, size: end - position, firstBatchOffset };
+      return { position, size: end - position, firstBatchOffset, cached: probed && performance.now() - started < CACHED_READ_MS };
     }
     // End of the last whole batch within the limit, scanning from the nearest index entry; the
     // batch that does not fit is where the next read starts.
@@ -338,14 +350,15 @@ export class LogSegment {
       }
       boundary = batch.position + batch.size;
     }
+    const cached = performance.now() - started < CACHED_READ_MS;
     if (boundary > position) {
       if (next !== undefined) this.remember(next.baseOffset, next.position);
-      return { position, size: boundary - position, firstBatchOffset };
+      return { position, size: boundary - position, firstBatchOffset, cached };
     }
     // The first batch alone is larger than maxBytes: it comes whole.
     const first = next?.position === position ? next : this.findBatch(offset, end);
     if (first === undefined) return undefined;
-    return { position, size: first.size, firstBatchOffset };
+    return { position, size: first.size, firstBatchOffset, cached };
   }
 
   /** Where the batch with base offset `offset` starts, if a read remembered it and it ends before `end`. */

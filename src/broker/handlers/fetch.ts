@@ -96,7 +96,7 @@ async function readAll(context: BrokerContext, request: FetchRequest): Promise<A
         const slice = result.slice;
         if (slice !== undefined && (firstData || slice.size <= limit)) {
           slices.push(slice);
-          const range: FileRange = { fd: slice.fd, position: slice.position, length: slice.size };
+          const range: FileRange = { fd: slice.fd, position: slice.position, length: slice.size, cached: slice.cached };
           records = { kind: 'external', length: slice.size, source: range };
           bytes += slice.size;
           remaining -= slice.size;

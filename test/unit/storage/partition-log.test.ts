@@ -231,6 +231,25 @@ describe('reads against a brute-force model on random data', () => {
     }
   });
 
+  it('says a slice is cached only when its lookup read headers from the file', async () => {
+    const { manager } = await openManager(temporaryDirectory(), { flushMessages: 1_000_000 });
+    const log = await manager.getOrCreateLog('cached', 0);
+    for (let i = 0; i < 10; i += 1) await log.append(batch(3, { valueBytes: 100 }));
+    await log.flush();
+    // Offset 0 is looked up in the file; a reader at the old high watermark starts where the last
+    // read ended, so the next slice (up to the new high watermark, within maxBytes) reads no header.
+    const first = (await log.read(0, 1 << 20)).slice!;
+    expect(typeof first.cached).toBe('boolean');
+    first.release();
+    const end = log.highWatermark;
+    for (let i = 0; i < 10; i += 1) await log.append(batch(3, { valueBytes: 100 }));
+    await log.flush();
+    const next = (await log.read(end, 1 << 20)).slice!;
+    expect({ first: next.firstBatchOffset, cached: next.cached }).toEqual({ first: end, cached: false });
+    next.release();
+    await manager.close();
+  });
+
   it('finds the first record at or after a timestamp', async () => {
     const random = seededRandom(7);
     const { manager } = await openManager(temporaryDirectory(), { segmentBytes: 4_000, indexIntervalBytes: 200 });
