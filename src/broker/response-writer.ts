@@ -92,28 +92,34 @@ const EMPTY = Buffer.alloc(0);
  * Reads the gathered file ranges into consecutive views of one pooled buffer (one per write, not
  * one per partition: a 100-partition Fetch otherwise took more buffers at once than the pool keeps
  * idle, and each fresh one costs the kernel a page fault per 4 KiB) and puts each view in its
- * place in `buffers`. Several ranges are read at once on the thread pool, which copies them side
- * by side. A lone range the page cache holds (FileRange.cached) is read here instead: a round
- * trip through the pool (waking a thread, then the event loop) costs more than the copy, and
- * there is nothing to overlap it with. Settles only when every read has, so no read is still
- * under way on a descriptor when a failure lets the caller release its slices.
+ * place in `buffers`. A range the page cache holds (FileRange.cached) is copied here, on the event
+ * loop: a round trip through the thread pool (waking a pool thread, then the event loop) costs
+ * more than copying 200 KB from the page cache. The others are read at once on the thread pool.
+ * Settles only when every read has, so no read is still under way on a descriptor when a failure
+ * lets the caller release its slices.
  */
 async function readFileRanges(reads: readonly { readonly range: FileRange; readonly at: number }[], into: Buffer, buffers: Buffer[]): Promise<void> {
   let offset = 0;
   const pending: Promise<void>[] = [];
+  const here: { readonly range: FileRange; readonly view: Buffer }[] = [];
   for (const { range, at } of reads) {
     const view = into.subarray(offset, offset + range.length);
     offset += range.length;
     buffers[at] = view;
-    if (reads.length === 1 && range.cached === true) readFileRangeSync(range, view);
+    if (range.cached === true) here.push({ range, view });
     else pending.push(readFileRange(range, view));
   }
-  if (pending.length <= 1) {
-    await pending[0];
-    return;
+  // The pool's reads are under way meanwhile.
+  let failure: { readonly error: unknown } | undefined;
+  try {
+    for (const { range, view } of here) readFileRangeSync(range, view);
+  } catch (error) {
+    failure = { error };
   }
-  const outcomes = await Promise.allSettled(pending);
-  for (const outcome of outcomes) if (outcome.status === 'rejected') throw outcome.reason;
+  for (const outcome of await Promise.allSettled(pending)) {
+    if (outcome.status === 'rejected') failure ??= { error: outcome.reason };
+  }
+  if (failure !== undefined) throw failure.error;
 }
 
 /** Fills `bytes` from the file range (bytes.length of them from range.position + offset), on the thread pool. */

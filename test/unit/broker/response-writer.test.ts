@@ -75,7 +75,7 @@ describe('writeFramedResponse', () => {
   for (const mode of ['stream', 'buffer'] as const) {
     it(`sends ranges the page cache holds (read on the event loop) like any others (${mode})`, async () => {
       const large = 2 * STREAM_CHUNK_BYTES + 77;
-      // A lone cached range per write, a cached range beside others, and one larger than a stream chunk.
+      // Cached ranges beside one that is not, and one larger than a stream chunk.
       const parts = [header, range(10, 1000, true), trailer, range(5000, 20, true), range(7000, 300, false), trailer, range(3, large, true)];
       const bytes = await sendAndReceive(parts, mode);
       expect(bytes.equals(expectedFrame([header, file.subarray(10, 1010), trailer, file.subarray(5000, 5020), file.subarray(7000, 7300), trailer, file.subarray(3, 3 + large)]))).toBe(true);
@@ -97,6 +97,8 @@ describe('writeFramedResponse', () => {
         const long = [range(file.length - STREAM_CHUNK_BYTES - 10, STREAM_CHUNK_BYTES + 100, cached)];
         await expect(writeFramedResponse(serverSide, [header, ...short], mode)).rejects.toThrow(/90 bytes early/);
         await expect(writeFramedResponse(serverSide, [header, ...long], mode)).rejects.toThrow(/90 bytes early/);
+        // Beside ranges read the other way, in the same gathered write.
+        await expect(writeFramedResponse(serverSide, [header, range(0, 100, !cached), ...short, range(200, 100, !cached)], mode)).rejects.toThrow(/90 bytes early/);
         client.destroy();
         serverSide.destroy();
         await new Promise<void>((resolve) => server.close(() => resolve()));
