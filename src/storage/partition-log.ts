@@ -708,28 +708,7 @@ export class PartitionLog {
   }
 
   private slice(segment: LogSegment, position: number, size: number, firstBatchOffset: number, cached: boolean): LogSlice {
-    segment.retain();
-    let released = false;
-    return {
-      fd: segment.fd,
-      path: segment.logPath,
-      position,
-      size,
-      firstBatchOffset,
-      cached,
-      readBytes: async () => {
-        // The slice's reference keeps the descriptor open across the read; after release it may be gone.
-        if (released) throw new TributaryError({ code: 'SLICE_RELEASED', message: `a slice of ${segment.logPath} was read after its release` });
-        const bytes = Buffer.allocUnsafe(size);
-        const read = await readFully(segment.fd, bytes, size, position);
-        return bytes.subarray(0, read);
-      },
-      release: () => {
-        if (released) return;
-        released = true;
-        segment.release();
-      },
-    };
+    return new SegmentSlice(segment, position, size, firstBatchOffset, cached);
   }
 
   // ---- loading and recovery -------------------------------------------------------------
@@ -895,6 +874,44 @@ export class PartitionLog {
     );
     segment.truncateTo(scan.validEnd);
     return true;
+  }
+}
+
+/**
+ * A LogSlice holding a reference to its segment from creation to `release`. A class rather than
+ * an object of closures: a Fetch makes one per partition it returns.
+ */
+class SegmentSlice implements LogSlice {
+  readonly fd: number;
+  private released = false;
+
+  constructor(
+    private readonly segment: LogSegment,
+    readonly position: number,
+    readonly size: number,
+    readonly firstBatchOffset: number,
+    readonly cached: boolean,
+  ) {
+    segment.retain();
+    this.fd = segment.fd;
+  }
+
+  get path(): string {
+    return this.segment.logPath;
+  }
+
+  async readBytes(): Promise<Buffer> {
+    // The slice's reference keeps the descriptor open across the read; after release it may be gone.
+    if (this.released) throw new TributaryError({ code: 'SLICE_RELEASED', message: `a slice of ${this.segment.logPath} was read after its release` });
+    const bytes = Buffer.allocUnsafe(this.size);
+    const read = await readFully(this.segment.fd, bytes, this.size, this.position);
+    return bytes.subarray(0, read);
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.segment.release();
   }
 }
 
