@@ -5,9 +5,10 @@
  * GATHER_LIMIT_BYTES, and handed to the socket corked, so a typical Fetch answer leaves in one
  * writev instead of one TCP segment per part (the socket has Nagle off). A file range larger than
  * the limit is streamed in bounded chunks, waiting for the socket to drain, so a large Fetch
- * never sits whole in the JS heap. The file ranges of one gathered write are read at once (the
- * thread pool serves them side by side) into one pooled buffer (buffers.ts), which goes back to
- * the pool once the socket's write callback says the kernel has the bytes.
+ * never sits whole in the JS heap. The file ranges of one gathered write are read into one pooled
+ * buffer (buffers.ts), which goes back to the pool once the socket's write callback says the
+ * kernel has the bytes: ranges storage found in the page cache (FileRange.cached) are copied on
+ * the event loop, the others read at once on the thread pool, where a disk read stalls no one.
  */
 import { read, readSync } from 'node:fs';
 import type { Socket } from 'node:net';
