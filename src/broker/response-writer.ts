@@ -5,10 +5,12 @@
  * GATHER_LIMIT_BYTES, and handed to the socket corked, so a typical Fetch answer leaves in one
  * writev instead of one TCP segment per part (the socket has Nagle off). A file range larger than
  * the limit is streamed in bounded chunks, waiting for the socket to drain, so a large Fetch
- * never sits whole in the JS heap. File bytes are read into pooled buffers (buffers.ts) that go
- * back to the pool once the socket's write callback says the kernel has them.
+ * never sits whole in the JS heap. The file ranges of one gathered write are read into one pooled
+ * buffer (buffers.ts), which goes back to the pool once the socket's write callback says the
+ * kernel has the bytes: ranges storage found in the page cache (FileRange.cached) are copied on
+ * the event loop, the others read at once on the thread pool, where a disk read stalls no one.
  */
-import { read } from 'node:fs';
+import { read, readSync } from 'node:fs';
 import type { Socket } from 'node:net';
 import { promisify } from 'node:util';
 import { isExternalPart, type MessagePart } from '../protocol/wire.js';
@@ -21,6 +23,11 @@ export interface FileRange {
   readonly fd: number;
   readonly position: number;
   readonly length: number;
+  /**
+   * Storage found the range's bytes in the page cache just now (LogSlice.cached), so it may be
+   * read on the event loop; otherwise it is read on the thread pool, which a disk read cannot stall.
+   */
+  readonly cached?: boolean;
 }
 
 export const STREAM_CHUNK_BYTES = 256 * 1024;
@@ -42,15 +49,21 @@ export async function writeFramedResponse(socket: Socket, parts: readonly Messag
   size.writeInt32BE(total, 0);
   let gathered: Buffer[] = [size];
   let gatheredBytes = size.length;
-  let pooled: Buffer[] = [];
+  /** The file ranges among `gathered` (placeholders there until read), and their bytes. */
+  let ranges: { readonly range: FileRange; readonly at: number }[] = [];
+  let rangeBytes = 0;
   const send = async (): Promise<void> => {
     const buffers = gathered;
-    const written = pooled;
+    const reads = ranges;
+    const readBytes = rangeBytes;
     gathered = [];
     gatheredBytes = 0;
-    pooled = [];
+    ranges = [];
+    rangeBytes = 0;
+    const pooled = reads.length === 0 ? undefined : brokerBuffers.take(readBytes);
+    if (pooled !== undefined) await readFileRanges(reads, pooled, buffers);
     await writeCorked(socket, buffers, (error) => {
-      if (error === undefined || error === null) for (const bytes of written) brokerBuffers.give(bytes);
+      if (pooled !== undefined && (error === undefined || error === null)) brokerBuffers.give(pooled);
     });
   };
   for (const part of parts) {
@@ -66,33 +79,81 @@ export async function writeFramedResponse(socket: Socket, parts: readonly Messag
       gatheredBytes += part.length;
       continue;
     }
-    const bytes = brokerBuffers.take(range.length);
-    await readFileRange(range, bytes);
-    gathered.push(bytes);
-    gatheredBytes += bytes.length;
-    pooled.push(bytes);
+    ranges.push({ range, at: gathered.length });
+    gathered.push(EMPTY);
+    gatheredBytes += range.length;
+    rangeBytes += range.length;
   }
   await send();
 }
 
-/** Fills `bytes` from the file range (bytes.length of them from range.position). */
+const EMPTY = Buffer.alloc(0);
+
+/**
+ * Reads the gathered file ranges into consecutive views of one pooled buffer (one per write, not
+ * one per partition: a 100-partition Fetch otherwise took more buffers at once than the pool keeps
+ * idle, and each fresh one costs the kernel a page fault per 4 KiB) and puts each view in its
+ * place in `buffers`. A range the page cache holds (FileRange.cached) is copied here, on the event
+ * loop: a round trip through the thread pool (waking a pool thread, then the event loop) costs
+ * more than copying 200 KB from the page cache. The others are read at once on the thread pool.
+ * Settles only when every read has, so no read is still under way on a descriptor when a failure
+ * lets the caller release its slices.
+ */
+async function readFileRanges(reads: readonly { readonly range: FileRange; readonly at: number }[], into: Buffer, buffers: Buffer[]): Promise<void> {
+  let offset = 0;
+  const pending: Promise<void>[] = [];
+  const here: { readonly range: FileRange; readonly view: Buffer }[] = [];
+  for (const { range, at } of reads) {
+    const view = into.subarray(offset, offset + range.length);
+    offset += range.length;
+    buffers[at] = view;
+    if (range.cached === true) here.push({ range, view });
+    else pending.push(readFileRange(range, view));
+  }
+  // The pool's reads are under way meanwhile.
+  let failure: { readonly error: unknown } | undefined;
+  try {
+    for (const { range, view } of here) readFileRangeSync(range, view);
+  } catch (error) {
+    failure = { error };
+  }
+  for (const outcome of await Promise.allSettled(pending)) {
+    if (outcome.status === 'rejected') failure ??= { error: outcome.reason };
+  }
+  if (failure !== undefined) throw failure.error;
+}
+
+/** Fills `bytes` from the file range (bytes.length of them from range.position + offset), on the thread pool. */
 async function readFileRange(range: FileRange, bytes: Buffer, offset = 0): Promise<void> {
   let filled = 0;
   while (filled < bytes.length) {
     const { bytesRead } = await readAsync(range.fd, bytes, filled, bytes.length - filled, range.position + offset + filled);
-    if (bytesRead === 0) {
-      // The file is shorter than the range promised: the response can no longer be framed right.
-      throw new Error(`segment ended ${range.length - offset - filled} bytes early while reading a fetch response`);
-    }
+    if (bytesRead === 0) throw endedEarly(range, offset + filled);
     filled += bytesRead;
   }
+}
+
+/** `readFileRange` on the event loop, for bytes the page cache holds. */
+function readFileRangeSync(range: FileRange, bytes: Buffer, offset = 0): void {
+  let filled = 0;
+  while (filled < bytes.length) {
+    const bytesRead = readSync(range.fd, bytes, filled, bytes.length - filled, range.position + offset + filled);
+    if (bytesRead === 0) throw endedEarly(range, offset + filled);
+    filled += bytesRead;
+  }
+}
+
+/** The file is shorter than the range promised: the response can no longer be framed right. */
+function endedEarly(range: FileRange, done: number): Error {
+  return new Error(`segment ended ${range.length - done} bytes early while reading a fetch response`);
 }
 
 async function streamFileRange(socket: Socket, range: FileRange): Promise<void> {
   let sent = 0;
   while (sent < range.length) {
     const bytes = brokerBuffers.take(Math.min(STREAM_CHUNK_BYTES, range.length - sent));
-    await readFileRange(range, bytes, sent);
+    if (range.cached === true) readFileRangeSync(range, bytes, sent);
+    else await readFileRange(range, bytes, sent);
     await write(socket, bytes, (error) => {
       if (error === undefined || error === null) brokerBuffers.give(bytes);
     });

@@ -55,6 +55,12 @@ export interface LogSlice {
   readonly size: number;
   /** Offset of the first batch in the slice (≤ the offset asked for). */
   readonly firstBatchOffset: number;
+  /**
+   * The lookup that made the slice read its headers from the page cache just now (at its start or
+   * its end, in under CACHED_READ_MS): reading the slice at once will almost surely not wait for
+   * the disk. False when that is not known (no header was read) or a read was slow.
+   */
+  readonly cached: boolean;
   /** Copies the slice into memory (tests and small tools; the broker streams `fd` instead). */
   readBytes(): Promise<Buffer>;
   /** Must be called once the bytes have been sent; keeps a deleted segment's file open until then. */
@@ -317,12 +323,15 @@ export class PartitionLog {
     group?.resolve();
   }
 
-  /** Flushes when the policy says so: enough records waiting, or the oldest waiting long enough. */
+  /** Whether the flush policy wants a flush now: enough records waiting, or the oldest waiting long enough. */
+  flushDue(now: number): boolean {
+    if (this.unflushedRecords === 0 || this.state !== 'open') return false;
+    return this.unflushedRecords >= this.config.flushMessages || now - this.firstUnflushedAt >= this.config.flushMs;
+  }
+
+  /** Flushes when the policy says so (`flushDue`). */
   async maybeFlush(now: number): Promise<void> {
-    if (this.unflushedRecords === 0 || this.state !== 'open') return;
-    if (this.unflushedRecords >= this.config.flushMessages || now - this.firstUnflushedAt >= this.config.flushMs) {
-      await this.flush();
-    }
+    if (this.flushDue(now)) await this.flush();
   }
 
   /** fsyncs everything appended so far, then exposes it. Concurrent calls share the work. */
@@ -436,15 +445,10 @@ export class PartitionLog {
     for (let index = this.segmentIndexFor(offset); index < this.segments.length; index += 1) {
       const segment = this.segments[index];
       if (segment === undefined || segment.baseOffset >= hw.offset) break;
-      const end = segment === hw.segment ? hw.position : segment.size;
-      const first = segment.findBatch(offset, end);
-      if (first === undefined) continue;
-      let sliceEnd = end;
-      if (end - first.position > maxBytes) {
-        sliceEnd = segment.lastBoundaryWithin(first.position, first.position + Math.max(maxBytes, 0), end);
-        if (sliceEnd <= first.position) sliceEnd = first.position + first.size;
-      }
-      return { slice: this.slice(segment, first.position, sliceEnd - first.position, first.baseOffset), ...bounds };
+      const atHighWatermark = segment === hw.segment;
+      const range = segment.readRange(offset, atHighWatermark ? hw.position : segment.size, maxBytes, atHighWatermark ? hw.offset : undefined);
+      if (range === undefined) continue;
+      return { slice: this.slice(segment, range.position, range.size, range.firstBatchOffset, range.cached), ...bounds };
     }
     return { slice: undefined, ...bounds };
   }
@@ -703,28 +707,8 @@ export class PartitionLog {
     return found;
   }
 
-  private slice(segment: LogSegment, position: number, size: number, firstBatchOffset: number): LogSlice {
-    segment.retain();
-    let released = false;
-    return {
-      fd: segment.fd,
-      path: segment.logPath,
-      position,
-      size,
-      firstBatchOffset,
-      readBytes: async () => {
-        // The slice's reference keeps the descriptor open across the read; after release it may be gone.
-        if (released) throw new TributaryError({ code: 'SLICE_RELEASED', message: `a slice of ${segment.logPath} was read after its release` });
-        const bytes = Buffer.allocUnsafe(size);
-        const read = await readFully(segment.fd, bytes, size, position);
-        return bytes.subarray(0, read);
-      },
-      release: () => {
-        if (released) return;
-        released = true;
-        segment.release();
-      },
-    };
+  private slice(segment: LogSegment, position: number, size: number, firstBatchOffset: number, cached: boolean): LogSlice {
+    return new SegmentSlice(segment, position, size, firstBatchOffset, cached);
   }
 
   // ---- loading and recovery -------------------------------------------------------------
@@ -890,6 +874,44 @@ export class PartitionLog {
     );
     segment.truncateTo(scan.validEnd);
     return true;
+  }
+}
+
+/**
+ * A LogSlice holding a reference to its segment from creation to `release`. A class rather than
+ * an object of closures: a Fetch makes one per partition it returns.
+ */
+class SegmentSlice implements LogSlice {
+  readonly fd: number;
+  private released = false;
+
+  constructor(
+    private readonly segment: LogSegment,
+    readonly position: number,
+    readonly size: number,
+    readonly firstBatchOffset: number,
+    readonly cached: boolean,
+  ) {
+    segment.retain();
+    this.fd = segment.fd;
+  }
+
+  get path(): string {
+    return this.segment.logPath;
+  }
+
+  async readBytes(): Promise<Buffer> {
+    // The slice's reference keeps the descriptor open across the read; after release it may be gone.
+    if (this.released) throw new TributaryError({ code: 'SLICE_RELEASED', message: `a slice of ${this.segment.logPath} was read after its release` });
+    const bytes = Buffer.allocUnsafe(this.size);
+    const read = await readFully(this.segment.fd, bytes, this.size, this.position);
+    return bytes.subarray(0, read);
+  }
+
+  release(): void {
+    if (this.released) return;
+    this.released = true;
+    this.segment.release();
   }
 }
 

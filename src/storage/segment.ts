@@ -29,6 +29,35 @@ export function segmentFileName(baseOffset: number, suffix: '.log' | '.index' | 
   return `${String(baseOffset).padStart(20, '0')}${suffix}`;
 }
 
+/** Whole batches of one read: `size` bytes of the file from `position`. */
+export interface SegmentRange {
+  readonly position: number;
+  readonly size: number;
+  /** Base offset of the first batch (≤ the offset asked for). */
+  readonly firstBatchOffset: number;
+  /** The lookup read headers inside or at the end of the range quickly: see LogSlice.cached. */
+  readonly cached: boolean;
+}
+
+/**
+ * A header read this fast was served by the page cache: the disk answers in milliseconds (a
+ * rotational disk's seek alone takes several), the page cache in microseconds.
+ */
+export const CACHED_READ_MS = 1;
+
+/**
+ * Where a batch starts, remembered from an earlier read: a consumer's next fetch asks for the
+ * offset just past what it was sent, so the read after this one starts here without a lookup.
+ */
+interface ReadHint {
+  /** The offset a reader is expected to ask for: this batch's base offset. */
+  readonly offset: number;
+  readonly position: number;
+}
+
+/** Read hints kept per segment (one per consumer reading it, up to this many). */
+const READ_HINTS = 8;
+
 /** What a segment's state was before its first queued batch, to undo a failed or cancelled write. */
 interface BeforePending {
   readonly nextOffset: number;
@@ -61,6 +90,11 @@ export class LogSegment {
   private references = 0;
   /** The owner let go (closed or deleted): nothing new may start. */
   private closed = false;
+  /** Batch starts learnt by reads (`readRange`), newest replacing the oldest. */
+  private readonly hints: ReadHint[] = [];
+  private nextHint = 0;
+  /** `<base>.log` in the folder, computed once: every fetched slice names its file. */
+  readonly logPath: string;
 
   private constructor(
     readonly directory: string,
@@ -74,16 +108,13 @@ export class LogSegment {
       join(directory, segmentFileName(baseOffset, '.index')),
       join(directory, segmentFileName(baseOffset, '.timeindex')),
     );
+    this.logPath = join(directory, segmentFileName(baseOffset, '.log'));
     this.descriptor = descriptor;
     this.size = size;
     this.writtenSize = size;
     this.nextOffset = baseOffset;
     this.createdAt = now;
     this.lastWrittenAt = now;
-  }
-
-  get logPath(): string {
-    return join(this.directory, segmentFileName(this.baseOffset, '.log'));
   }
 
   /** A new, empty segment without files: `createFile` makes them when the first batch comes. */
@@ -246,6 +277,7 @@ export class LogSegment {
 
   /** Resets the index so `track` can rebuild it from a full scan. */
   resetForRebuild(): void {
+    this.forgetHints();
     this.index.clear();
     this.bytesSinceIndexEntry = 0;
     this.maxTimestamp = -1n;
@@ -258,6 +290,7 @@ export class LogSegment {
     this.assertOpen('truncate');
     if (this.hasPending) throw new Error(`segment ${this.baseOffset} cannot be truncated with batches queued`);
     ftruncateSync(this.fd, position);
+    this.forgetHints();
     this.size = position;
     this.writtenSize = position;
     this.index.truncateToPosition(position);
@@ -274,16 +307,79 @@ export class LogSegment {
     return undefined;
   }
 
-  /** End of the last whole batch in [start, limit], scanning from the nearest index entry. */
-  lastBoundaryWithin(start: number, limit: number, end: number): number {
+  /**
+   * Whole batches from the one holding `offset` (the first with lastOffset ≥ `offset`), all
+   * before `end`, at most `maxBytes` of them — but the first batch comes whole even when larger.
+   * `end` must be a batch boundary of written data; `endOffset`, when given, is the offset of the
+   * batch that will start there (the high watermark's), so the read that follows this one on can
+   * start without a lookup. Undefined when no batch holding `offset` starts before `end`.
+   *
+   * A lookup reads headers from the file (a system call each time); the batch a sequential reader
+   * asks for next is known from the last read (it ends where the last slice ended), so it is
+   * remembered (`hints`) and that read needs only the one scan for the slice's end.
+   */
+  readRange(offset: number, end: number, maxBytes: number, endOffset?: number): SegmentRange | undefined {
     this.assertOpen('read');
-    const from = Math.max(start, this.index.floorByPosition(limit)?.position ?? start);
+    if (end <= 0) return undefined;
+    // How long the header reads took, to tell the page cache from the disk (`cached`).
+    const started = performance.now();
+    let position = this.hintedPosition(offset, end);
+    let firstBatchOffset = offset;
+    let probed = false;
+    if (position === undefined) {
+      const first = this.findBatch(offset, end);
+      if (first === undefined) return undefined;
+      position = first.position;
+      firstBatchOffset = first.baseOffset;
+      probed = true;
+    }
+    if (end - position <= maxBytes) {
+      if (endOffset !== undefined) this.remember(endOffset, end);
+      return { position, size: end - position, firstBatchOffset, cached: probed && performance.now() - started < CACHED_READ_MS };
+    }
+    // End of the last whole batch within the limit, scanning from the nearest index entry; the
+    // batch that does not fit is where the next read starts.
+    const limit = position + Math.max(maxBytes, 0);
+    const from = Math.max(position, this.index.floorByPosition(limit)?.position ?? position);
     let boundary = from;
+    let next: BatchInfo | undefined;
     for (const batch of scanBatches(this.fd, from, end)) {
-      if (batch.position + batch.size > limit) break;
+      if (batch.position + batch.size > limit) {
+        next = batch;
+        break;
+      }
       boundary = batch.position + batch.size;
     }
-    return boundary;
+    const cached = performance.now() - started < CACHED_READ_MS;
+    if (boundary > position) {
+      if (next !== undefined) this.remember(next.baseOffset, next.position);
+      return { position, size: boundary - position, firstBatchOffset, cached };
+    }
+    // The first batch alone is larger than maxBytes: it comes whole.
+    const first = next?.position === position ? next : this.findBatch(offset, end);
+    if (first === undefined) return undefined;
+    return { position, size: first.size, firstBatchOffset, cached };
+  }
+
+  /** Where the batch with base offset `offset` starts, if a read remembered it and it ends before `end`. */
+  private hintedPosition(offset: number, end: number): number | undefined {
+    for (const hint of this.hints) if (hint.offset === offset && hint.position < end) return hint.position;
+    return undefined;
+  }
+
+  private remember(offset: number, position: number): void {
+    for (const hint of this.hints) if (hint.offset === offset) return;
+    if (this.hints.length < READ_HINTS) {
+      this.hints.push({ offset, position });
+      return;
+    }
+    this.hints[this.nextHint] = { offset, position };
+    this.nextHint = (this.nextHint + 1) % READ_HINTS;
+  }
+
+  private forgetHints(): void {
+    this.hints.length = 0;
+    this.nextHint = 0;
   }
 
   /** First batch whose max timestamp is ≥ `timestamp`, starting before `end`. */

@@ -77,6 +77,8 @@ async function readAll(context: BrokerContext, request: FetchRequest): Promise<A
   const responses = [];
   for (const topic of request.topics) {
     const partitions: FetchResponsePartition[] = [];
+    // Counted once per topic, not per partition: a label lookup each time costs more than the sum.
+    let topicBytes = 0;
     for (const wanted of topic.partitions) {
       const base = { partitionIndex: wanted.partition, abortedTransactions: null, preferredReadReplica: -1 };
       const local = await localPartition(context, topic.topic, wanted.partition);
@@ -94,12 +96,12 @@ async function readAll(context: BrokerContext, request: FetchRequest): Promise<A
         const slice = result.slice;
         if (slice !== undefined && (firstData || slice.size <= limit)) {
           slices.push(slice);
-          const range: FileRange = { fd: slice.fd, position: slice.position, length: slice.size };
+          const range: FileRange = { fd: slice.fd, position: slice.position, length: slice.size, cached: slice.cached };
           records = { kind: 'external', length: slice.size, source: range };
           bytes += slice.size;
           remaining -= slice.size;
           firstData = false;
-          context.metrics.bytesOut.inc({ topic: topic.topic }, slice.size);
+          topicBytes += slice.size;
         } else {
           slice?.release();
         }
@@ -119,6 +121,7 @@ async function readAll(context: BrokerContext, request: FetchRequest): Promise<A
         });
       }
     }
+    if (topicBytes > 0) context.metrics.bytesOut.inc({ topic: topic.topic }, topicBytes);
     responses.push({ topic: topic.topic, partitions });
   }
   let released = false;

@@ -46,7 +46,7 @@ async function sendAndReceive(parts: readonly MessagePart[], mode: FetchSendMode
   return Buffer.concat(received);
 }
 
-const range = (position: number, length: number): MessagePart => ({ kind: 'external', length, source: { fd, position, length } });
+const range = (position: number, length: number, cached = false): MessagePart => ({ kind: 'external', length, source: { fd, position, length, cached } });
 
 function expectedFrame(pieces: readonly Buffer[]): Buffer {
   const body = Buffer.concat(pieces);
@@ -70,6 +70,40 @@ describe('writeFramedResponse', () => {
       const bytes = await sendAndReceive([header, range(3, length), trailer], mode);
       expect(bytes.equals(expectedFrame([header, file.subarray(3, 3 + length), trailer]))).toBe(true);
     });
+  }
+
+  for (const mode of ['stream', 'buffer'] as const) {
+    it(`sends ranges the page cache holds (read on the event loop) like any others (${mode})`, async () => {
+      const large = 2 * STREAM_CHUNK_BYTES + 77;
+      // Cached ranges beside one that is not, and one larger than a stream chunk.
+      const parts = [header, range(10, 1000, true), trailer, range(5000, 20, true), range(7000, 300, false), trailer, range(3, large, true)];
+      const bytes = await sendAndReceive(parts, mode);
+      expect(bytes.equals(expectedFrame([header, file.subarray(10, 1010), trailer, file.subarray(5000, 5020), file.subarray(7000, 7300), trailer, file.subarray(3, 3 + large)]))).toBe(true);
+      const lone = await sendAndReceive([header, range(4321, 150_000, true), trailer], mode);
+      expect(lone.equals(expectedFrame([header, file.subarray(4321, 154_321), trailer]))).toBe(true);
+    });
+
+    for (const cached of [false, true]) {
+      it(`fails when a file range runs past the end of its file (${mode}, ${cached ? 'cached' : 'not cached'})`, async () => {
+        const server = createServer();
+        await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+        const address = server.address();
+        if (address === null || typeof address === 'string') throw new Error('no port');
+        const accepted = new Promise<Socket>((resolve) => server.once('connection', resolve));
+        const client = connect(address.port, '127.0.0.1');
+        client.resume();
+        const serverSide = await accepted;
+        const short = [range(file.length - 10, 100, cached)];
+        const long = [range(file.length - STREAM_CHUNK_BYTES - 10, STREAM_CHUNK_BYTES + 100, cached)];
+        await expect(writeFramedResponse(serverSide, [header, ...short], mode)).rejects.toThrow(/90 bytes early/);
+        await expect(writeFramedResponse(serverSide, [header, ...long], mode)).rejects.toThrow(/90 bytes early/);
+        // Beside ranges read the other way, in the same gathered write.
+        await expect(writeFramedResponse(serverSide, [header, range(0, 100, !cached), ...short, range(200, 100, !cached)], mode)).rejects.toThrow(/90 bytes early/);
+        client.destroy();
+        serverSide.destroy();
+        await new Promise<void>((resolve) => server.close(() => resolve()));
+      });
+    }
   }
 
   it('sends more small ranges than the gather limit holds, in order', async () => {

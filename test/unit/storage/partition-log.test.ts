@@ -171,6 +171,85 @@ describe('reads against a brute-force model on random data', () => {
     await manager.close();
   });
 
+  it('serves consumers reading on from where their last slice ended as the model says, while appends move the high watermark', async () => {
+    for (const visibleOnAppend of [false, true]) {
+      const random = seededRandom(visibleOnAppend ? 11 : 12);
+      const { manager } = await openManager(temporaryDirectory(), { segmentBytes: 6_000, indexIntervalBytes: 300, flushMessages: 1_000_000, visibleOnAppend });
+      const log = await manager.getOrCreateLog('sequential', 0);
+      const stored: { baseOffset: number; lastOffset: number; size: number }[] = [];
+      const append = async (count: number): Promise<void> => {
+        for (let i = 0; i < count; i += 1) {
+          const bytes = batch(1 + Math.floor(random() * 5), { valueBytes: Math.floor(random() * 120) });
+          const size = bytes.length;
+          const result = await log.append(bytes);
+          stored.push({ baseOffset: result.baseOffset, lastOffset: result.lastOffset, size });
+        }
+      };
+      // The model: batches laid end to end in the segment of the last base offset at or below theirs.
+      const segmentOf = (offset: number): number => log.segmentBaseOffsets.filter((base) => base <= offset).at(-1)!;
+      const model = (offset: number, maxBytes: number): { position: number; size: number; first: number; last: number } | undefined => {
+        const visible = stored.filter((b) => b.lastOffset < log.highWatermark);
+        const firstIndex = visible.findIndex((b) => b.lastOffset >= offset);
+        const first = visible[firstIndex];
+        if (first === undefined) return undefined;
+        const segment = segmentOf(first.baseOffset);
+        const position = visible.slice(0, firstIndex).filter((b) => segmentOf(b.baseOffset) === segment).reduce((sum, b) => sum + b.size, 0);
+        let size = first.size;
+        let last = first.lastOffset;
+        for (const next of visible.slice(firstIndex + 1)) {
+          if (segmentOf(next.baseOffset) !== segment || size + next.size > maxBytes) break;
+          size += next.size;
+          last = next.lastOffset;
+        }
+        return { position, size, first: first.baseOffset, last };
+      };
+      await append(20);
+      await log.flush();
+      const consumers = [0, 0, 0];
+      for (let step = 0; step < 800; step += 1) {
+        const action = random();
+        if (action < 0.15) {
+          await append(1 + Math.floor(random() * 4));
+          if (random() < 0.5) await log.flush();
+          continue;
+        }
+        const which = Math.floor(random() * consumers.length);
+        // Now and then a consumer jumps (a seek), often into the middle of a batch.
+        if (action < 0.2) consumers[which] = Math.floor(random() * (log.highWatermark + 1));
+        const offset = consumers[which]!;
+        const maxBytes = Math.floor(random() * 2_500);
+        const expected = model(offset, maxBytes);
+        const { slice } = await log.read(offset, maxBytes);
+        expect(slice === undefined ? undefined : { position: slice.position, size: slice.size, first: slice.firstBatchOffset }).toEqual(
+          expected === undefined ? undefined : { position: expected.position, size: expected.size, first: expected.first },
+        );
+        slice?.release();
+        if (expected !== undefined) consumers[which] = expected.last + 1;
+      }
+      expect(log.segmentBaseOffsets.length).toBeGreaterThan(5);
+      await manager.close();
+    }
+  });
+
+  it('says a slice is cached only when its lookup read headers from the file', async () => {
+    const { manager } = await openManager(temporaryDirectory(), { flushMessages: 1_000_000 });
+    const log = await manager.getOrCreateLog('cached', 0);
+    for (let i = 0; i < 10; i += 1) await log.append(batch(3, { valueBytes: 100 }));
+    await log.flush();
+    // Offset 0 is looked up in the file; a reader at the old high watermark starts where the last
+    // read ended, so the next slice (up to the new high watermark, within maxBytes) reads no header.
+    const first = (await log.read(0, 1 << 20)).slice!;
+    expect(typeof first.cached).toBe('boolean');
+    first.release();
+    const end = log.highWatermark;
+    for (let i = 0; i < 10; i += 1) await log.append(batch(3, { valueBytes: 100 }));
+    await log.flush();
+    const next = (await log.read(end, 1 << 20)).slice!;
+    expect({ first: next.firstBatchOffset, cached: next.cached }).toEqual({ first: end, cached: false });
+    next.release();
+    await manager.close();
+  });
+
   it('finds the first record at or after a timestamp', async () => {
     const random = seededRandom(7);
     const { manager } = await openManager(temporaryDirectory(), { segmentBytes: 4_000, indexIntervalBytes: 200 });
