@@ -8,8 +8,8 @@
  */
 import { z } from 'zod';
 import { TributaryError } from '../../src/common/errors.js';
-import type { RangeResult, RangeTask, RunPlan } from '../../src/etl/phases.js';
-import type { PartitionPlan } from '../../src/etl/plan.js';
+import type { RangeResult, RangeTask, RunPlan } from '../../src/etl/load/phases.js';
+import type { PartitionPlan } from '../../src/etl/load/plan.js';
 
 /** The load file a run was started from: where it was read, and its text at that moment. */
 export interface LoadFileData {

@@ -1,9 +1,9 @@
 /** The connections one job of a load works with, opened for the job and closed after it. */
 import type { Logger } from '../../src/common/logger.js';
-import { openLoadAudit } from '../../src/etl/load-audit.js';
+import { openLoadAudit } from '../../src/etl/completeness/load-audit.js';
 import { parseLoadFile, type LoadDefinition } from '../../src/etl/load-file.js';
-import type { LoadServices } from '../../src/etl/run.js';
-import { KafkaLoadSource } from '../../src/etl/source.js';
+import type { LoadServices } from '../../src/etl/load/run.js';
+import { KafkaLoadSource } from '../../src/etl/load/source.js';
 import { openWarehouse } from '../../src/etl/warehouse/open-warehouse.js';
 import { RegistryClient } from '../../src/registry/client.js';
 import type { LoadFileData } from './job-data.js';

@@ -1,5 +1,5 @@
 /**
- * What a worker does with each kind of job; each calls one phase of src/etl/phases.ts.
+ * What a worker does with each kind of job; each calls one phase of src/etl/load/phases.ts.
  *
  *   run     plan under the lease; unless a run of the load is still unfinished, queue the flow
  *   task    stage one partition range; return the staged files and this worker's id
@@ -11,8 +11,8 @@
 import { TributaryError } from '../../src/common/errors.js';
 import type { Logger } from '../../src/common/logger.js';
 import type { CoordinationStore } from '../../src/coordination/store.js';
-import type { FailpointName } from '../../src/etl/failpoints.js';
-import { commitPhase, planPhase, taskPhase } from '../../src/etl/phases.js';
+import type { FailpointName } from '../../src/etl/load/failpoints.js';
+import { commitPhase, planPhase, taskPhase } from '../../src/etl/load/phases.js';
 import type { FlowProducer, Job, Queue } from 'bullmq';
 import { failingAsJob } from './failures.js';
 import { parseCommitJobData, parseRunJobData, parseTaskJobData, parseTaskJobResult, type CommitJobResult, type RunJobResult, type TaskJobResult } from './job-data.js';

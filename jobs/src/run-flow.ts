@@ -5,7 +5,7 @@
  * so a run never waits for a range that will not come.
  */
 import type { FlowJob, Job, Queue } from 'bullmq';
-import type { PlannedRun } from '../../src/etl/phases.js';
+import type { PlannedRun } from '../../src/etl/load/phases.js';
 import type { CommitJobData, LoadFileData, TaskJobData } from './job-data.js';
 import { JOB_NAMES, JOB_OPTIONS, QUEUE_NAMES } from './queues.js';
 

@@ -8,7 +8,7 @@ import type { TierCompleteness, WindowStatus } from '../audit/reconcile.js';
 import { DEFAULT_LATENESS_MS } from '../audit/windows.js';
 import { TributaryError } from '../common/errors.js';
 import { HOUR_MS } from '../etl/layout.js';
-import { readLoadStatus } from '../etl/status.js';
+import { readLoadStatus } from '../etl/status/status.js';
 import { loadWarehouse } from './loads-view.js';
 import { gather, notConfigured, type Panel } from './panel.js';
 import type { DashboardSources } from './sources.js';

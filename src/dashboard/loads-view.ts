@@ -7,8 +7,8 @@
 import { DEFAULT_LATENESS_MS } from '../audit/windows.js';
 import type { LoadDefinition } from '../etl/load-file.js';
 import { HOUR_MS } from '../etl/layout.js';
-import type { NextOffsets } from '../etl/manifest.js';
-import { readLoadStatus, type CommitSummary, type LoadStatus } from '../etl/status.js';
+import type { NextOffsets } from '../etl/load/manifest.js';
+import { readLoadStatus, type CommitSummary, type LoadStatus } from '../etl/status/status.js';
 import { openWarehouse } from '../etl/warehouse/open-warehouse.js';
 import type { WarehouseFileSystem } from '../etl/warehouse/warehouse.js';
 import { hourRows, producedPerHour, type HourRow } from './hours.js';

@@ -6,7 +6,7 @@
  */
 import { TributaryError } from '../common/errors.js';
 import { HOUR_MS, hourFolder } from '../etl/layout.js';
-import type { Manifest } from '../etl/manifest.js';
+import type { Manifest } from '../etl/load/manifest.js';
 import type { WarehouseFileSystem } from '../etl/warehouse/warehouse.js';
 
 export interface HourFile {

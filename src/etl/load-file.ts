@@ -28,12 +28,11 @@ import { hostPortSchema, parseConfig } from '../common/config.js';
 import { AUDIT_TOPIC } from '../audit/audit-count.js';
 import { TributaryError } from '../common/errors.js';
 import { validateCodec, type DataFileCodec, type DataFileFormat } from './files/data-files.js';
-import { transformSchema, type TransformDefinition } from './transform.js';
+import { transformSchema, type TransformDefinition } from './records/transform.js';
+import type { TopicSelector } from './load-types.js';
 import { parseWarehousePath } from './warehouse/paths.js';
 
-export type TopicSelector =
-  | { readonly kind: 'list'; readonly names: readonly string[] }
-  | { readonly kind: 'pattern'; readonly pattern: RegExp; readonly source: string };
+export type { TopicSelector } from './load-types.js';
 
 export interface LoadDefinition {
   /** Absolute path of the load file, for messages. */

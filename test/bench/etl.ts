@@ -11,7 +11,7 @@
  *              hour, and each bucket encoded as an Avro container file in memory with the load's
  *              codec (deflate, 64 KiB blocks, the same container writer the loader uses, with its
  *              offset metadata). No network, no disk, no registry, no checks.
- *   local      `runLoad` (src/etl/run.ts) of a fresh load into a local folder warehouse: plan,
+ *   local      `runLoad` (src/etl/load/run.ts) of a fresh load into a local folder warehouse: plan,
  *              fetch from the broker, decode, bucket, encode, stage, commit — one whole run.
  *   HDFS       the same `runLoad` into real HDFS through WebHDFS (test/services' NameNode and
  *              DataNode, replication 1).
@@ -57,14 +57,14 @@ import { SimpleConsumer } from '../../src/client/simple-consumer.js';
 import { createLogger } from '../../src/common/logger.js';
 import { MemoryCoordination } from '../../src/coordination/memory-store.js';
 import { samplePageViews } from '../../src/demo/sample-events.js';
-import { compactOffsets } from '../../src/etl/extract.js';
+import { compactOffsets } from '../../src/etl/load/extract.js';
 import { writeAvroContainer } from '../../src/etl/files/avro-container.js';
 import { syncMarkerFor } from '../../src/etl/files/data-files.js';
 import { dataFilePath, HOUR_MS, hourOf } from '../../src/etl/layout.js';
 import { parseLoadFile, type LoadDefinition } from '../../src/etl/load-file.js';
-import type { LoadProgress } from '../../src/etl/progress.js';
-import { runLoad } from '../../src/etl/run.js';
-import { KafkaLoadSource } from '../../src/etl/source.js';
+import type { LoadProgress } from '../../src/etl/status/progress.js';
+import { runLoad } from '../../src/etl/load/run.js';
+import { KafkaLoadSource } from '../../src/etl/load/source.js';
 import { openWarehouse } from '../../src/etl/warehouse/open-warehouse.js';
 import { CreateTopicsApi } from '../../src/protocol/apis/create-topics.js';
 import { RegistryClient } from '../../src/registry/client.js';

@@ -5,7 +5,7 @@
  * draw a progress bar on stderr when it is a terminal (--progress/--no-progress decide otherwise;
  * with the bar, logs default to warn so they do not tear it).
  *
- * TRIBUTARY_ETL_FAILPOINT=<name>[:<n>] (src/etl/failpoints.ts, src/etl/replay-failpoints.ts) makes
+ * TRIBUTARY_ETL_FAILPOINT=<name>[:<n>] (src/etl/load/failpoints.ts, src/etl/replay/failpoints.ts) makes
  * `etl run`, `etl replay` or `etl rollback` kill itself with SIGKILL at that moment: for crash tests only.
  */
 import { TributaryError } from '../../common/errors.js';
@@ -14,20 +14,20 @@ import { logLevelSchema, parseConfig, zookeeperConnectSchema, type LogLevel } fr
 import { MemoryCoordination } from '../../coordination/memory-store.js';
 import type { CoordinationStore } from '../../coordination/store.js';
 import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
-import { failpointHook, parseFailpoint, type FailpointName } from '../../etl/failpoints.js';
-import { openLoadAudit } from '../../etl/load-audit.js';
+import { failpointHook, parseFailpoint, type FailpointName } from '../../etl/load/failpoints.js';
+import { openLoadAudit } from '../../etl/completeness/load-audit.js';
 import { readLoadFile, type LoadDefinition } from '../../etl/load-file.js';
-import { formatPlan } from '../../etl/plan.js';
-import type { LoadProgress } from '../../etl/progress.js';
-import { progressBar, shouldShowProgress } from '../../etl/progress-bar.js';
-import { replayWindow } from '../../etl/replay.js';
-import { parseSwapFailpoint, swapFailpointHook, type SwapFailpointName } from '../../etl/replay-failpoints.js';
-import { readLoadHistory } from '../../etl/replay-history.js';
-import { formatReplayHistory, formatSwapReport } from '../../etl/replay-report.js';
-import { rollbackHour } from '../../etl/replay-rollback.js';
-import { previewPlan, runLoad, type LoadServices, type RunReport } from '../../etl/run.js';
-import { KafkaLoadSource } from '../../etl/source.js';
-import { formatStatus, readCompleteness, readLoadStatus, watchStatus } from '../../etl/status.js';
+import { formatPlan } from '../../etl/load/plan.js';
+import type { LoadProgress } from '../../etl/status/progress.js';
+import { progressBar, shouldShowProgress } from '../../etl/status/progress-bar.js';
+import { replayWindow } from '../../etl/replay/replay.js';
+import { parseSwapFailpoint, swapFailpointHook, type SwapFailpointName } from '../../etl/replay/failpoints.js';
+import { readLoadHistory } from '../../etl/replay/history.js';
+import { formatReplayHistory, formatSwapReport } from '../../etl/replay/report.js';
+import { rollbackHour } from '../../etl/replay/rollback.js';
+import { previewPlan, runLoad, type LoadServices, type RunReport } from '../../etl/load/run.js';
+import { KafkaLoadSource } from '../../etl/load/source.js';
+import { formatStatus, readCompleteness, readLoadStatus, watchStatus } from '../../etl/status/status.js';
 import { openWarehouse } from '../../etl/warehouse/open-warehouse.js';
 import type { WarehouseFileSystem } from '../../etl/warehouse/warehouse.js';
 import { RegistryClient } from '../../registry/client.js';

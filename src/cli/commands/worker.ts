@@ -4,7 +4,7 @@
  * flight finish within --grace-ms, and ends; jobs still running after that are left to lapse
  * (their locks expire after --lock-ms and other workers take them over).
  *
- * TRIBUTARY_ETL_FAILPOINT=<name>[:<n>] (src/etl/failpoints.ts) makes the worker kill itself with
+ * TRIBUTARY_ETL_FAILPOINT=<name>[:<n>] (src/etl/load/failpoints.ts) makes the worker kill itself with
  * SIGKILL at that moment of a task or commit: for crash tests only.
  */
 import { hostname } from 'node:os';
@@ -14,7 +14,7 @@ import { createLogger } from '../../common/logger.js';
 import { MemoryCoordination } from '../../coordination/memory-store.js';
 import type { CoordinationStore } from '../../coordination/store.js';
 import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
-import { failpointHook, parseFailpoint, type FailpointName } from '../../etl/failpoints.js';
+import { failpointHook, parseFailpoint, type FailpointName } from '../../etl/load/failpoints.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAMES, redisConnection } from '../../../jobs/src/queues.js';
 import { startJobWorkers } from '../../../jobs/src/worker.js';
 import type { CommandIo } from '../not-implemented.js';

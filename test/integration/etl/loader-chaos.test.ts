@@ -14,7 +14,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readCommitLog } from '../../../src/etl/commit-log.js';
+import { readCommitLog } from '../../../src/etl/load/commit-log.js';
 import {
   createTopic,
   expectExactlyOnce,

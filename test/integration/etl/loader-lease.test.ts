@@ -6,8 +6,8 @@ import { randomBytes } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZooKeeperStore } from '../../../src/coordination/zookeeper-store.js';
 import { readLoadFile } from '../../../src/etl/load-file.js';
-import { runLoad } from '../../../src/etl/run.js';
-import { KafkaLoadSource, type LoadSource } from '../../../src/etl/source.js';
+import { runLoad } from '../../../src/etl/load/run.js';
+import { KafkaLoadSource, type LoadSource } from '../../../src/etl/load/source.js';
 import { zookeeperAddress } from '../services.js';
 import {
   createTopic,

@@ -5,12 +5,12 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { MemoryCoordination } from '../../../src/coordination/memory-store.js';
-import { readCommitLog } from '../../../src/etl/commit-log.js';
+import { readCommitLog } from '../../../src/etl/load/commit-log.js';
 import { claimPath, publishedPath } from '../../../src/etl/layout.js';
 import { readLoadFile } from '../../../src/etl/load-file.js';
-import { decodeQuarantine } from '../../../src/etl/quarantine.js';
-import { runLoad } from '../../../src/etl/run.js';
-import { KafkaLoadSource, type LoadSource } from '../../../src/etl/source.js';
+import { decodeQuarantine } from '../../../src/etl/load/quarantine.js';
+import { runLoad } from '../../../src/etl/load/run.js';
+import { KafkaLoadSource, type LoadSource } from '../../../src/etl/load/source.js';
 import { SimpleConsumer } from '../../../src/client/simple-consumer.js';
 import { ClusterClient } from '../../../src/client/cluster-client.js';
 import { frame } from '../../../src/registry/serde/framing.js';

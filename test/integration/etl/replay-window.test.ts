@@ -16,11 +16,11 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterClient } from '../../../src/client/cluster-client.js';
 import { SimpleConsumer } from '../../../src/client/simple-consumer.js';
 import { ZooKeeperStore } from '../../../src/coordination/zookeeper-store.js';
-import { readCommitLog } from '../../../src/etl/commit-log.js';
-import { expandOffsets } from '../../../src/etl/extract.js';
+import { readCommitLog } from '../../../src/etl/load/commit-log.js';
+import { expandOffsets } from '../../../src/etl/load/extract.js';
 import { decodeDataFile } from '../../../src/etl/files/data-files.js';
-import { acquireLease } from '../../../src/etl/lease.js';
-import { swapClaimPath, swapPublishedPath } from '../../../src/etl/replay-layout.js';
+import { acquireLease } from '../../../src/etl/load/lease.js';
+import { swapClaimPath, swapPublishedPath } from '../../../src/etl/replay/layout.js';
 import type { WarehouseFileSystem } from '../../../src/etl/warehouse/warehouse.js';
 import { zookeeperAddress } from '../services.js';
 import {

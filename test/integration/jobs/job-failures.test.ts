@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ZooKeeperStore } from '../../../src/coordination/zookeeper-store.js';
-import { acquireLease } from '../../../src/etl/lease.js';
+import { acquireLease } from '../../../src/etl/load/lease.js';
 import { enqueueRun } from '../../../jobs/src/enqueue.js';
 import type { CommitJobResult } from '../../../jobs/src/job-data.js';
 import {

@@ -1,11 +1,11 @@
-/** The pure decisions of hour completeness (src/etl/hour-completeness.ts) and the loaded event time of manifests, on hand-built inputs. */
+/** The pure decisions of hour completeness (src/etl/completeness/hour-completeness.ts) and the loaded event time of manifests, on hand-built inputs. */
 import { describe, expect, it } from 'vitest';
 import type { AuditCountEvent } from '../../../src/audit/audit-count.js';
-import { buildManifestEventTimes } from '../../../src/etl/build-manifest.js';
-import { decideMarkers, judgeHours, loadedThrough, markerOf, parseMarker, type HourVerdict } from '../../../src/etl/hour-completeness.js';
+import { buildManifestEventTimes } from '../../../src/etl/load/build-manifest.js';
+import { decideMarkers, judgeHours, loadedThrough, markerOf, parseMarker, type HourVerdict } from '../../../src/etl/completeness/hour-completeness.js';
 import { parseLoadFile } from '../../../src/etl/load-file.js';
-import { parseManifest, serializeManifest, type Manifest } from '../../../src/etl/manifest.js';
-import type { PartitionPlan } from '../../../src/etl/plan.js';
+import { parseManifest, serializeManifest, type Manifest } from '../../../src/etl/load/manifest.js';
+import type { PartitionPlan } from '../../../src/etl/load/plan.js';
 
 const HOUR = 3_600_000;
 const H10 = Date.UTC(2026, 10, 29, 10);

@@ -1,5 +1,5 @@
 /**
- * The commit protocol's decisions (src/etl/commit.ts) on an in-memory warehouse: a claim is
+ * The commit protocol's decisions (src/etl/load/commit.ts) on an in-memory warehouse: a claim is
  * permanent and fences a stale run, renames count as done only when the file is provably in
  * place, publication is the claim's bytes, any number of runs may roll a claim forward, and only
  * staging of published commits is removed.
@@ -7,10 +7,10 @@
 import { createHash } from 'node:crypto';
 import { beforeEach, describe, expect, it } from 'vitest';
 import { TributaryError } from '../../../src/common/errors.js';
-import { readCommitLog } from '../../../src/etl/commit-log.js';
-import { claimCommit, completeCommit, recoverCommits, type CommitContext, type CommitPoint } from '../../../src/etl/commit.js';
+import { readCommitLog } from '../../../src/etl/load/commit-log.js';
+import { claimCommit, completeCommit, recoverCommits, type CommitContext, type CommitPoint } from '../../../src/etl/load/commit.js';
 import { claimPath, publishedPath, stagingDir } from '../../../src/etl/layout.js';
-import { MANIFEST_FORMAT, serializeManifest, type Manifest } from '../../../src/etl/manifest.js';
+import { MANIFEST_FORMAT, serializeManifest, type Manifest } from '../../../src/etl/load/manifest.js';
 import { MemoryWarehouse, quietLogger } from './loader-fakes.js';
 
 const ROOT = 'wh';

@@ -1,14 +1,14 @@
 /**
- * The task's decode loop (src/etl/extract.ts): the writer schemas a fetched batch names are
+ * The task's decode loop (src/etl/load/extract.ts): the writer schemas a fetched batch names are
  * fetched before its records, which then decode synchronously. What a record decodes to, which
  * records are quarantined and which failures fail the task stay as with one `await decode` per
  * record.
  */
 import { describe, expect, it } from 'vitest';
 import { TributaryError } from '../../../src/common/errors.js';
-import { extractRange } from '../../../src/etl/extract.js';
+import { extractRange } from '../../../src/etl/load/extract.js';
 import { parseDataFileSchema } from '../../../src/etl/files/data-files.js';
-import type { ReaderSchema } from '../../../src/etl/plan.js';
+import type { ReaderSchema } from '../../../src/etl/load/plan.js';
 import { parseAvroSchema } from '../../../src/registry/avro-schema.js';
 import type { RegistryClient } from '../../../src/registry/client.js';
 import { AvroDeserializer } from '../../../src/registry/serde/deserializer.js';

@@ -1,6 +1,6 @@
-/** Failpoints (src/etl/failpoints.ts): the spec format, and firing on exactly the n-th pass. */
+/** Failpoints (src/etl/load/failpoints.ts): the spec format, and firing on exactly the n-th pass. */
 import { describe, expect, it } from 'vitest';
-import { failpointHook, parseFailpoint } from '../../../src/etl/failpoints.js';
+import { failpointHook, parseFailpoint } from '../../../src/etl/load/failpoints.js';
 
 describe('failpoints', () => {
   it('parse <name>[:<n>]', () => {

@@ -6,7 +6,7 @@
 import { Readable } from 'node:stream';
 import { createLogger } from '../../../src/common/logger.js';
 import type { TopicSelector } from '../../../src/etl/load-file.js';
-import type { LoadSource, PartitionBounds, SourceBatch, SourceRecord } from '../../../src/etl/source.js';
+import type { LoadSource, PartitionBounds, SourceBatch, SourceRecord } from '../../../src/etl/load/source.js';
 import { warehouseError } from '../../../src/etl/warehouse/errors.js';
 import { compareNames, parseWarehousePath } from '../../../src/etl/warehouse/paths.js';
 import type { WarehouseData, WarehouseEntry, WarehouseFileSystem } from '../../../src/etl/warehouse/warehouse.js';

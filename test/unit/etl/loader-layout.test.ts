@@ -3,8 +3,8 @@
  * (compactOffsets), and event times (event-time.ts): all from the record and the range, never the clock.
  */
 import { describe, expect, it } from 'vitest';
-import { eventTimeOf } from '../../../src/etl/event-time.js';
-import { compactOffsets, expandOffsets } from '../../../src/etl/extract.js';
+import { eventTimeOf } from '../../../src/etl/records/event-time.js';
+import { compactOffsets, expandOffsets } from '../../../src/etl/load/extract.js';
 import { claimPath, dataFilePath, hourKey, hourOf, parseCommitName, parseStagingName, publishedPath, quarantineDir, stagingDir } from '../../../src/etl/layout.js';
 
 describe('warehouse layout', () => {

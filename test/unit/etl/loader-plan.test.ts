@@ -1,12 +1,12 @@
 /**
- * Plan decisions (src/etl/plan.ts): where each partition starts and ends, what retention gaps
+ * Plan decisions (src/etl/load/plan.ts): where each partition starts and ends, what retention gaps
  * and logs behind the committed offset mean, and which reader schemas a plan asks for.
  */
 import { describe, expect, it } from 'vitest';
 import { parseDataFileSchema } from '../../../src/etl/files/data-files.js';
 import type { LoadDefinition } from '../../../src/etl/load-file.js';
-import { MANIFEST_FORMAT, type Manifest } from '../../../src/etl/manifest.js';
-import { decidePartition, formatPlan, partitionMoves, partitionProblemError, planRun, type ReaderSchema } from '../../../src/etl/plan.js';
+import { MANIFEST_FORMAT, type Manifest } from '../../../src/etl/load/manifest.js';
+import { decidePartition, formatPlan, partitionMoves, partitionProblemError, planRun, type ReaderSchema } from '../../../src/etl/load/plan.js';
 import { parseAvroSchema } from '../../../src/registry/avro-schema.js';
 import { FakeSource } from './loader-fakes.js';
 

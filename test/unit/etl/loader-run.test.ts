@@ -1,5 +1,5 @@
 /**
- * Whole runs (src/etl/run.ts) against in-process fakes of the cluster and the warehouse and a
+ * Whole runs (src/etl/load/run.ts) against in-process fakes of the cluster and the warehouse and a
  * real registry server in this process: records land once each in the hour of their event time,
  * later runs continue where the last commit ends, undecodable records are quarantined with their
  * reasons, crashes at every commit step are rolled forward to the same bytes, and a stale run
@@ -7,16 +7,16 @@
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryCoordination } from '../../../src/coordination/memory-store.js';
-import { readCommitLog } from '../../../src/etl/commit-log.js';
-import { expandOffsets } from '../../../src/etl/extract.js';
-import type { FailpointName } from '../../../src/etl/failpoints.js';
+import { readCommitLog } from '../../../src/etl/load/commit-log.js';
+import { expandOffsets } from '../../../src/etl/load/extract.js';
+import type { FailpointName } from '../../../src/etl/load/failpoints.js';
 import { decodeDataFile } from '../../../src/etl/files/data-files.js';
 import { claimPath, publishedPath } from '../../../src/etl/layout.js';
 import type { LoadDefinition } from '../../../src/etl/load-file.js';
-import { parseManifest, type Manifest } from '../../../src/etl/manifest.js';
-import { decodeQuarantine } from '../../../src/etl/quarantine.js';
-import { runLoad, type RunOptions, type RunReport } from '../../../src/etl/run.js';
-import type { LoadSource } from '../../../src/etl/source.js';
+import { parseManifest, type Manifest } from '../../../src/etl/load/manifest.js';
+import { decodeQuarantine } from '../../../src/etl/load/quarantine.js';
+import { runLoad, type RunOptions, type RunReport } from '../../../src/etl/load/run.js';
+import type { LoadSource } from '../../../src/etl/load/source.js';
 import { FakeSource, MemoryWarehouse, quietLogger } from './loader-fakes.js';
 import { memoryLoad, useLoaderRegistry } from './loader-world.js';
 

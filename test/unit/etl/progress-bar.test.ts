@@ -1,11 +1,11 @@
 /**
- * The terminal progress bar of runs and replays (src/etl/progress-bar.ts): shown only on a
+ * The terminal progress bar of runs and replays (src/etl/status/progress-bar.ts): shown only on a
  * terminal unless --progress/--no-progress say otherwise, and drawing records, bytes, partitions,
  * rate and ETA from what the run reports.
  */
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { formatBytes, progressBar, shouldShowProgress } from '../../../src/etl/progress-bar.js';
+import { formatBytes, progressBar, shouldShowProgress } from '../../../src/etl/status/progress-bar.js';
 
 class Capture extends Writable {
   text = '';

@@ -7,15 +7,15 @@
  * hours exactly once, and no staging is left.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { readClaim, readCommitLog } from '../../../src/etl/commit-log.js';
-import { expandOffsets } from '../../../src/etl/extract.js';
+import { readClaim, readCommitLog } from '../../../src/etl/load/commit-log.js';
+import { expandOffsets } from '../../../src/etl/load/extract.js';
 import { decodeDataFile } from '../../../src/etl/files/data-files.js';
 import type { LoadDefinition } from '../../../src/etl/load-file.js';
-import { replayWindow } from '../../../src/etl/replay.js';
-import { readSwapLog } from '../../../src/etl/replay-log.js';
-import { swapClaimPath } from '../../../src/etl/replay-layout.js';
-import { rollbackHour } from '../../../src/etl/replay-rollback.js';
-import type { SwapFailpointName } from '../../../src/etl/replay-failpoints.js';
+import { replayWindow } from '../../../src/etl/replay/replay.js';
+import { readSwapLog } from '../../../src/etl/replay/log.js';
+import { swapClaimPath } from '../../../src/etl/replay/layout.js';
+import { rollbackHour } from '../../../src/etl/replay/rollback.js';
+import type { SwapFailpointName } from '../../../src/etl/replay/failpoints.js';
 import type { RegistryClient } from '../../../src/registry/client.js';
 import { startTestRegistry, type TestRegistry } from '../registry/serde-registry.js';
 import { FakeSource, MemoryWarehouse } from './loader-fakes.js';

@@ -5,10 +5,10 @@
  */
 import { describe, expect, it } from 'vitest';
 import { TributaryError } from '../../../src/common/errors.js';
-import { MANIFEST_FORMAT, type Manifest } from '../../../src/etl/manifest.js';
-import { foldHistory, hourStateKey, liveFiles, type HourState } from '../../../src/etl/replay-history.js';
-import { REPLAY_MANIFEST_FORMAT, type HourSwap, type ReplayManifest, type VersionFile } from '../../../src/etl/replay-manifest.js';
-import { checkRecordsStay, checkWindow, deriveReplayRanges, missingRanges, missingRangesError, rangeKey, type RebuiltRange } from '../../../src/etl/replay-ranges.js';
+import { MANIFEST_FORMAT, type Manifest } from '../../../src/etl/load/manifest.js';
+import { foldHistory, hourStateKey, liveFiles, type HourState } from '../../../src/etl/replay/history.js';
+import { REPLAY_MANIFEST_FORMAT, type HourSwap, type ReplayManifest, type VersionFile } from '../../../src/etl/replay/manifest.js';
+import { checkRecordsStay, checkWindow, deriveReplayRanges, missingRanges, missingRangesError, rangeKey, type RebuiltRange } from '../../../src/etl/replay/ranges.js';
 
 const SHA = 'a'.repeat(64);
 

@@ -1,10 +1,10 @@
 /**
- * `tributary etl status --watch` (src/etl/status.ts watchStatus): a frame now and one per
+ * `tributary etl status --watch` (src/etl/status/status.ts watchStatus): a frame now and one per
  * interval until interrupted; a failed read is shown and the watch goes on; a terminal is
  * redrawn in place, a pipe gets frames one after another.
  */
 import { describe, expect, it } from 'vitest';
-import { watchStatus } from '../../../src/etl/status.js';
+import { watchStatus } from '../../../src/etl/status/status.js';
 
 describe('status --watch', () => {
   it('writes a frame per interval until aborted, showing a failed read and going on', async () => {

@@ -1,5 +1,5 @@
 /**
- * The load's transformation (src/etl/transform.ts): the `transform:` section of load files is
+ * The load's transformation (src/etl/records/transform.ts): the `transform:` section of load files is
  * checked with precise refusals, the output schema is derived from the reader schema (types, docs
  * and logical types kept, named types defined once), records are mapped in field order, a path
  * the reader schema lacks is refused naming the field, and the output writes and reads back as a
@@ -10,8 +10,8 @@ import { describe, expect, it } from 'vitest';
 import { TributaryError } from '../../../src/common/errors.js';
 import { decodeDataFile, encodeDataFile, parseDataFileSchema } from '../../../src/etl/files/data-files.js';
 import { parseLoadFile } from '../../../src/etl/load-file.js';
-import type { ReaderSchema } from '../../../src/etl/plan.js';
-import { compileTransform, describeTransform, type TransformDefinition } from '../../../src/etl/transform.js';
+import type { ReaderSchema } from '../../../src/etl/load/plan.js';
+import { compileTransform, describeTransform, type TransformDefinition } from '../../../src/etl/records/transform.js';
 import { parseAvroSchema } from '../../../src/registry/avro-schema.js';
 
 const BASE = `

@@ -1,6 +1,6 @@
 /** What jobs carry through Redis: accepted as written, refused precisely when it is not. */
 import { describe, expect, it } from 'vitest';
-import type { RangeResult, RangeTask, RunPlan } from '../../../src/etl/phases.js';
+import type { RangeResult, RangeTask, RunPlan } from '../../../src/etl/load/phases.js';
 import { parseCommitJobData, parseRunJobData, parseTaskJobData, parseTaskJobResult } from '../../../jobs/src/job-data.js';
 
 const sha = 'a'.repeat(64);

@@ -1,19 +1,19 @@
 /**
- * The phases of a distributed run (src/etl/phases.ts) against in-process fakes of the cluster and
+ * The phases of a distributed run (src/etl/load/phases.ts) against in-process fakes of the cluster and
  * the warehouse and a real registry server in this process: plan, tasks and commit called one by
  * one write what runLoad writes; duplicated tasks, a commit retried after a crash and a stale
  * commit change nothing twice.
  */
 import { beforeEach, describe, expect, it } from 'vitest';
 import { MemoryCoordination } from '../../../src/coordination/memory-store.js';
-import { readCommitLog } from '../../../src/etl/commit-log.js';
-import { expandOffsets } from '../../../src/etl/extract.js';
+import { readCommitLog } from '../../../src/etl/load/commit-log.js';
+import { expandOffsets } from '../../../src/etl/load/extract.js';
 import { decodeDataFile } from '../../../src/etl/files/data-files.js';
 import { publishedPath } from '../../../src/etl/layout.js';
 import type { LoadDefinition } from '../../../src/etl/load-file.js';
-import { parseManifest, type Manifest } from '../../../src/etl/manifest.js';
-import { commitPhase, oneResultPerRange, planPhase, taskPhase, type PhaseServices, type PlannedRun, type RangeResult } from '../../../src/etl/phases.js';
-import { runLoad } from '../../../src/etl/run.js';
+import { parseManifest, type Manifest } from '../../../src/etl/load/manifest.js';
+import { commitPhase, oneResultPerRange, planPhase, taskPhase, type PhaseServices, type PlannedRun, type RangeResult } from '../../../src/etl/load/phases.js';
+import { runLoad } from '../../../src/etl/load/run.js';
 import { FakeSource, MemoryWarehouse, quietLogger } from '../etl/loader-fakes.js';
 import { memoryLoad, useLoaderRegistry } from '../etl/loader-world.js';
 

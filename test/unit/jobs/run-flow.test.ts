@@ -1,7 +1,7 @@
 /** A planned run as a BullMQ flow: the commit as parent, one task per range as children. */
 import { describe, expect, it } from 'vitest';
-import type { PlannedRun } from '../../../src/etl/phases.js';
-import type { PartitionPlan } from '../../../src/etl/plan.js';
+import type { PlannedRun } from '../../../src/etl/load/phases.js';
+import type { PartitionPlan } from '../../../src/etl/load/plan.js';
 import { commitJobId, runFlow } from '../../../jobs/src/run-flow.js';
 import { JOB_OPTIONS, QUEUE_NAMES } from '../../../jobs/src/queues.js';
 

@@ -1,0 +1,114 @@
+/**
+ * The manifest of a run, from its plan and what its tasks staged. Everything is sorted, so equal
+ * inputs give equal bytes.
+ */
+import type { LoadDefinition } from '../load-file.js';
+import { MANIFEST_FORMAT, type Manifest, type NextOffsets, type ManifestDataFile, type ManifestFile, type ManifestRange, type ReaderSchemaRef } from './manifest.js';
+import { partitionMoves, type LoadPlan } from './plan.js';
+
+export interface StagedTask {
+  readonly topic: string;
+  readonly partition: number;
+  readonly files: readonly ManifestDataFile[];
+  readonly quarantine: ManifestFile | undefined;
+  /** Quarantined records per failure code. */
+  readonly reasons: Readonly<Record<string, number>>;
+  /** The largest event time among the records staged (absent when none). */
+  readonly maxEventTime?: number;
+}
+
+export interface ManifestInputs {
+  readonly load: LoadDefinition;
+  readonly plan: LoadPlan;
+  readonly base: Manifest | undefined;
+  readonly staged: readonly StagedTask[];
+  readonly attempt: string;
+  readonly runNumber: number | null;
+}
+
+const byTopicPartition = <T extends { topic: string; partition: number }>(a: T, b: T): number =>
+  a.topic < b.topic ? -1 : a.topic > b.topic ? 1 : a.partition - b.partition;
+
+export function buildManifest(inputs: ManifestInputs): Manifest {
+  const { plan, base } = inputs;
+  const tasks = new Map(inputs.staged.map((task) => [`${task.topic}\u0000${task.partition}`, task]));
+  const ranges: ManifestRange[] = [];
+  const next: Record<string, Record<string, number>> = {};
+  for (const [topic, partitions] of Object.entries(base?.nextOffsets ?? {})) next[topic] = { ...partitions };
+  for (const partition of [...plan.partitions].sort(byTopicPartition)) {
+    if (!partitionMoves(partition)) continue;
+    const task = tasks.get(`${partition.topic}\u0000${partition.partition}`);
+    ranges.push({
+      topic: partition.topic,
+      partition: partition.partition,
+      start: partition.start,
+      end: partition.end,
+      records: task?.files.reduce((sum, file) => sum + file.records, 0) ?? 0,
+      quarantined: task?.quarantine?.records ?? 0,
+      ...(partition.gap === undefined ? {} : { gap: partition.gap }),
+    });
+    (next[partition.topic] ??= {})[String(partition.partition)] = partition.end;
+  }
+  const eventTimes = buildManifestEventTimes(base, plan, tasks);
+  const files = inputs.staged.flatMap((task) => task.files).sort((a, b) => byTopicPartition(a, b) || (a.hour < b.hour ? -1 : a.hour > b.hour ? 1 : 0));
+  const quarantineFiles = inputs.staged.flatMap((task) => (task.quarantine === undefined ? [] : [task.quarantine])).sort(byTopicPartition);
+  const reasons: Record<string, number> = {};
+  for (const task of inputs.staged) for (const [code, count] of Object.entries(task.reasons)) reasons[code] = (reasons[code] ?? 0) + count;
+  const hours: Record<string, Record<string, number>> = {};
+  for (const file of files) {
+    const topicHours = (hours[file.topic] ??= {});
+    topicHours[file.hour] = (topicHours[file.hour] ?? 0) + file.records;
+  }
+  const readerSchemas: Record<string, ReaderSchemaRef> = {};
+  for (const topic of [...plan.readerSchemas.keys()].sort()) readerSchemas[topic] = plan.readerSchemas.get(topic)!.ref;
+  return {
+    format: MANIFEST_FORMAT,
+    load: inputs.load.name,
+    seq: plan.seq,
+    attempt: inputs.attempt,
+    runNumber: inputs.runNumber,
+    plannedAt: plan.plannedAt,
+    output: { format: inputs.load.format, codec: inputs.load.codec, timeField: inputs.load.timeField ?? null },
+    readerSchemas,
+    ranges,
+    nextOffsets: sortNested(next),
+    files,
+    quarantine: { records: quarantineFiles.reduce((sum, file) => sum + file.records, 0), reasons: sortKeys(reasons), files: quarantineFiles },
+    hours: sortNested(hours),
+    eventTimes,
+  };
+}
+
+/**
+ * manifest.eventTimes after this commit (manifest.ts): per partition ever loaded, the largest
+ * event time loaded so far, raised to plannedAt when the plan read it to its high watermark. The
+ * plan time stands for "nothing older is waiting": a record produced after it is late data, which
+ * still lands (as a new file) and makes hour-completeness.ts rewrite or withdraw the hour's marker.
+ */
+export function buildManifestEventTimes(base: { readonly nextOffsets: NextOffsets; readonly eventTimes?: NextOffsets | undefined } | undefined, plan: Pick<LoadPlan, 'plannedAt' | 'partitions'>, tasks: ReadonlyMap<string, StagedTask>): Record<string, Record<string, number>> {
+  const times: Record<string, Record<string, number>> = {};
+  for (const [topic, partitions] of Object.entries(base?.eventTimes ?? {})) times[topic] = { ...partitions };
+  const plannedAt = Date.parse(plan.plannedAt);
+  for (const partition of plan.partitions) {
+    if (partition.problem !== undefined) continue;
+    const loadedBefore = base?.nextOffsets[partition.topic]?.[String(partition.partition)] !== undefined;
+    // A partition never loaded and empty now has no hours to hold open: it stays out, as in nextOffsets.
+    if (!loadedBefore && !partitionMoves(partition)) continue;
+    const key = String(partition.partition);
+    const before = times[partition.topic]?.[key];
+    const staged = tasks.get(`${partition.topic}\u0000${partition.partition}`)?.maxEventTime;
+    const caughtUp = !partition.capped && partition.end === partition.highWatermark;
+    const candidates = [before, staged, caughtUp ? plannedAt : undefined].filter((time): time is number => time !== undefined && Number.isSafeInteger(time));
+    if (candidates.length === 0) continue;
+    (times[partition.topic] ??= {})[key] = Math.max(...candidates);
+  }
+  return sortNested(times);
+}
+
+function sortKeys<T>(record: Readonly<Record<string, T>>): Record<string, T> {
+  return Object.fromEntries(Object.entries(record).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)));
+}
+
+function sortNested<T>(record: Readonly<Record<string, Readonly<Record<string, T>>>>): Record<string, Record<string, T>> {
+  return Object.fromEntries(Object.entries(sortKeys(record)).map(([key, inner]) => [key, sortKeys(inner)]));
+}
