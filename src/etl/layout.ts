@@ -118,3 +118,9 @@ export function topicHourDir(root: string, topic: string, hour: number): string 
 export function dataFilePath(root: string, topic: string, hour: number, partition: number, start: number, end: number, extension: string): string {
   return `${topicHourDir(root, topic, hour)}/${rangeName(topic, partition, start, end)}.${extension}`;
 }
+
+/** Part `part` (≥ 1) of a data file that rolled at maxFileBytes: `<name>.<part>.<ext>` beside the first. */
+export function partFilePath(path: string, part: number): string {
+  const dot = path.lastIndexOf('.');
+  return `${path.slice(0, dot)}.${part}${path.slice(dot)}`;
+}
