@@ -282,7 +282,8 @@ export function buildProgram(io: CommandIo): Command {
     .command('replay')
     .description(
       'rebuild the hour folders of [--from, --to) from the offset ranges the manifests recorded, with today\'s load file and reader schema, ' +
-        'as a new version of each hour; the old version is kept for `etl rollback`. Stops before changing anything if offsets are no longer in the log',
+        'as a new version of each hour; the old version is kept for `etl rollback`. An hour whose rebuilt files are the live ones gets no new version, ' +
+        'so it is safe to run again after a kill. Stops before changing anything if offsets are no longer in the log',
     )
     .requiredOption('--load <file>', 'the load file (YAML)')
     .requiredOption('--from <iso>', 'first hour, inclusive: a whole UTC hour, e.g. 2026-11-29T10:00Z or 2026-11-29T10')
