@@ -205,6 +205,7 @@ class HourRebuild {
         stagingDir: `${this.session.stagingDir}/parts`,
         format: load.format,
         codec: load.codec,
+        maxFileBytes: load.maxFileBytes,
         afterStagedFile: () => this.options.failpoint?.('swap-after-stage'),
       },
       { ...extracted, hours: [bucket], quarantined: [] },
