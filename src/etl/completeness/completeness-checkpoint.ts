@@ -89,7 +89,7 @@ export function parseCheckpoint(bytes: Buffer, load: string): CompletenessCheckp
   }
   const result = checkpointSchema.safeParse(json);
   if (!result.success || result.data.load !== load) return undefined;
-  return result.data as CompletenessCheckpoint;
+  return result.data;
 }
 
 /**
