@@ -226,7 +226,9 @@ export function auditReadMarginMs(latenessHorizonMs: number): number {
 
 /** Where reading the audit topic starts for judging `hours` (hour keys): the earliest one's start less the margin. */
 export function auditReadSince(hours: readonly string[], latenessHorizonMs: number): number {
-  const earliest = Math.min(...hours.map((hour) => Date.parse(`${hour}:00:00.000Z`)));
+  // A loop, not Math.min(...): a first run judges every hour ever loaded, too many for arguments.
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const hour of hours) earliest = Math.min(earliest, Date.parse(`${hour}:00:00.000Z`));
   return Math.max(0, earliest - auditReadMarginMs(latenessHorizonMs));
 }
 

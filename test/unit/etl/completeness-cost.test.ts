@@ -8,7 +8,8 @@
  *   topic is read from a little before the earliest of them;
  * - a PRODUCER count published late, while its hour is still open, is still read and counted;
  * - an hour marked complete is not read again, until a new commit or a replay touches it: then
- *   it is judged again (its marker rewritten, or left withdrawn when the counts no longer match).
+ *   it is judged again (its marker rewritten, or left withdrawn when the counts no longer match);
+ * - a checkpoint that is missing or damaged costs one run that judges every hour, as before.
  */
 import { describe, expect, it } from 'vitest';
 import type { AuditCountEvent } from '../../../src/audit/audit-count.js';
@@ -16,9 +17,10 @@ import type { AuditReadWindow } from '../../../src/audit/read-audit-topic.js';
 import { windowStartOf } from '../../../src/audit/windows.js';
 import type { ProducerRecord } from '../../../src/client/producer.js';
 import { MemoryCoordination } from '../../../src/coordination/memory-store.js';
-import { parseMarker } from '../../../src/etl/completeness/hour-completeness.js';
+import { readCheckpoint } from '../../../src/etl/completeness/completeness-checkpoint.js';
+import { auditReadSince, parseMarker } from '../../../src/etl/completeness/hour-completeness.js';
 import type { LoadAudit } from '../../../src/etl/completeness/load-audit.js';
-import { completeMarkerPath, completenessDir, hourKey, hourOf } from '../../../src/etl/layout.js';
+import { completeMarkerPath, completenessCheckpointPath, completenessDir, hourKey, hourOf } from '../../../src/etl/layout.js';
 import type { LoadDefinition } from '../../../src/etl/load-file.js';
 import { runLoad, type RunReport } from '../../../src/etl/load/run.js';
 import { replayWindow } from '../../../src/etl/replay/replay.js';
@@ -396,3 +398,27 @@ describe('what an hourly run of a load with an audit section reads', () => {
     expect(next.audit?.markers?.verdicts.map((verdict) => verdict.hour)).toEqual([4, 5].map((hour) => hourKey(hourOf(T0) + hour)));
   });
 });
+
+describe('the completeness checkpoint and the audit read start', () => {
+  it('reading starts latenessHorizon + one audit window before the earliest hour judged, never before 0', () => {
+    expect(auditReadSince(['2026-01-01T05', '2026-01-01T03', '2026-01-01T04'], 2 * HOUR)).toBe(Date.UTC(2026, 0, 1, 3) - 2 * HOUR - WINDOW);
+    expect(auditReadSince(['1970-01-01T00'], 2 * HOUR)).toBe(0);
+  });
+
+  it('a damaged newest generation is skipped for the one before it; none readable means none', async () => {
+    const hourly = newWorld();
+    for (let k = 1; k <= 3; k += 1) await hourlyRun(hourly, k);
+    const found = await readCheckpoint(hourly.memory, 'wh', 'views');
+    expect(found.checkpoint).toMatchObject({ generation: 3, commitsThrough: 3, topics: { [TOPIC]: { open: [hourKey(hourOf(T0) + 1), hourKey(hourOf(T0) + 2)] } } });
+    expect(found.generations).toEqual([2, 3]);
+    await hourly.memory.create(completenessCheckpointPath('wh', 'views', 4), Buffer.from('{"format": "tributary-etl-completeness-v1", "load": "views"'));
+    expect((await readCheckpoint(hourly.memory, 'wh', 'views')).checkpoint?.generation).toBe(3);
+    for (const generation of [2, 3]) await hourly.memory.delete(completenessCheckpointPath('wh', 'views', generation));
+    expect((await readCheckpoint(hourly.memory, 'wh', 'views')).checkpoint).toBeUndefined();
+    // The next run judges every hour from the manifests and writes generation 5.
+    const rebuilt = await hourlyRun(hourly, 4);
+    expect(rebuilt.audit?.markers?.verdicts).toHaveLength(4);
+    expect((await readCheckpoint(hourly.memory, 'wh', 'views')).checkpoint?.generation).toBe(5);
+  });
+});
+
