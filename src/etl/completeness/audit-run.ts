@@ -36,6 +36,8 @@ export interface AuditRunServices {
   readonly warehouse: WarehouseFileSystem;
   readonly audit?: LoadAudit | undefined;
   readonly failpoint?: ((point: FailpointName) => void) | undefined;
+  /** The run's clock (when a mismatched hour stops being judged again). */
+  readonly now?: (() => Date) | undefined;
 }
 
 export interface AuditRunReport {
@@ -80,7 +82,7 @@ export async function auditAndMark(services: AuditRunServices, attempt: string, 
       readEvents: (topic, window) => audit.readEvents(topic, window),
       logger,
     });
-    const checkpointFailed = await saveCheckpoint(warehouse, root, attempt, found, nextCheckpoint((found.generations.at(-1) ?? 0) + 1, load.name, judging, markers.verdicts, new Date()), logger);
+    const checkpointFailed = await saveCheckpoint(warehouse, root, attempt, found, nextCheckpoint((found.generations.at(-1) ?? 0) + 1, load.name, judging, markers.verdicts, (services.now ?? (() => new Date()))()), logger);
     return { tier, markers, ...(checkpointFailed === undefined ? {} : { checkpointFailed }) };
   } catch (error) {
     const failure =

@@ -9,7 +9,9 @@
  *   their marker was withdrawn before the commit, and they are judged again;
  * - the hours swapped by replays and rollbacks published since the checkpoint.
  *
- * A settled hour (closed; marked, or found not to match) is not read, listed or stat'ed again
+ * - closed hours that did not match, for a day after they ended (MISMATCH_RECHECK_MS).
+ *
+ * A settled hour (closed; marked, or found not to match for a day) is not read, listed or stat'ed again
  * unless one of those touches it. Reading is: the checkpoint (completeness-checkpoint.ts), the
  * commit log and swap log listings, the manifests of the commits and swaps since the checkpoint,
  * and the last claimed manifest (for where every partition stands). Without a usable checkpoint
@@ -133,13 +135,21 @@ export async function planJudgement(inputs: JudgingInputs): Promise<JudgingPlan>
 }
 
 /**
+ * A closed hour whose counts did not match is judged again for this long after it ended: a
+ * PRODUCER count published late (a producer that was down, an audit topic that was unreachable)
+ * still marks it, while an hour that never matches stops costing anything after a day.
+ */
+export const MISMATCH_RECHECK_MS = 24 * 3_600_000;
+
+/**
  * The checkpoint after a judgement: the plan's records, and as open the judged hours still open
- * (every hour not judged was settled before and stays so).
+ * or recently closed without a match (every hour not judged was settled before and stays so).
  */
 export function nextCheckpoint(generation: number, load: string, plan: JudgingPlan, verdicts: readonly HourVerdict[], now: Date): CompletenessCheckpoint {
   const open = new Map<string, string[]>();
   for (const verdict of verdicts) {
-    if (verdict.closed) continue;
+    const recheck = verdict.state === 'CLOSED-MISMATCH' && now.getTime() - (Date.parse(`${verdict.hour}:00:00.000Z`) + 3_600_000) < MISMATCH_RECHECK_MS;
+    if (verdict.closed && !recheck) continue;
     let hours = open.get(verdict.topic);
     if (hours === undefined) open.set(verdict.topic, (hours = []));
     hours.push(verdict.hour);

@@ -56,7 +56,10 @@ export interface LoaderEnvironment {
 
 export async function startLoaderEnvironment(brokerSettings: Record<string, string> = {}): Promise<LoaderEnvironment> {
   const folder = await mkdtemp(join(tmpdir(), 'tributary-loader-'));
-  const broker = await startBrokerProcess({ run: openRun(services().runDir), id: 900 + Math.floor(Math.random() * 99), settings: brokerSettings });
+  // Records carry event times and timestamps of fixed past hours (FIRST_HOUR): without this the
+  // broker's default 7-day retention would delete them mid-test once those hours are a week old.
+  const settings = { 'log.retention.ms': '-1', ...brokerSettings };
+  const broker = await startBrokerProcess({ run: openRun(services().runDir), id: 900 + Math.floor(Math.random() * 99), settings });
   const registry = await startRegistryServer({ host: '127.0.0.1', port: 0, dataDir: join(folder, 'registry'), logger: silent });
   return {
     broker,

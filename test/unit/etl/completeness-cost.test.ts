@@ -48,8 +48,8 @@ const SCHEMA = JSON.stringify({
 
 const registry = useLoaderRegistry(`${TOPIC}-value`, [SCHEMA]);
 
-function load(): LoadDefinition {
-  return memoryLoad(TOPIC, registry.url, { timeField: 'header.time', latenessHorizonMs: 2 * HOUR, audit: { topic: '_audit', bootstrap: ['127.0.0.1:9092'] } });
+function load(overrides: Partial<LoadDefinition> = {}): LoadDefinition {
+  return memoryLoad(TOPIC, registry.url, { timeField: 'header.time', latenessHorizonMs: 2 * HOUR, audit: { topic: '_audit', bootstrap: ['127.0.0.1:9092'] }, ...overrides });
 }
 
 /**
@@ -371,20 +371,26 @@ describe('what an hourly run of a load with an audit section reads', () => {
     const mismatch = await runAt(hourly, T0 + 7 * HOUR + 10 * MINUTE);
     expect(mismatch.audit?.markers?.verdicts.find((verdict) => verdict.hour === hour1)).toMatchObject({ state: 'CLOSED-MISMATCH', records: 10, produced: 9 });
     expect(await markerOf(hourly, 1)).toBeUndefined();
+    // A mismatch stays judged for a day after its hour (a late PRODUCER count would still mark it), then settles.
     const after = await runAt(hourly, T0 + 7 * HOUR + 20 * MINUTE);
-    expect(after.audit?.markers?.verdicts.map((verdict) => verdict.hour)).not.toContain(hour1);
+    expect(after.audit?.markers?.verdicts.find((verdict) => verdict.hour === hour1)).toMatchObject({ state: 'CLOSED-MISMATCH' });
 
-    // A replay of hour 2 (rebuilt from the same offsets): the next run judges hour 2 again and keeps its marker.
+    // A replay of hour 2 (rebuilt from the same offsets, with another codec so its files differ and
+    // it swaps): the next run judges hour 2 again and keeps its marker.
     const hour2 = hourKey(hourOf(T0) + 2);
     const marker2 = await markerOf(hourly, 2);
     expect(marker2).toMatchObject({ records: 6, produced: 6 });
-    const services = { load: load(), warehouse: hourly.warehouse, source: hourly.source, registry: registry.client, logger: quietLogger, store: hourly.store, numberRuns: false, now: () => new Date(T0 + 7 * HOUR + 25 * MINUTE) };
+    const services = { load: load({ codec: 'snappy' }), warehouse: hourly.warehouse, source: hourly.source, registry: registry.client, logger: quietLogger, store: hourly.store, numberRuns: false, now: () => new Date(T0 + 7 * HOUR + 25 * MINUTE) };
     expect((await replayWindow({ ...services, from: new Date(T0 + 2 * HOUR), to: new Date(T0 + 3 * HOUR) })).outcome).toBe('swapped');
     const replayed = await runAt(hourly, T0 + 7 * HOUR + 30 * MINUTE);
     expect(replayed.audit?.markers?.verdicts.find((verdict) => verdict.hour === hour2)).toMatchObject({ state: 'COMPLETE', records: 6, produced: 6 });
     expect(await markerOf(hourly, 2)).toEqual(marker2);
     const next = await runAt(hourly, T0 + 7 * HOUR + 40 * MINUTE);
     expect(next.audit?.markers?.verdicts.map((verdict) => verdict.hour)).not.toContain(hour2);
+    // Judged a last time once its day is over, then settled.
+    await runAt(hourly, T0 + 26 * HOUR + 10 * MINUTE);
+    const settled = await runAt(hourly, T0 + 26 * HOUR + 20 * MINUTE);
+    expect(settled.audit?.markers?.verdicts.map((verdict) => verdict.hour)).not.toContain(hour1);
   });
 
   it('without a checkpoint (deleted) a run judges every hour from the manifests, as before, and writes one again', async () => {
