@@ -14,8 +14,8 @@
  *    another run rolling forward): it counts as done. Anything else is damage, never skipped.
  * 3. Publish: the claim's exact bytes, staged afresh and renamed to `commits/<seq>.json`. If the
  *    name exists already it must hold the same bytes. The claiming run stages that copy in step 1,
- *    beside the claim's own copy and at the same time: on HDFS every create waits about 0.4 s for
- *    the file to close, and two creates at once cost one wait instead of two.
+ *    beside the claim's own copy and at the same time: on HDFS a create often waits 0.4 s for the
+ *    file to close, and two creates at once cost one wait instead of two.
  *
  * Anyone may finish a claimed commit (roll forward) and any number may do so at once: every step
  * is idempotent and refuses to overwrite. Recovery rolls every unpublished claim forward in seq

@@ -14,10 +14,11 @@
  *   warehouse.ts: staging names with a random attempt id). Then
  *   `PUT ?op=CREATE&overwrite=false&noredirect=true` to the NameNode (it only picks a DataNode),
  *   then the bytes to the DataNode, which creates the file without overwriting: 201, or a
- *   RemoteException. The DataNode answers only once the NameNode closed the file, which on
- *   Hadoop 3 costs about 0.4 s per file whatever its size (the DataNode's client waits
- *   `dfs.client.block.write.locateFollowingBlock.initial.delay.ms` for the block report before it
- *   asks again), so callers that write many files write several at once.
+ *   RemoteException. The DataNode answers only once the NameNode closed the file; on Hadoop 3
+ *   that often costs 0.4 s whatever the file's size (when the block report has not reached the
+ *   NameNode yet, the DataNode's client waits
+ *   `dfs.client.block.write.locateFollowingBlock.initial.delay.ms` before it asks again), so
+ *   callers that write many files write several at once.
  * - Connections: the NameNode calls share fetch's keep-alive pool; the DataNode answers CREATE
  *   with `connection: close`, so each upload opens its own connection (no agent can reuse it).
  * - RENAME: `renameoptions=NONE` selects HDFS's strict rename (rename/3), which fails with a
