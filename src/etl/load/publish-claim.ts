@@ -24,12 +24,17 @@ export interface ClaimPublication {
   readonly stagingFolder: string;
   /** What a mismatch means was edited by hand, e.g. "commit log". */
   readonly logName: string;
+  /** A copy of `claimBytes` already staged under a fresh name in `stagingFolder`: the first try renames it. */
+  readonly staged?: string;
 }
 
 export async function publishClaim(publication: ClaimPublication): Promise<void> {
   const { warehouse, target, stagingFolder, claimBytes } = publication;
   for (let tryNumber = 1; ; tryNumber += 1) {
-    const staged = await createUnderFreshName(warehouse, `${stagingFolder}/manifest.json${tryNumber === 1 ? '' : `.${tryNumber}`}`, claimBytes);
+    const staged =
+      tryNumber === 1 && publication.staged !== undefined
+        ? publication.staged
+        : await createUnderFreshName(warehouse, `${stagingFolder}/manifest.json${tryNumber === 1 ? '' : `.${tryNumber}`}`, claimBytes);
     try {
       await warehouse.rename(staged, target);
       return;

@@ -27,7 +27,7 @@ import { TributaryError } from '../../common/errors.js';
 import { chunksOf, DataSourceError } from './data.js';
 import { warehouseError, type WarehouseErrorCode } from './errors.js';
 import { childOf, compareNames, isRoot, isWithin, nameOf, parentOf, parseWarehousePath, type WarehousePath } from './paths.js';
-import type { DeleteOptions, WarehouseData, WarehouseEntry, WarehouseFileSystem } from './warehouse.js';
+import type { CreateOptions, DeleteOptions, WarehouseData, WarehouseEntry, WarehouseFileSystem } from './warehouse.js';
 
 /** Names a crashed create or recursive delete may leave behind; safe to delete. */
 export const LOCAL_TEMPORARY_PREFIX = '.tributary-tmp-';
@@ -77,7 +77,8 @@ export class LocalWarehouse implements WarehouseFileSystem {
     return `file://${path === undefined || path === '' ? this.root : join(this.root, path)}`;
   }
 
-  async create(path: string, data: WarehouseData): Promise<void> {
+  /** `options.fresh` changes nothing here: link(2) refuses an existing name atomically. */
+  async create(path: string, data: WarehouseData, _options?: CreateOptions): Promise<void> {
     const target = this.parse(path, 'create');
     if (isRoot(target)) throw this.error('WAREHOUSE_INVALID_PATH', 'create', target, { explanation: 'the root is a directory; name a file under it' });
     const folder = parentOf(target);

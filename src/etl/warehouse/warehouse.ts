@@ -39,6 +39,17 @@ export interface WarehouseEntry {
 /** A whole body, or chunks streamed without holding the file in memory. */
 export type WarehouseData = Buffer | AsyncIterable<Buffer>;
 
+export interface CreateOptions {
+  /**
+   * The caller vouches that nothing was ever written under this name: it holds a random attempt
+   * id and is never used twice (staging names). WebHDFS then skips its existence check before
+   * CREATE, one NameNode round trip per file; a name that does exist still fails, but the
+   * DataNode's refusal may then arrive as a broken connection (WAREHOUSE_OUTCOME_UNKNOWN) rather
+   * than WAREHOUSE_FILE_EXISTS. Never for names other runs may also write (claims, publications).
+   */
+  readonly fresh?: boolean;
+}
+
 export interface DeleteOptions {
   /** Delete a non-empty directory with everything under it. Default false. */
   readonly recursive?: boolean;
@@ -50,7 +61,7 @@ export interface WarehouseFileSystem {
    * at `path` (never overwrites), WAREHOUSE_PARENT_NOT_DIRECTORY if a parent is a file, and
    * WAREHOUSE_DATA_FAILED if `data` itself throws.
    */
-  create(path: string, data: WarehouseData): Promise<void>;
+  create(path: string, data: WarehouseData, options?: CreateOptions): Promise<void>;
   /**
    * Moves a file or directory atomically. Fails with WAREHOUSE_NOT_FOUND if `from` is missing
    * and WAREHOUSE_FILE_EXISTS if anything is at `to` (a directory target is never moved into).

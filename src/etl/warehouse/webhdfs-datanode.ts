@@ -7,6 +7,9 @@
  * body stream with back-pressure and tells us how many bytes went out before a failure, which
  * the CREATE outcome check needs.
  *
+ * A streamed body is sent in pieces of at least UPLOAD_CHUNK_BYTES (chunked transfer encoding);
+ * a Buffer goes whole, with its Content-Length.
+ *
  * Every transfer has an idle timeout: no bytes either way for `idleTimeoutMs` ends it (a consumer
  * that stops reading an OPEN stream for that long loses it, too).
  */
@@ -15,6 +18,13 @@ import { Transform, type TransformCallback } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { chunksOf, DataSourceError } from './data.js';
 import type { WarehouseData } from './warehouse.js';
+
+/**
+ * A streamed body goes out in pieces of at least this many bytes: writers hand over one Avro
+ * block or Parquet page at a time (tens of KiB), and every piece sent is a write to the socket
+ * and a chunk header on the wire.
+ */
+export const UPLOAD_CHUNK_BYTES = 1024 * 1024;
 
 /** DataNode error bodies are a RemoteException with a stack trace: a few KiB. */
 const MAX_ANSWER_BYTES = 1024 * 1024;
@@ -81,7 +91,7 @@ export function putToDataNode(location: URL, data: WarehouseData, idleTimeoutMs:
     });
 
     async function* counted(): AsyncGenerator<Buffer> {
-      for await (const chunk of chunksOf(data)) {
+      for await (const chunk of coalesced(chunksOf(data), UPLOAD_CHUNK_BYTES)) {
         yield chunk;
         sentBytes += chunk.length;
       }
@@ -121,6 +131,27 @@ export function getFromDataNode(location: URL, idleTimeoutMs: number): Promise<{
     });
     request.end();
   });
+}
+
+/** Joins consecutive chunks until they reach `minimumBytes` (the last piece may be shorter). */
+export async function* coalesced(chunks: AsyncIterable<Buffer>, minimumBytes: number): AsyncGenerator<Buffer, void, undefined> {
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  for await (const chunk of chunks) {
+    if (chunk.length === 0) continue;
+    if (pendingBytes === 0 && chunk.length >= minimumBytes) {
+      yield chunk;
+      continue;
+    }
+    pending.push(chunk);
+    pendingBytes += chunk.length;
+    if (pendingBytes >= minimumBytes) {
+      yield Buffer.concat(pending, pendingBytes);
+      pending = [];
+      pendingBytes = 0;
+    }
+  }
+  if (pendingBytes > 0) yield Buffer.concat(pending, pendingBytes);
 }
 
 /** Passes bytes through, and fails at the end if fewer or more than `expected` came. */

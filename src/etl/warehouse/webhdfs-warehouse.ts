@@ -10,9 +10,17 @@
  *
  * - CREATE: GETFILESTATUS first, so an existing name fails at once (the DataNode refuses it only
  *   after it has started reading the body, and its 403 can be lost when it closes the connection
- *   on a body still being sent). Then `PUT ?op=CREATE&overwrite=false&noredirect=true` to the
- *   NameNode (it only picks a DataNode), then the bytes to the DataNode, which creates the file
- *   without overwriting: 201, or a RemoteException.
+ *   on a body still being sent); skipped for names the caller declares fresh (CreateOptions in
+ *   warehouse.ts: staging names with a random attempt id). Then
+ *   `PUT ?op=CREATE&overwrite=false&noredirect=true` to the NameNode (it only picks a DataNode),
+ *   then the bytes to the DataNode, which creates the file without overwriting: 201, or a
+ *   RemoteException. The DataNode answers only once the NameNode closed the file; on Hadoop 3
+ *   that often costs 0.4 s whatever the file's size (when the block report has not reached the
+ *   NameNode yet, the DataNode's client waits
+ *   `dfs.client.block.write.locateFollowingBlock.initial.delay.ms` before it asks again), so
+ *   callers that write many files write several at once.
+ * - Connections: the NameNode calls share fetch's keep-alive pool; the DataNode answers CREATE
+ *   with `connection: close`, so each upload opens its own connection (no agent can reuse it).
  * - RENAME: `renameoptions=NONE` selects HDFS's strict rename (rename/3), which fails with a
  *   precise exception instead of the plain `{"boolean":false}` of rename/2 and never moves a file
  *   into an existing directory. A FileNotFoundException is told apart (source vs target parent) by
@@ -40,7 +48,7 @@ import { DataSourceError } from './data.js';
 import { hasWarehouseCode, warehouseError, type RemoteExceptionInfo, type WarehouseErrorCode } from './errors.js';
 import { childOf, compareNames, isRoot, isWithin, nameOf, parentOf, parseWarehousePath, type WarehousePath } from './paths.js';
 import { DEFAULT_RETRY_POLICY, withRetries, type RetryPolicy } from './retry.js';
-import type { DeleteOptions, WarehouseData, WarehouseEntry, WarehouseFileSystem } from './warehouse.js';
+import type { CreateOptions, DeleteOptions, WarehouseData, WarehouseEntry, WarehouseFileSystem } from './warehouse.js';
 import { DataNodeTransportError, getFromDataNode, IdleTimeoutError, putToDataNode } from './webhdfs-datanode.js';
 import { judgeLostCreate, judgeLostRename, type FoundFile } from './webhdfs-outcomes.js';
 import { meaningOf, parseRemoteException } from './webhdfs-remote-exceptions.js';
@@ -117,12 +125,13 @@ export class WebHdfsWarehouse implements WarehouseFileSystem {
     return `webhdfs://${this.nameNode.host}/${segments.join('/')}`;
   }
 
-  async create(path: string, data: WarehouseData): Promise<void> {
+  async create(path: string, data: WarehouseData, options: CreateOptions = {}): Promise<void> {
     const target = this.parse(path, 'create');
     if (isRoot(target)) throw this.error('WAREHOUSE_INVALID_PATH', 'create', target, { explanation: 'the root is a directory; name a file under it' });
     // The DataNode refuses an existing name only after it has started reading the body, and may
     // close the connection before its 403 is read; asking first keeps that answer unambiguous.
-    if ((await this.statAs(target, 'create')) !== undefined) throw this.error('WAREHOUSE_FILE_EXISTS', 'create', target);
+    // A fresh name cannot exist, so the question would only cost a round trip.
+    if (options.fresh !== true && (await this.statAs(target, 'create')) !== undefined) throw this.error('WAREHOUSE_FILE_EXISTS', 'create', target);
     const answer = await this.repeatable(() =>
       this.call({ operation: 'create', subject: target, op: 'CREATE', method: 'PUT', params: { overwrite: 'false', noredirect: 'true' } }),
     );

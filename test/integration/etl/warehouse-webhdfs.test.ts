@@ -104,6 +104,22 @@ describe('WebHDFS warehouse', () => {
     expect(await warehouse.list('limited')).toEqual([]);
   });
 
+  it('writes a fresh name without asking first, and a body streamed in small pieces arrives whole', async () => {
+    const warehouse = connect(freshRoot());
+    // 3 MiB in 20 KiB pieces: sent to the DataNode joined into pieces of at least 1 MiB.
+    const piece = randomBytes(20 * 1024);
+    const pieces = Math.ceil((3 * 1024 * 1024) / piece.length);
+    const parts = Array.from({ length: pieces }, (_, index) => Buffer.concat([Buffer.from([index % 256]), piece.subarray(1)]));
+    async function* body(): AsyncGenerator<Buffer> {
+      yield* parts;
+    }
+    await warehouse.create('staging/a1b2/part.avro', body(), { fresh: true });
+    const expected = Buffer.concat(parts);
+    // Buffer.equals: a deep toEqual over 3 MiB would take minutes.
+    expect((await warehouse.open('staging/a1b2/part.avro')).equals(expected)).toBe(true);
+    expect((await warehouse.stat('staging/a1b2/part.avro'))?.length).toBe(pieces * piece.length);
+  });
+
   it('stores names exactly as given, as plain WebHDFS lists them', async () => {
     const root = freshRoot();
     const warehouse = connect(root);

@@ -94,6 +94,39 @@ describe('commit protocol', () => {
     expect(await readCommitLog(warehouse, ROOT, LOAD)).toMatchObject({ claimed: [1], pending: [], lastClaimed: 1, lastPublished: 1 });
   });
 
+  it('stages the publication copy with the claim, so publishing is a rename only, and makes each target folder once before the renames', async () => {
+    const manifest = await stagedManifest(warehouse, 1, 'aaa', 0);
+    const calls: string[] = [];
+    const create = warehouse.create.bind(warehouse);
+    const rename = warehouse.rename.bind(warehouse);
+    const mkdirs = warehouse.mkdirs.bind(warehouse);
+    warehouse.create = async (path, data) => {
+      calls.push(`create ${path}`);
+      return create(path, data);
+    };
+    warehouse.rename = async (from, to) => {
+      calls.push(`rename ${to}`);
+      return rename(from, to);
+    };
+    warehouse.mkdirs = async (path) => {
+      calls.push(`mkdirs ${path}`);
+      return mkdirs(path);
+    };
+
+    const ctx = context(warehouse, 'aaa');
+    const bytes = await claimCommit(ctx, manifest);
+    const staging = stagingDir(ROOT, LOAD, 1, 'aaa');
+    expect(calls).toEqual([`create ${staging}/manifest.pending`, `create ${staging}/manifest.json`, `rename ${claimPath(ROOT, LOAD, 1)}`]);
+    expect(warehouse.files.get(`${staging}/manifest.json`)?.equals(bytes)).toBe(true);
+
+    calls.length = 0;
+    await completeCommit(ctx, manifest, bytes);
+    const hourFolder = `${ROOT}/t/hourly/2026/11/29/15`;
+    expect(calls).toEqual([`mkdirs ${hourFolder}`, ...manifest.files.map((file) => `rename ${file.path}`), `rename ${publishedPath(ROOT, LOAD, 1)}`]);
+    expect(warehouse.files.has(`${staging}/manifest.json`)).toBe(false);
+    expect(warehouse.files.get(publishedPath(ROOT, LOAD, 1))?.equals(bytes)).toBe(true);
+  });
+
   it('fences a stale run whose claim comes after another run already published the same seq', async () => {
     // Both planned from "nothing committed"; B was paused (lost its lease) before claiming.
     const runA = await stagedManifest(warehouse, 1, 'aaa', 0);
@@ -105,6 +138,8 @@ describe('commit protocol', () => {
     expect(error.code).toBe('ETL_COMMIT_FENCED');
     expect(error.message).toContain('commit 1 of load views was claimed by another run');
 
+    // B's two staged copies of its manifest are gone with its claim.
+    expect(warehouse.filesUnder(`${stagingDir(ROOT, LOAD, 1, 'bbb')}/manifest`)).toEqual([]);
     // Nothing of B reached the final names or the commit log; A's commit is untouched.
     for (const [path, bytes] of before) if (!path.includes('/staging/')) expect(warehouse.files.get(path)?.equals(bytes), path).toBe(true);
     const finals = warehouse.filesUnder(`${ROOT}/t/`);
