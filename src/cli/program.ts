@@ -261,6 +261,7 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--load <file>', 'the load file (YAML, see jobs/page-views.yaml)')
     .option('--accept-gap', 'record offsets lost to retention as a gap in the manifest and continue after them')
     .option('--zookeeper <connect>', 'HOST:PORT[/chroot] for the run lease; without it the lease is in-process only')
+    .option('--concurrency <n>', 'partitions extracted at once (default 4; each reads its slices in turn)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (default info; warn while a progress bar shows)')
     .option('--progress', 'show a progress bar on stderr even when it is not a terminal')
     .option('--no-progress', 'never show a progress bar (default: shown when stderr is a terminal)')

@@ -38,6 +38,8 @@ export interface EtlRunOptions {
   readonly load: string;
   readonly acceptGap?: boolean;
   readonly zookeeper?: string;
+  /** --concurrency: tasks extracted at once. */
+  readonly concurrency?: string;
   readonly logLevel?: string;
   /** --progress (true) / --no-progress (false); neither: a bar when stderr is a terminal. */
   readonly progress?: boolean;
@@ -129,12 +131,16 @@ export async function etlRun(io: CommandIo, options: EtlRunOptions, env: NodeJS.
   if (failpointSpec !== undefined && failpointSpec !== '') {
     failpoint = failpointHook(parseFailpoint(failpointSpec), () => process.kill(process.pid, 'SIGKILL'));
   }
+  const concurrency = options.concurrency === undefined ? 4 : Number(options.concurrency);
+  if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
+    throw new TributaryError({ code: 'CONFIG_INVALID', message: `--concurrency ${JSON.stringify(options.concurrency)} is not a whole number from 1 to 64; give how many partitions to extract at once, e.g. --concurrency 4` });
+  }
   const load = await readLoadFile(options.load);
   const { store, numberRuns } = await openStore(options.zookeeper, logger);
   try {
     const report = await withProgress(showProgress, `run ${load.name}`, (progress) =>
       withServices(load, logger, (services) =>
-        runLoad({ ...services, acceptGap: options.acceptGap === true, store, numberRuns, progress, ...(failpoint === undefined ? {} : { failpoint }) }),
+        runLoad({ ...services, acceptGap: options.acceptGap === true, store, numberRuns, progress, concurrency, ...(failpoint === undefined ? {} : { failpoint }) }),
         { audit: true },
       ),
     );

@@ -20,7 +20,9 @@ export async function createUnderFreshName(warehouse: WarehouseFileSystem, path:
   for (let tryNumber = 1; ; tryNumber += 1) {
     const name = tryNumber === 1 ? path : `${path}.retry${tryNumber}`;
     try {
-      await warehouse.create(name, Buffer.isBuffer(data) ? data : data());
+      // Callers write into an attempt's own staging folder, whose names nobody wrote before: the
+      // warehouse may skip asking whether the name exists (one WebHDFS round trip per file).
+      await warehouse.create(name, Buffer.isBuffer(data) ? data : data(), { fresh: true });
       return name;
     } catch (error) {
       if (!(error instanceof TributaryError) || !FRESH_NAME_AND_RETRY.has(error.code) || tryNumber >= CREATE_TRIES) throw error;

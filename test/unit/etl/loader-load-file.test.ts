@@ -40,7 +40,7 @@ describe('load files', () => {
       format: 'avro',
       codec: 'deflate',
       timeField: 'header.time',
-      maxRecordsPerRun: 1_000_000,
+      maxRecordsPerTask: 1_000_000,
       quarantine: { maxRecords: 100 },
       latenessHorizonMs: 2 * 3_600_000,
       schedule: '10 * * * *',
