@@ -208,7 +208,7 @@ function bareLoop(): BareLoop {
         }
         records += end;
         for (const [hour, bucket] of [...buckets].sort(([a], [b]) => a - b)) {
-          const identity = dataFilePath('bench', TOPIC, hour, partition, 0, end, 'avro');
+          const identity = dataFilePath('bench', TOPIC, hour, partition, 0, end, 'avro', 'hourly');
           const file = writeAvroContainer(reader, bucket.values, {
             codec: 'deflate',
             syncMarker: syncMarkerFor(identity),

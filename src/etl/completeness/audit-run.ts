@@ -58,6 +58,7 @@ export async function auditAndMark(services: AuditRunServices, attempt: string, 
     const markers = await updateHourMarkers({
       warehouse,
       root: load.warehouse.root,
+      layout: load.layout,
       attempt,
       hours: status.hours,
       nextOffsets: status.nextOffsets,

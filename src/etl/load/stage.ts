@@ -12,7 +12,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { TributaryError } from '../../common/errors.js';
 import { DATA_FILE_EXTENSIONS, encodeDataFile, type DataFileCodec, type DataFileFormat } from '../files/data-files.js';
 import { compactOffsets, type ExtractedRange } from './extract.js';
-import { dataFilePath, hourKey, quarantineDir, rangeName } from '../layout.js';
+import { dataFilePath, hourKey, quarantineDir, rangeName, type HourLayout } from '../layout.js';
 import type { ManifestDataFile, ManifestFile } from './manifest.js';
 import type { ReaderSchema } from './plan.js';
 import { encodeQuarantine } from './quarantine.js';
@@ -21,6 +21,7 @@ import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
 export interface StageContext {
   readonly warehouse: WarehouseFileSystem;
   readonly root: string;
+  readonly layout: HourLayout;
   readonly load: string;
   readonly seq: number;
   /** `<root>/_etl/<load>/staging/<seq>-<attempt>` */
@@ -66,7 +67,7 @@ export async function stageRange(context: StageContext, range: ExtractedRange, r
   const extension = DATA_FILE_EXTENSIONS[context.format];
   const files: ManifestDataFile[] = [];
   for (const bucket of range.hours) {
-    const path = dataFilePath(context.root, topic, bucket.hour, partition, start, end, extension);
+    const path = dataFilePath(context.root, topic, bucket.hour, partition, start, end, extension, context.layout);
     const bytes = await encodeDataFile(bucket.values, {
       format: context.format,
       codec: context.codec,

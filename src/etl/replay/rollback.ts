@@ -52,7 +52,7 @@ export async function rollbackHour(options: RollbackOptions): Promise<SwapReport
       hours.push({
         topic: state.topic,
         hour: state.hour,
-        live: topicHourDir(root, state.topic, hour),
+        live: topicHourDir(root, state.topic, hour, load.layout),
         fromVersion: state.live,
         toVersion: restore,
         keep,

@@ -86,6 +86,7 @@ function load(overrides: Partial<LoadDefinition> = {}): LoadDefinition {
     maxRecordsPerRun: 1000,
     quarantine: { maxRecords: 0 },
     latenessHorizonMs: 7_200_000,
+    layout: 'hourly',
     ...overrides,
   };
 }
