@@ -46,6 +46,8 @@ describe('load files', () => {
       schedule: '10 * * * *',
       warehouse: { url: 'webhdfs://127.0.0.1:9870/?user=etl', root: 'warehouse' },
       audit: { topic: '_audit', bootstrap: ['127.0.0.1:9092'] },
+      layout: 'hourly',
+      hive: { database: 'default', tables: { 'page-views': 'page_views' } },
     });
   });
 
