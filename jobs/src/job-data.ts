@@ -84,6 +84,7 @@ const runPlan = z.strictObject({
   plannedAt: z.string(),
   partitions: z.array(partitionPlan),
   readerSchemas: z.record(z.string(), readerRef),
+  maxRecordsPerTask: z.number().int().positive().optional(),
 });
 
 const rangeTask = z.strictObject({
@@ -92,6 +93,7 @@ const rangeTask = z.strictObject({
   run: z.string().regex(/^[0-9a-f]+$/),
   plannedAt: z.string(),
   partition: partitionPlan,
+  slice: z.strictObject({ start: offset, end: offset }).optional(),
   reader: readerRef.optional(),
 });
 
@@ -117,6 +119,8 @@ const rangeResult = z.strictObject({
   staged: z.strictObject({
     topic: text,
     partition: count,
+    start: offset.optional(),
+    end: offset.optional(),
     files: z.array(z.strictObject({ ...fileShape, hour: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}$/) })),
     // JSON has no undefined: a range without quarantined records comes back without the key.
     quarantine: z.strictObject(fileShape).optional(),

@@ -29,8 +29,8 @@ export function runFlow(planned: PlannedRun, file: LoadFileData): FlowJob {
         name: JOB_NAMES.task,
         queueName: QUEUE_NAMES.tasks,
         data,
-        // A partition number has no dot, so `<topic>.<partition>` names each range once.
-        opts: { jobId: `${parentId}.${task.partition.topic}.${task.partition.partition}`, ...JOB_OPTIONS.task, failParentOnFailure: true },
+        // Numbers have no dot, so `<topic>.<partition>.<slice start>` names each slice once.
+        opts: { jobId: `${parentId}.${task.partition.topic}.${task.partition.partition}.${task.slice?.start ?? task.partition.start}`, ...JOB_OPTIONS.task, failParentOnFailure: true },
       };
     }),
   };

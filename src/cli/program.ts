@@ -289,7 +289,8 @@ export function buildProgram(io: CommandIo): Command {
     .command('replay')
     .description(
       'rebuild the hour folders of [--from, --to) from the offset ranges the manifests recorded, with today\'s load file and reader schema, ' +
-        'as a new version of each hour; the old version is kept for `etl rollback`. Stops before changing anything if offsets are no longer in the log',
+        'as a new version of each hour; the old version is kept for `etl rollback`. An hour whose rebuilt files are the live ones gets no new version, ' +
+        'so it is safe to run again after a kill. Stops before changing anything if offsets are no longer in the log',
     )
     .requiredOption('--load <file>', 'the load file (YAML)')
     .requiredOption('--from <iso>', 'first hour, inclusive: a whole UTC hour, e.g. 2026-11-29T10:00Z or 2026-11-29T10')
@@ -303,10 +304,17 @@ export function buildProgram(io: CommandIo): Command {
     .action(async (options: EtlReplayOptions) => etlReplay(io, options));
   etl
     .command('rollback')
-    .description('restore, byte for byte, the version an hour had before its last replay; the replayed version is kept')
+    .description(
+      'restore, byte for byte, the version each hour had before its last replay; the replayed version is kept. ' +
+        'Safe to run again after a kill: an hour whose last replay was already rolled back is left alone (and said so). ' +
+        'To roll back twice on purpose, name the version: --to-version N (etl status lists the versions kept)',
+    )
     .requiredOption('--load <file>', 'the load file (YAML)')
-    .requiredOption('--hour <iso>', 'the hour: a whole UTC hour, e.g. 2026-11-29T10:00Z or 2026-11-29T10')
+    .option('--hour <iso>', 'one hour: a whole UTC hour, e.g. 2026-11-29T10:00Z or 2026-11-29T10')
+    .option('--from <iso>', 'or the hours [--from, --to): first hour, inclusive (whole UTC hours, as etl replay takes them)')
+    .option('--to <iso>', 'end of the hours, exclusive')
     .option('--topic <name>', 'only this topic (default: every topic whose hour was replayed)')
+    .option('--to-version <n>', 'restore version n, the one the hour had before its live version (going back one more step on purpose); does nothing once n is live')
     .option('--reason <text>', 'why, recorded in the replay manifest')
     .option('--zookeeper <connect>', 'HOST:PORT[/chroot] for the lease shared with runs; without it the lease is in-process only')
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')

@@ -27,6 +27,8 @@ export const ETL_ERROR_CODES = [
   'ETL_MANIFEST_INVALID',
   /** The audit topic could not be read or written; the data commit stands and the next run tries again. */
   'ETL_AUDIT_UNAVAILABLE',
+  /** The local spill file of an open data file could not be written (disk full?); nothing was committed. */
+  'ETL_SPILL_FAILED',
 ] as const;
 
 export type EtlErrorCode = (typeof ETL_ERROR_CODES)[number];

@@ -190,3 +190,9 @@ export function dataFileName(topic: string, partition: number, start: number, en
 export function dataFilePath(root: string, topic: string, hour: number, partition: number, start: number, end: number, extension: string, layout: HourLayout): string {
   return `${topicHourDir(root, topic, hour, layout)}/${dataFileName(topic, partition, start, end, extension)}`;
 }
+
+/** Part `part` (≥ 1) of a data file that rolled at maxFileBytes: `<name>.<part>.<ext>` beside the first. */
+export function partFilePath(path: string, part: number): string {
+  const dot = path.lastIndexOf('.');
+  return `${path.slice(0, dot)}.${part}${path.slice(dot)}`;
+}

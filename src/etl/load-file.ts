@@ -13,7 +13,9 @@
  *   format: avro                     # avro | parquet
  *   codec: deflate                   # as data-files.ts allows for the format
  *   timeField: header.time           # optional: record field (dotted) with event time in ms; else record timestamp
- *   maxRecordsPerRun: 1000000        # per partition and run
+ *   maxRecordsPerRun: 1000000        # optional, per partition and run; absent: up to the high watermark
+ *   maxRecordsPerTask: 1000000       # a range is cut into slices of this many offsets: a task and files each
+ *   maxFileBytes: 536870912          # optional: a data file rolls to part .1, .2 … at this size
  *   quarantine: { maxRecords: 0 }    # undecodable records a run may set aside; more fails the run
  *   latenessHorizon: 2h              # ms|s|m|h|d: how long an hour stays open for late records
  *   schedule: '5 * * * *'            # cron (5 or 6 fields), used by the scheduler (#10)
@@ -53,7 +55,12 @@ export interface LoadDefinition {
   readonly format: DataFileFormat;
   readonly codec: DataFileCodec;
   readonly timeField?: string;
-  readonly maxRecordsPerRun: number;
+  /** Per partition and run; absent: read to the high watermark at plan time. */
+  readonly maxRecordsPerRun?: number;
+  /** A partition's range is cut into slices of this many offsets: a task each, files of their own (load/slices.ts). */
+  readonly maxRecordsPerTask: number;
+  /** A data file rolls to its next part at this size (load/slice-writer.ts); absent: never. */
+  readonly maxFileBytes?: number;
   readonly quarantine: { readonly maxRecords: number };
   readonly latenessHorizonMs: number;
   readonly schedule?: string;
@@ -82,6 +89,8 @@ export interface LoadAuditSettings {
   readonly bootstrap: readonly string[];
 }
 
+export const DEFAULT_MAX_RECORDS_PER_TASK = 1_000_000;
+const MIN_FILE_BYTES = 1024 * 1024;
 export const LOAD_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** Kafka's legal topic names; `+` is not among them, which keeps data file names unambiguous. */
 export const TOPIC_NAME_PATTERN = /^[A-Za-z0-9._-]{1,249}$/;
@@ -142,7 +151,9 @@ const loadFileSchema = z
     format: z.enum(['avro', 'parquet']),
     codec: z.enum(['null', 'deflate', 'snappy', 'zstd', 'gzip']),
     timeField: z.string().regex(FIELD_PATH_PATTERN, 'expected a field name, or a dotted path into nested records such as header.time').optional(),
-    maxRecordsPerRun: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).default(1_000_000),
+    maxRecordsPerRun: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
+    maxRecordsPerTask: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).default(DEFAULT_MAX_RECORDS_PER_TASK),
+    maxFileBytes: z.number().int().min(MIN_FILE_BYTES, `files smaller than ${MIN_FILE_BYTES} bytes (1 MiB) would swamp HDFS with small files`).max(Number.MAX_SAFE_INTEGER).optional(),
     quarantine: z.strictObject({ maxRecords: z.number().int().nonnegative() }).default({ maxRecords: 0 }),
     latenessHorizon: durationSchema.default(2 * 3_600_000), // 2h
     schedule: cronSchema.optional(),
@@ -252,7 +263,9 @@ export function parseLoadFile(text: string, file: string): LoadDefinition {
     format: parsed.format,
     codec: parsed.codec,
     ...(parsed.timeField === undefined ? {} : { timeField: parsed.timeField }),
-    maxRecordsPerRun: parsed.maxRecordsPerRun,
+    ...(parsed.maxRecordsPerRun === undefined ? {} : { maxRecordsPerRun: parsed.maxRecordsPerRun }),
+    maxRecordsPerTask: parsed.maxRecordsPerTask,
+    ...(parsed.maxFileBytes === undefined ? {} : { maxFileBytes: parsed.maxFileBytes }),
     quarantine: parsed.quarantine,
     latenessHorizonMs: parsed.latenessHorizon,
     ...(parsed.schedule === undefined ? {} : { schedule: parsed.schedule.trim() }),

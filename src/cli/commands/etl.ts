@@ -17,6 +17,7 @@ import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
 import { failpointHook, parseFailpoint, type FailpointName } from '../../etl/load/failpoints.js';
 import { openLoadAudit } from '../../etl/completeness/load-audit.js';
 import { readLoadFile, type LoadDefinition } from '../../etl/load-file.js';
+import { HOUR_MS } from '../../etl/layout.js';
 import { formatPlan } from '../../etl/load/plan.js';
 import type { LoadProgress } from '../../etl/status/progress.js';
 import { progressBar, shouldShowProgress } from '../../etl/status/progress-bar.js';
@@ -24,7 +25,7 @@ import { replayWindow } from '../../etl/replay/replay.js';
 import { parseSwapFailpoint, swapFailpointHook, type SwapFailpointName } from '../../etl/replay/failpoints.js';
 import { readLoadHistory } from '../../etl/replay/history.js';
 import { formatReplayHistory, formatSwapReport } from '../../etl/replay/report.js';
-import { rollbackHour } from '../../etl/replay/rollback.js';
+import { rollbackHours } from '../../etl/replay/rollback.js';
 import { previewPlan, runLoad, type LoadServices, type RunReport } from '../../etl/load/run.js';
 import { KafkaLoadSource } from '../../etl/load/source.js';
 import { formatStatus, readCompleteness, readLoadStatus, watchStatus } from '../../etl/status/status.js';
@@ -57,8 +58,13 @@ export interface EtlReplayOptions {
 
 export interface EtlRollbackOptions {
   readonly load: string;
-  readonly hour: string;
+  /** One hour; or the hours [--from, --to). */
+  readonly hour?: string;
+  readonly from?: string;
+  readonly to?: string;
   readonly topic?: string;
+  /** Restore this version (the one before the live one) instead of undoing the last replay once. */
+  readonly toVersion?: string;
   readonly reason?: string;
   readonly zookeeper?: string;
   readonly logLevel?: string;
@@ -263,16 +269,35 @@ export async function etlReplay(io: CommandIo, options: EtlReplayOptions, env: N
 
 export async function etlRollback(io: CommandIo, options: EtlRollbackOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
   const logger = createLogger({ name: 'etl', level: logLevel(options.logLevel) });
-  const hour = parseTimeFlag('--hour', options.hour);
+  const { from, to } = rollbackHoursOf(options);
+  const toVersion = options.toVersion === undefined ? undefined : parseVersionFlag(options.toVersion);
   const failpoint = swapFailpoint(env);
   const load = await readLoadFile(options.load);
   const { store, numberRuns } = await openStore(options.zookeeper, logger);
   try {
-    const report = await rollbackHour({ load, warehouse: openLoadWarehouse(load, logger), logger, store, numberRuns, hour, topic: options.topic, reason: options.reason, failpoint });
+    const report = await rollbackHours({ load, warehouse: openLoadWarehouse(load, logger), logger, store, numberRuns, from, to, topic: options.topic, toVersion, reason: options.reason, failpoint });
     io.writeOut(formatSwapReport(report, options.load));
   } finally {
     await store.close();
   }
+}
+
+/** --hour H (the hour [H, H+1h)) or --from/--to, not both. */
+function rollbackHoursOf(options: EtlRollbackOptions): { from: Date; to: Date } {
+  if (options.hour !== undefined) {
+    if (options.from !== undefined || options.to !== undefined) throw invalidFlag('--hour', options.hour, 'goes without --from and --to: give one hour with --hour, or the hours [--from, --to)');
+    const hour = parseTimeFlag('--hour', options.hour);
+    return { from: hour, to: new Date(hour.getTime() + HOUR_MS) };
+  }
+  if (options.from === undefined || options.to === undefined) {
+    throw new TributaryError({ code: 'CONFIG_INVALID', message: 'etl rollback needs the hours to roll back: --hour H, or --from and --to (whole UTC hours, --to exclusive)', details: {} });
+  }
+  return { from: parseTimeFlag('--from', options.from), to: parseTimeFlag('--to', options.to) };
+}
+
+function parseVersionFlag(text: string): number {
+  if (!/^\d+$/.test(text.trim()) || Number(text) < 1) throw invalidFlag('--to-version', text, 'is not a version number: 1 is what runs loaded, each replay made the next (etl status lists them)');
+  return Number(text);
 }
 
 function swapFailpoint(env: NodeJS.ProcessEnv): ((point: SwapFailpointName) => void) | undefined {

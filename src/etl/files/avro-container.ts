@@ -62,43 +62,85 @@ export interface AvroContainerOptions {
 
 /** Writes `records` (each already checked valid for `type`) as one container file. */
 export function writeAvroContainer(type: Type, records: readonly unknown[], options: AvroContainerOptions): Buffer {
-  if (options.syncMarker.length !== SYNC_MARKER_BYTES) throw new RangeError(`a sync marker has ${SYNC_MARKER_BYTES} bytes, not ${options.syncMarker.length}`);
+  const blocks: Buffer[] = [];
+  const writer = new AvroBlockWriter(type, options, (chunk) => blocks.push(chunk));
+  for (const record of records) writer.append(record);
+  writer.flush();
+  return Buffer.concat([avroContainerHeader(type, options), ...blocks]);
+}
+
+/** The header: magic, metadata (schema, codec, the caller's keys sorted), sync marker. */
+export function avroContainerHeader(type: Type, options: AvroContainerOptions): Buffer {
+  checkSyncMarker(options.syncMarker);
   const meta: Record<string, Buffer> = {
     [AVRO_SCHEMA_KEY]: Buffer.from(JSON.stringify(schemaJsonOf(type)), 'utf8'),
     [AVRO_CODEC_KEY]: Buffer.from(options.codec, 'utf8'),
   };
   for (const key of Object.keys(options.metadata).sort()) meta[key] = Buffer.from(options.metadata[key] ?? '', 'utf8');
-  const parts: Buffer[] = [HEADER_TYPE.toBuffer({ magic: AVRO_MAGIC, meta, sync: options.syncMarker })];
+  return HEADER_TYPE.toBuffer({ magic: AVRO_MAGIC, meta, sync: options.syncMarker });
+}
 
+/**
+ * The blocks of a container file, written as they fill: each closed block (count, size, data,
+ * sync) goes to `emit` as one Buffer the writer never touches again. The header comes apart
+ * (avroContainerHeader), because its metadata may name what only the last record tells (the
+ * offsets a file holds), while the blocks only need the sync marker.
+ */
+export class AvroBlockWriter {
   // Records are serialized back to back into one scratch buffer, reused for every block, rather
   // than each into a Buffer of its own: the same bytes, without an allocation per record.
-  let block = Buffer.allocUnsafe(2 * BLOCK_TARGET_BYTES);
-  let blockBytes = 0;
-  let blockRecords = 0;
-  const closeBlock = (): void => {
-    const serialized = block.subarray(0, blockBytes);
-    const compressed = compressAvroBlock(options.codec, serialized);
-    // The null codec hands back the scratch bytes themselves, which the next block overwrites.
-    const data = compressed.buffer === block.buffer ? Buffer.from(compressed) : compressed;
-    parts.push(LONG_TYPE.toBuffer(blockRecords), LONG_TYPE.toBuffer(data.length), data, options.syncMarker);
-    blockBytes = 0;
-    blockRecords = 0;
-  };
-  for (const record of records) {
-    let end = type.encode(record, block, blockBytes);
+  private block = Buffer.allocUnsafe(2 * BLOCK_TARGET_BYTES);
+  private blockBytes = 0;
+  private blockRecords = 0;
+  /** Bytes emitted so far (closed blocks). */
+  emittedBytes = 0;
+  records = 0;
+
+  constructor(
+    private readonly type: Type,
+    private readonly options: Pick<AvroContainerOptions, 'codec' | 'syncMarker'>,
+    private readonly emit: (chunk: Buffer) => void,
+  ) {
+    checkSyncMarker(options.syncMarker);
+  }
+
+  /** Adds one record (already checked valid for the type); closes the block once it is full. */
+  append(record: unknown): void {
+    let end = this.type.encode(record, this.block, this.blockBytes);
     while (end < 0) {
       // Too little room (avsc answers minus the bytes missing): grow, keep what is there, again.
-      const larger = Buffer.allocUnsafe(Math.max(2 * block.length, block.length - end));
-      block.copy(larger, 0, 0, blockBytes);
-      block = larger;
-      end = type.encode(record, block, blockBytes);
+      const larger = Buffer.allocUnsafe(Math.max(2 * this.block.length, this.block.length - end));
+      this.block.copy(larger, 0, 0, this.blockBytes);
+      this.block = larger;
+      end = this.type.encode(record, this.block, this.blockBytes);
     }
-    blockBytes = end;
-    blockRecords += 1;
-    if (blockBytes >= BLOCK_TARGET_BYTES) closeBlock();
+    this.blockBytes = end;
+    this.blockRecords += 1;
+    this.records += 1;
+    if (this.blockBytes >= BLOCK_TARGET_BYTES) this.closeBlock();
   }
-  if (blockRecords > 0) closeBlock();
-  return Buffer.concat(parts);
+
+  /** Closes the open block, if it holds records: call once after the last record. */
+  flush(): void {
+    if (this.blockRecords > 0) this.closeBlock();
+  }
+
+  private closeBlock(): void {
+    const serialized = this.block.subarray(0, this.blockBytes);
+    const compressed = compressAvroBlock(this.options.codec, serialized);
+    const count = LONG_TYPE.toBuffer(this.blockRecords);
+    const size = LONG_TYPE.toBuffer(compressed.length);
+    // One Buffer per block, copied out: the null codec hands back the scratch bytes themselves.
+    const chunk = Buffer.concat([count, size, compressed, this.options.syncMarker]);
+    this.blockBytes = 0;
+    this.blockRecords = 0;
+    this.emittedBytes += chunk.length;
+    this.emit(chunk);
+  }
+}
+
+function checkSyncMarker(marker: Buffer): void {
+  if (marker.length !== SYNC_MARKER_BYTES) throw new RangeError(`a sync marker has ${SYNC_MARKER_BYTES} bytes, not ${marker.length}`);
 }
 
 export interface AvroContainerContents {

@@ -8,9 +8,9 @@
 import { createHash } from 'node:crypto';
 import type { Type } from 'avsc';
 import type { AvroCodecName } from './avro-codecs.js';
-import { readAvroContainer, SYNC_MARKER_BYTES, writeAvroContainer } from './avro-container.js';
+import { avroContainerHeader, AvroBlockWriter, readAvroContainer, SYNC_MARKER_BYTES } from './avro-container.js';
 import { dataFileError } from './errors.js';
-import { readParquetFile, writeParquetFile } from './parquet-file.js';
+import { ParquetStreamWriter, readParquetFile } from './parquet-file.js';
 import type { ParquetCompression } from './parquet-schema.js';
 
 export { parseDataFileSchema } from './schema-types.js';
@@ -60,18 +60,78 @@ export function validateCodec(format: DataFileFormat, codec: DataFileCodec): voi
 
 /** One file's bytes holding `records` (values valid for `options.schema`, in offset order). */
 export async function encodeDataFile(records: readonly unknown[], options: DataFileOptions): Promise<Buffer> {
+  const chunks: Buffer[] = [];
+  const writer = openDataFileWriter(options, (chunk) => chunks.push(chunk), { checked: true });
+  const metadata = checkedMetadata(options.metadata ?? {});
+  // Every record is checked before any is written, so a bad one names itself and nothing else runs.
+  records.forEach((record, index) => checkRecord(options.schema, record, index));
+  for (const record of records) await writer.append(record);
+  const head = await writer.finish(metadata);
+  return Buffer.concat([head, ...chunks]);
+}
+
+/**
+ * A data file written record by record, its bytes handed to `emit` as blocks (Avro) or row groups
+ * (Parquet) fill, so memory holds one block, not the file. The file is `head` (what `finish`
+ * answers: the Avro header, whose metadata may depend on every record; empty for Parquet) followed
+ * by everything emitted, in order: the same bytes encodeDataFile gives for the same records.
+ */
+export interface DataFileWriter {
+  /** Records appended. */
+  readonly records: number;
+  /** Bytes emitted so far; the file ends up a little larger (the head, the last block, a footer). */
+  readonly emittedBytes: number;
+  /** Checks and adds one record; a Promise only when the format must wait (Parquet). */
+  append(record: unknown): void | Promise<void>;
+  /** Emits what remains (last block, footer) and answers the head. Call once, after the last record. */
+  finish(metadata: Readonly<Record<string, string>>): Promise<Buffer>;
+}
+
+export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, emit: (chunk: Buffer) => void, internal: { readonly checked?: boolean } = {}): DataFileWriter {
   validateCodec(options.format, options.codec);
   if (typeof options.identity !== 'string' || options.identity === '') {
     throw dataFileError('CONFIG_INVALID', 'a data file needs a non-empty identity (e.g. "topic+3+100+200") to derive its sync marker from', { identity: options.identity });
   }
-  const metadata = checkedMetadata(options.metadata ?? {});
-  records.forEach((record, index) => checkRecord(options.schema, record, index));
+  const { schema } = options;
+  const check = internal.checked === true ? undefined : (record: unknown, index: number): void => checkRecord(schema, record, index);
   if (options.format === 'avro') {
     const codec = FORMAT_CODECS.avro[options.codec] ?? 'null';
-    return writeAvroContainer(options.schema, records, { codec, syncMarker: syncMarkerFor(options.identity), metadata });
+    const syncMarker = syncMarkerFor(options.identity);
+    const blocks = new AvroBlockWriter(schema, { codec, syncMarker }, emit);
+    return {
+      get records() {
+        return blocks.records;
+      },
+      get emittedBytes() {
+        return blocks.emittedBytes;
+      },
+      append(record) {
+        check?.(record, blocks.records);
+        blocks.append(record);
+      },
+      finish(metadata) {
+        blocks.flush();
+        return Promise.resolve(avroContainerHeader(schema, { codec, syncMarker, metadata: checkedMetadata(metadata) }));
+      },
+    };
   }
-  const compression = FORMAT_CODECS.parquet[options.codec] ?? 'UNCOMPRESSED';
-  return writeParquetFile(options.schema, records, { compression, metadata });
+  const rows = new ParquetStreamWriter(schema, FORMAT_CODECS.parquet[options.codec] ?? 'UNCOMPRESSED', emit);
+  return {
+    get records() {
+      return rows.records;
+    },
+    get emittedBytes() {
+      return rows.emittedBytes;
+    },
+    append(record) {
+      check?.(record, rows.records);
+      return rows.append(record);
+    },
+    async finish(metadata) {
+      await rows.finish(checkedMetadata(metadata));
+      return Buffer.alloc(0);
+    },
+  };
 }
 
 /** Reads a file `encodeDataFile` wrote; malformed bytes are DATA_FILE_CORRUPT. */

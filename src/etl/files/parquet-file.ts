@@ -1,9 +1,12 @@
 /**
- * Parquet files through parquetjs-lite 0.8.7, collected in memory. The bytes (Parquet format 2.x,
+ * Parquet files through parquetjs-lite 0.8.7, written as row groups fill: the bytes go to the
+ * caller's `emit` in file order (the footer last, when the file is finished). The bytes (Parquet format 2.x,
  * file version 1):
  *
  *   magic       4 bytes   50 41 52 31                          "PAR1"
- *   row groups  each ROW_GROUP_ROWS records; per leaf column, in schema order, one column chunk:
+ *   row groups  ROW_GROUP_ROWS records, or fewer once their Avro encodings reach
+ *               ROW_GROUP_TARGET_BYTES (so memory stays bounded for wide records; a
+ *               deterministic function of the records); per leaf column, in schema order, one column chunk:
  *                 data pages (v1): { PageHeader (Thrift compact), then compressed together:
  *                   repetition levels, definition levels (RLE/bit-packed hybrid, 4-byte length
  *                   prefix each, present when the column can repeat / be null), values (PLAIN) }
@@ -30,6 +33,8 @@ export const PARQUET_AVRO_SCHEMA_KEY = 'parquet.avro.schema';
 /** What older parquet-avro versions wrote; read, never written. */
 const LEGACY_AVRO_SCHEMA_KEY = 'avro.schema';
 const ROW_GROUP_ROWS = 65_536;
+/** parquetjs-lite holds a row group as shredded JS values, several times its encoded size. */
+const ROW_GROUP_TARGET_BYTES = 8 * 1024 * 1024;
 
 export interface ParquetFileOptions {
   readonly compression: ParquetCompression;
@@ -38,32 +43,76 @@ export interface ParquetFileOptions {
 
 /** Writes `records` (each already checked valid for `type`, a record schema) as one Parquet file. */
 export async function writeParquetFile(type: Type, records: readonly unknown[], options: ParquetFileOptions): Promise<Buffer> {
-  const plan = planParquetRecord(type, options.compression);
-  const schema = new parquet.ParquetSchema(plan.definition);
   const chunks: Buffer[] = [];
-  const envelope = new parquet.ParquetEnvelopeWriter(
-    schema,
-    (chunk) => {
-      chunks.push(chunk);
-      return Promise.resolve();
-    },
-    () => Promise.resolve(),
-    0,
-    { useDataPageV2: false, pageIndex: false },
-  );
-  const writer = new parquet.ParquetWriter(schema, envelope, { rowGroupSize: ROW_GROUP_ROWS });
-  writer.setMetadata(PARQUET_AVRO_SCHEMA_KEY, JSON.stringify(schemaJsonOf(type)));
-  for (const key of Object.keys(options.metadata).sort()) writer.setMetadata(key, options.metadata[key] ?? '');
-  for (const [index, record] of records.entries()) {
+  const writer = new ParquetStreamWriter(type, options.compression, (chunk) => chunks.push(chunk));
+  for (const record of records) await writer.append(record);
+  await writer.finish(options.metadata);
+  return Buffer.concat(chunks);
+}
+
+/** One Parquet file written row group by row group; the metadata is given at the end (it goes in the footer). */
+export class ParquetStreamWriter {
+  private readonly plan: ReturnType<typeof planParquetRecord>;
+  private readonly writer: InstanceType<typeof parquet.ParquetWriter>;
+  private scratch = Buffer.allocUnsafe(64 * 1024);
+  private groupBytes = 0;
+  records = 0;
+  /** Bytes emitted so far (header and closed row groups). */
+  emittedBytes = 0;
+
+  constructor(
+    private readonly type: Type,
+    compression: ParquetCompression,
+    emit: (chunk: Buffer) => void,
+  ) {
+    this.plan = planParquetRecord(type, compression);
+    const schema = new parquet.ParquetSchema(this.plan.definition);
+    const envelope = new parquet.ParquetEnvelopeWriter(
+      schema,
+      (chunk) => {
+        this.emittedBytes += chunk.length;
+        emit(chunk);
+        return Promise.resolve();
+      },
+      () => Promise.resolve(),
+      0,
+      { useDataPageV2: false, pageIndex: false },
+    );
+    this.writer = new parquet.ParquetWriter(schema, envelope, { rowGroupSize: ROW_GROUP_ROWS });
+  }
+
+  /** Adds one record; a full row group is encoded and emitted. */
+  async append(record: unknown): Promise<void> {
+    const index = this.records;
+    this.groupBytes += this.encodedSize(record);
+    const rowsBuffered = (this.writer.rowBuffer as { rowCount?: number }).rowCount ?? 0;
+    // parquetjs-lite closes a row group after the row that makes it rowGroupSize long.
+    this.writer.setRowGroupSize(this.groupBytes >= ROW_GROUP_TARGET_BYTES ? rowsBuffered + 1 : ROW_GROUP_ROWS);
     try {
-      await writer.appendRow(plan.toRow(record));
+      await this.writer.appendRow(this.plan.toRow(record));
     } catch (error) {
       const details = error instanceof TributaryError ? { ...error.details, record: index } : { record: index };
       throw dataFileError('DATA_FILE_RECORD_INVALID', `record ${index} cannot be written: ${describeThrown(error)}`, details, error);
     }
+    if (((this.writer.rowBuffer as { rowCount?: number }).rowCount ?? 0) === 0) this.groupBytes = 0;
+    this.records += 1;
   }
-  await writer.close();
-  return Buffer.concat(chunks);
+
+  /** Writes the last row group and the footer with `metadata` (after parquet.avro.schema, keys sorted). */
+  async finish(metadata: Readonly<Record<string, string>>): Promise<void> {
+    this.writer.setMetadata(PARQUET_AVRO_SCHEMA_KEY, JSON.stringify(schemaJsonOf(this.type)));
+    for (const key of Object.keys(metadata).sort()) this.writer.setMetadata(key, metadata[key] ?? '');
+    await this.writer.close();
+  }
+
+  private encodedSize(record: unknown): number {
+    let end = this.type.encode(record, this.scratch, 0);
+    while (end < 0) {
+      this.scratch = Buffer.allocUnsafe(Math.max(2 * this.scratch.length, this.scratch.length - end));
+      end = this.type.encode(record, this.scratch, 0);
+    }
+    return end;
+  }
 }
 
 export interface ParquetFileContents {

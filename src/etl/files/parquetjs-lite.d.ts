@@ -1,7 +1,7 @@
 /**
  * The part of parquetjs-lite 0.8.7 (a CommonJS package without type declarations) that the data
- * files use: the envelope writer (which writes through a callback, so a file is collected in
- * memory) and the envelope reader over a Buffer.
+ * files use: the envelope writer (which writes through a callback, so a file goes out as it is
+ * written) and the envelope reader over a Buffer.
  */
 declare module 'parquetjs-lite' {
   export class ParquetSchema {
@@ -27,7 +27,10 @@ declare module 'parquetjs-lite' {
 
   export class ParquetWriter {
     constructor(schema: ParquetSchema, envelopeWriter: ParquetEnvelopeWriter, options: ParquetWriterOptions);
+    /** The row group being filled (shredded columns); `rowCount` is absent once it is written. */
+    rowBuffer: unknown;
     appendRow(row: Record<string, unknown>): Promise<void>;
+    setRowGroupSize(rows: number): void;
     setMetadata(key: string, value: string): void;
     close(): Promise<void>;
   }

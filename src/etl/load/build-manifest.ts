@@ -6,9 +6,13 @@ import type { LoadDefinition } from '../load-file.js';
 import { MANIFEST_FORMAT, type Manifest, type NextOffsets, type ManifestDataFile, type ManifestFile, type ManifestRange, type ReaderSchemaRef } from './manifest.js';
 import { partitionMoves, type LoadPlan } from './plan.js';
 
+/** What one task staged: a partition's whole range, or one slice of it (load/slices.ts). */
 export interface StagedTask {
   readonly topic: string;
   readonly partition: number;
+  /** The slice staged; absent in results of older versions (the whole planned range). */
+  readonly start?: number | undefined;
+  readonly end?: number | undefined;
   readonly files: readonly ManifestDataFile[];
   readonly quarantine: ManifestFile | undefined;
   /** Quarantined records per failure code. */
@@ -31,7 +35,7 @@ const byTopicPartition = <T extends { topic: string; partition: number }>(a: T, 
 
 export function buildManifest(inputs: ManifestInputs): Manifest {
   const { plan, base } = inputs;
-  const tasks = new Map(inputs.staged.map((task) => [`${task.topic}\u0000${task.partition}`, task]));
+  const tasks = byPartition(inputs.staged);
   const ranges: ManifestRange[] = [];
   const next: Record<string, Record<string, number>> = {};
   for (const [topic, partitions] of Object.entries(base?.nextOffsets ?? {})) next[topic] = { ...partitions };
@@ -43,15 +47,15 @@ export function buildManifest(inputs: ManifestInputs): Manifest {
       partition: partition.partition,
       start: partition.start,
       end: partition.end,
-      records: task?.files.reduce((sum, file) => sum + file.records, 0) ?? 0,
-      quarantined: task?.quarantine?.records ?? 0,
+      records: task?.records ?? 0,
+      quarantined: task?.quarantined ?? 0,
       ...(partition.gap === undefined ? {} : { gap: partition.gap }),
     });
     (next[partition.topic] ??= {})[String(partition.partition)] = partition.end;
   }
   const eventTimes = buildManifestEventTimes(base, plan, tasks);
-  const files = inputs.staged.flatMap((task) => task.files).sort((a, b) => byTopicPartition(a, b) || (a.hour < b.hour ? -1 : a.hour > b.hour ? 1 : 0));
-  const quarantineFiles = inputs.staged.flatMap((task) => (task.quarantine === undefined ? [] : [task.quarantine])).sort(byTopicPartition);
+  const files = inputs.staged.flatMap((task) => task.files).sort((a, b) => byTopicPartition(a, b) || (a.hour < b.hour ? -1 : a.hour > b.hour ? 1 : 0) || a.start - b.start || (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
+  const quarantineFiles = inputs.staged.flatMap((task) => (task.quarantine === undefined ? [] : [task.quarantine])).sort((a, b) => byTopicPartition(a, b) || a.start - b.start);
   const reasons: Record<string, number> = {};
   for (const task of inputs.staged) for (const [code, count] of Object.entries(task.reasons)) reasons[code] = (reasons[code] ?? 0) + count;
   const hours: Record<string, Record<string, number>> = {};
@@ -85,7 +89,7 @@ export function buildManifest(inputs: ManifestInputs): Manifest {
  * plan time stands for "nothing older is waiting": a record produced after it is late data, which
  * still lands (as a new file) and makes hour-completeness.ts rewrite or withdraw the hour's marker.
  */
-export function buildManifestEventTimes(base: { readonly nextOffsets: NextOffsets; readonly eventTimes?: NextOffsets | undefined } | undefined, plan: Pick<LoadPlan, 'plannedAt' | 'partitions'>, tasks: ReadonlyMap<string, StagedTask>): Record<string, Record<string, number>> {
+export function buildManifestEventTimes(base: { readonly nextOffsets: NextOffsets; readonly eventTimes?: NextOffsets | undefined } | undefined, plan: Pick<LoadPlan, 'plannedAt' | 'partitions'>, tasks: ReadonlyMap<string, Pick<PartitionStaged, 'maxEventTime'>>): Record<string, Record<string, number>> {
   const times: Record<string, Record<string, number>> = {};
   for (const [topic, partitions] of Object.entries(base?.eventTimes ?? {})) times[topic] = { ...partitions };
   const plannedAt = Date.parse(plan.plannedAt);
@@ -103,6 +107,27 @@ export function buildManifestEventTimes(base: { readonly nextOffsets: NextOffset
     (times[partition.topic] ??= {})[key] = Math.max(...candidates);
   }
   return sortNested(times);
+}
+
+/** What the tasks of one partition staged, summed over its slices. */
+export interface PartitionStaged {
+  readonly records: number;
+  readonly quarantined: number;
+  readonly maxEventTime?: number;
+}
+
+/** Slices of a partition summed, keyed by `topic NUL partition`. */
+export function byPartition(staged: readonly StagedTask[]): Map<string, PartitionStaged> {
+  const sums = new Map<string, { records: number; quarantined: number; maxEventTime?: number }>();
+  for (const task of staged) {
+    const key = `${task.topic}\u0000${task.partition}`;
+    let sum = sums.get(key);
+    if (sum === undefined) sums.set(key, (sum = { records: 0, quarantined: 0 }));
+    sum.records += task.files.reduce((total, file) => total + file.records, 0);
+    sum.quarantined += task.quarantine?.records ?? 0;
+    if (task.maxEventTime !== undefined && (sum.maxEventTime === undefined || task.maxEventTime > sum.maxEventTime)) sum.maxEventTime = task.maxEventTime;
+  }
+  return sums;
 }
 
 function sortKeys<T>(record: Readonly<Record<string, T>>): Record<string, T> {

@@ -1,6 +1,8 @@
 /**
- * One task: read a partition's planned range [start, end), decode each record (schema id + Avro)
- * into the topic's reader schema, and bucket it by event hour (UTC). Records that cannot be
+ * The decode loop of a task: read a partition's range [start, end), decode each record (schema
+ * id + Avro) into the topic's reader schema, and take its event hour (UTC); readRange hands each
+ * record on as it comes (a load streams them into its open files, slice-writer.ts), extractRange
+ * keeps them bucketed by hour in memory (replays). Records that cannot be
  * loaded as they are go to the quarantine list with the reason. Only records below `end` are
  * taken, so the result depends on the range alone, not on when the task ran. The load's
  * transformation (transform.ts), if any, maps each record after its event time is taken.
@@ -57,14 +59,51 @@ export interface ExtractInputs {
 
 const MAX_FETCH_BYTES = 256 * 1024 * 1024;
 
+/** Where readRange hands each record, in offset order. */
+export interface RangeVisitor {
+  /** A record that loads, with its event hour; a Promise makes the reader wait (back-pressure). */
+  record(hour: number, value: unknown, offset: number): void | Promise<void>;
+  quarantined(record: QuarantinedRecord): void;
+  /** After each fetched batch's records were handed over. */
+  afterBatch?(): Promise<void>;
+}
+
+export interface RangeSummary {
+  /** The largest event time of the records bucketed (undefined when none). */
+  readonly maxEventTime?: number;
+  /** The Type the values are valid for: the transformation's output, else the reader's file type. */
+  readonly outputType?: Type;
+}
+
+/** Every record of the range, decoded and transformed, into the range's hours (a whole range in memory: replays). */
 export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRange> {
-  const { topic, partition, start, end, source } = inputs;
+  const { topic, partition, start, end } = inputs;
   const buckets = new Map<number, HourBucket>();
   const quarantined: QuarantinedRecord[] = [];
+  let last: HourBucket | undefined;
+  const summary = await readRange(inputs, {
+    record(hour, value, offset) {
+      // Records mostly follow the one before into its hour: skip the map then.
+      let bucket = last !== undefined && last.hour === hour ? last : buckets.get(hour);
+      if (bucket === undefined) buckets.set(hour, (bucket = { hour, values: [], offsets: [] }));
+      last = bucket;
+      bucket.values.push(value);
+      bucket.offsets.push(offset);
+    },
+    quarantined(record) {
+      quarantined.push(record);
+    },
+  });
+  const hours = [...buckets.values()].sort((a, b) => a.hour - b.hour);
+  return { topic, partition, start, end, hours, quarantined, ...summary };
+}
+
+/** Reads the range [start, end) and hands each record to `visitor` as it is decoded. */
+export async function readRange(inputs: ExtractInputs, visitor: RangeVisitor): Promise<RangeSummary> {
+  const { topic, partition, end, source } = inputs;
   const transform = inputs.transform === undefined ? undefined : compileTransform(inputs.transform, inputs.reader, topic);
   let maxBytes = inputs.maxBytes ?? 1024 * 1024;
-  let last: HourBucket | undefined;
-  let offset = start;
+  let offset = inputs.start;
   let maxEventTime: number | undefined;
   while (offset < end) {
     const batch = await source.fetch(topic, partition, offset, maxBytes);
@@ -89,7 +128,7 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
     await prefetchWriterSchemas(inputs.deserializer, records);
     const reader = inputs.reader.schema;
     const failed = (record: SourceRecord, code: string, reason: string): void => {
-      quarantined.push({ topic, partition, offset: record.offset, timestamp: record.timestamp, code, reason, key: record.key, payload: record.value });
+      visitor.quarantined({ topic, partition, offset: record.offset, timestamp: record.timestamp, code, reason, key: record.key, payload: record.value });
     };
     for (const record of records) {
       if (record.value === null) {
@@ -110,28 +149,14 @@ export async function extractRange(inputs: ExtractInputs): Promise<ExtractedRang
         failed(record, 'ETL_NO_EVENT_TIME', time.reason);
         continue;
       }
-      const hour = hourOf(time.ms);
       if (maxEventTime === undefined || time.ms > maxEventTime) maxEventTime = time.ms;
-      // Records mostly follow the one before into its hour: skip the map then.
-      let bucket = last !== undefined && last.hour === hour ? last : buckets.get(hour);
-      if (bucket === undefined) buckets.set(hour, (bucket = { hour, values: [], offsets: [] }));
-      last = bucket;
-      bucket.values.push(transform === undefined ? value : transform.apply(value));
-      bucket.offsets.push(record.offset);
+      const handed = visitor.record(hourOf(time.ms), transform === undefined ? value : transform.apply(value), record.offset);
+      if (handed !== undefined) await handed;
     }
+    await visitor.afterBatch?.();
     offset = Math.max(batch.nextOffset, (records.at(-1)?.offset ?? offset - 1) + 1);
   }
-  const hours = [...buckets.values()].sort((a, b) => a.hour - b.hour);
-  return {
-    topic,
-    partition,
-    start,
-    end,
-    hours,
-    quarantined,
-    ...(maxEventTime === undefined ? {} : { maxEventTime }),
-    ...(transform === undefined ? {} : { outputType: transform.outputType }),
-  };
+  return { ...(maxEventTime === undefined ? {} : { maxEventTime }), ...(transform === undefined ? {} : { outputType: transform.outputType }) };
 }
 
 /**

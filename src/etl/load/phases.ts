@@ -2,7 +2,7 @@
  * The phases of a run, callable one at a time, so a run can be spread over processes (jobs/):
  *
  *   plan    lease ▸ recover ▸ plan; the caller queues the tasks while the lease is still held
- *   task    one partition range: fetch ▸ decode ▸ stage, under a staging folder of its own
+ *   task    one slice of a partition range (slices.ts): fetch ▸ decode ▸ stage, under a staging folder of its own
  *   commit  lease ▸ recover ▸ manifest from the tasks' results ▸ claim ▸ renames ▸ publish
  *
  * Built from run.ts's blocks, so a distributed run writes the files and manifest runLoad would.
@@ -37,6 +37,7 @@ import { acquireLease } from './lease.js';
 import { checkLayoutUnchanged } from './layout-check.js';
 import type { Manifest, ReaderSchemaRef } from './manifest.js';
 import { partitionMoves, partitionProblemError, type LoadPlan, type PartitionPlan, type ReaderSchema } from './plan.js';
+import { slicesOf, type Slice } from './slices.js';
 import { checkQuarantine, recoverAndPlan, runTask, type LoadServices, type TaskServices } from './run.js';
 
 /** A run's plan as it travels to its tasks and its commit. */
@@ -51,6 +52,8 @@ export interface RunPlan {
   readonly partitions: readonly PartitionPlan[];
   /** Per topic with records to read: the reader schema chosen at plan time. */
   readonly readerSchemas: Readonly<Record<string, ReaderSchemaRef>>;
+  /** The slice size the tasks were cut with (slices.ts); absent in plans of older versions: one task per partition. */
+  readonly maxRecordsPerTask?: number | undefined;
 }
 
 /** One partition range to read: a task of the run. */
@@ -60,6 +63,8 @@ export interface RangeTask {
   readonly run: string;
   readonly plannedAt: string;
   readonly partition: PartitionPlan;
+  /** The slice of the partition's range this task reads; absent: the whole range. */
+  readonly slice?: Slice;
   /** Undefined when the range is empty (an accepted gap and nothing after it). */
   readonly reader: ReaderSchemaRef | undefined;
 }
@@ -122,15 +127,19 @@ export async function planPhase<T>(services: PhaseServices, acceptGap: boolean, 
       plannedAt: plan.plannedAt,
       partitions: plan.partitions,
       readerSchemas: Object.fromEntries([...plan.readerSchemas].map(([topic, reader]) => [topic, reader.ref])),
+      maxRecordsPerTask: load.maxRecordsPerTask,
     };
-    const tasks = plan.partitions.filter(partitionMoves).map((partition): RangeTask => ({
-      load: load.name,
-      seq: plan.seq,
-      run,
-      plannedAt: plan.plannedAt,
-      partition,
-      reader: partition.end > partition.start ? runPlan.readerSchemas[partition.topic] : undefined,
-    }));
+    const tasks = plan.partitions.filter(partitionMoves).flatMap((partition) =>
+      slicesOf(partition, load.maxRecordsPerTask).map((slice): RangeTask => ({
+        load: load.name,
+        seq: plan.seq,
+        run,
+        plannedAt: plan.plannedAt,
+        partition,
+        slice,
+        reader: partition.end > partition.start ? runPlan.readerSchemas[partition.topic] : undefined,
+      })),
+    );
     const problems = plan.partitions.flatMap((partition) => partitionProblemError(partition, load.name) ?? []);
     // Nothing to commit: caught-up partitions still advance the loaded event time, so hours may close.
     if (tasks.length === 0) await auditAndMark(services, run, log, plan);
@@ -151,8 +160,9 @@ export async function taskPhase(services: TaskServices, task: RangeTask): Promis
   const readerSchemas = new Map<string, ReaderSchema>();
   if (task.reader !== undefined) readerSchemas.set(partition.topic, await readerSchemaById(services.registry, task.reader));
   const plan: LoadPlan = { load: load.name, seq: task.seq, plannedAt: task.plannedAt, partitions: [partition], readerSchemas };
-  const staged = await runTask(services, plan, partition, stagingDir(load.warehouse.root, load.name, task.seq, attempt), log);
-  return { seq: task.seq, run: task.run, topic: partition.topic, partition: partition.partition, start: partition.start, end: partition.end, staged };
+  const slice = task.slice ?? { start: partition.start, end: partition.end };
+  const [staged] = await runTask(services, plan, partition, stagingDir(load.warehouse.root, load.name, task.seq, attempt), log, [slice]);
+  return { seq: task.seq, run: task.run, topic: partition.topic, partition: partition.partition, start: slice.start, end: slice.end, staged: staged! };
 }
 
 /**
@@ -218,33 +228,38 @@ async function claimedAlready(services: PhaseServices, plan: RunPlan): Promise<{
 }
 
 /**
- * The staged tasks the commit uses: one result for each range the plan moves. Duplicates (the
- * same range staged twice by a task that ran twice) are equally complete; the first is kept. A
- * result of another run or range, or a range without a result, is refused.
+ * The staged tasks the commit uses: one result for each slice of each range the plan moves
+ * (slices.ts, cut with the plan's maxRecordsPerTask). Duplicates (the same slice staged twice by
+ * a task that ran twice) are equally complete; the first is kept. A result of another run, range
+ * or slice, or a slice without a result, is refused.
  */
 export function oneResultPerRange(plan: RunPlan, results: readonly RangeResult[]): StagedTask[] {
-  const key = (topic: string, partition: number): string => `${topic}-${partition}`;
+  const key = (topic: string, partition: number, start: number, end: number): string => `${topic}-${partition} [${start}, ${end})`;
+  const expected = new Map<string, PartitionPlan>();
+  for (const partition of plan.partitions.filter(partitionMoves)) {
+    for (const slice of slicesOf(partition, plan.maxRecordsPerTask)) expected.set(key(partition.topic, partition.partition, slice.start, slice.end), partition);
+  }
   const chosen = new Map<string, RangeResult>();
   for (const result of results) {
-    const where = key(result.topic, result.partition);
-    const planned = plan.partitions.find((partition) => partition.topic === result.topic && partition.partition === result.partition);
-    if (result.seq !== plan.seq || result.run !== plan.run || planned === undefined || !partitionMoves(planned) || planned.start !== result.start || planned.end !== result.end) {
+    const where = key(result.topic, result.partition, result.start, result.end);
+    if (result.seq !== plan.seq || result.run !== plan.run || !expected.has(where)) {
+      const planned = plan.partitions.find((partition) => partition.topic === result.topic && partition.partition === result.partition);
       throw new TributaryError({
         code: 'ETL_TASK_RESULT_FOREIGN',
-        message: `a task result for ${where} [${result.start}, ${result.end}) of run ${result.run} (commit ${result.seq}) does not belong to run ${plan.run} of load ${plan.load}, ` +
+        message: `a task result for ${where} of run ${result.run} (commit ${result.seq}) does not belong to run ${plan.run} of load ${plan.load}, ` +
           `which planned ${planned === undefined ? 'no such partition' : `[${planned.start}, ${planned.end})`} for commit ${plan.seq}; nothing was committed. The run's job data is mixed up: run the load again`,
         details: { load: plan.load, seq: plan.seq, run: plan.run, result: { topic: result.topic, partition: result.partition, start: result.start, end: result.end, run: result.run, seq: result.seq } },
       });
     }
     if (!chosen.has(where)) chosen.set(where, result);
   }
-  const missing = plan.partitions.filter((partition) => partitionMoves(partition) && !chosen.has(key(partition.topic, partition.partition)));
+  const missing = [...expected.keys()].filter((where) => !chosen.has(where));
   if (missing.length > 0) {
     throw new TributaryError({
       code: 'ETL_TASK_RESULT_MISSING',
-      message: `run ${plan.run} of load ${plan.load} has no task result for ${missing.map((partition) => `${partition.topic}-${partition.partition} [${partition.start}, ${partition.end})`).join(', ')}; ` +
+      message: `run ${plan.run} of load ${plan.load} has no task result for ${missing.join(', ')}; ` +
         'nothing was committed. Run the load again: the next run plans these ranges anew',
-      details: { load: plan.load, seq: plan.seq, run: plan.run, missing: missing.map((partition) => key(partition.topic, partition.partition)) },
+      details: { load: plan.load, seq: plan.seq, run: plan.run, missing },
     });
   }
   return [...chosen.values()].map((result) => result.staged);

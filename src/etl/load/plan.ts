@@ -1,7 +1,7 @@
 /**
  * The plan of a run: per partition, the offset range [start, end) to read. start is where the
  * last committed manifest says the partition stands (a partition never loaded starts at the log
- * start: earliest); end is the high watermark when planning, capped at maxRecordsPerRun.
+ * start: earliest); end is the high watermark when planning, capped at maxRecordsPerRun when the load sets it.
  *
  * A start below the log start means retention deleted records nobody loaded. The partition is
  * then marked lost [start, logStart) and nothing of it is committed, unless the run was told
@@ -84,7 +84,7 @@ export function decidePartition(
   partition: number,
   committed: number | undefined,
   bounds: { readonly logStart: number; readonly highWatermark: number },
-  maxRecordsPerRun: number,
+  maxRecordsPerRun: number | undefined,
   acceptGap: boolean,
 ): PartitionPlan {
   const { logStart, highWatermark } = bounds;
@@ -97,7 +97,7 @@ export function decidePartition(
     gap = { from: start, to: logStart };
     start = logStart;
   }
-  const end = Math.min(highWatermark, start + maxRecordsPerRun);
+  const end = maxRecordsPerRun === undefined ? highWatermark : Math.min(highWatermark, start + maxRecordsPerRun);
   return { ...here, start, end, capped: end < highWatermark, ...(gap === undefined ? {} : { gap }) };
 }
 

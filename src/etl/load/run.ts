@@ -23,7 +23,10 @@ import { buildManifest, type StagedTask } from './build-manifest.js';
 import { readClaim, readCommitLog } from './commit-log.js';
 import { claimCommit, completeCommit, recoverCommits, removeDeadStaging, type CommitContext, type Recovery } from './commit.js';
 import { etlError } from '../errors.js';
-import { extractRange } from './extract.js';
+import { readRange } from './extract.js';
+import { compileTransform } from '../records/transform.js';
+import { SliceWriter } from './slice-writer.js';
+import { slicesOf, type Slice } from './slices.js';
 import { parseDataFileSchema } from '../files/data-files.js';
 import type { FailpointName } from './failpoints.js';
 import { stagingDir } from '../layout.js';
@@ -37,7 +40,6 @@ import { partitionMoves, partitionProblemError, planRun, type LoadPlan, type Par
 import type { LoadProgress } from '../status/progress.js';
 import { recoverSwaps } from '../replay/swap.js';
 import type { LoadSource } from './source.js';
-import { stageRange } from './stage.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
 
 export interface LoadServices {
@@ -155,7 +157,7 @@ export async function runLoad(options: RunOptions): Promise<RunReport> {
     options.progress?.planned({ partitions: moving.length, records: moving.reduce((sum, p) => sum + p.end - p.start, 0) });
 
     const staging = stagingDir(root, load.name, plan.seq, attempt);
-    const staged = await inPool(moving, options.concurrency ?? 4, (partition) => runTask(options, plan, partition, staging, log));
+    const staged = (await inPool(moving, options.concurrency ?? 4, (partition) => runTask(options, plan, partition, staging, log))).flat();
     checkQuarantine(load, staged);
 
     const manifest = buildManifest({ load, plan, base, staged, attempt, runNumber: lease.runNumber });
@@ -176,46 +178,72 @@ export async function runLoad(options: RunOptions): Promise<RunReport> {
 /** What one task needs: the load's services, and the failpoint hook of crash tests. */
 export type TaskServices = LoadServices & Pick<RunOptions, 'failpoint'>;
 
-/** One task: read the partition's planned range, decode, stage one file per event hour into `staging`. */
-export async function runTask(options: TaskServices, plan: LoadPlan, partition: PartitionPlan, staging: string, log: Logger): Promise<StagedTask> {
+/**
+ * One task: read the partition's planned range (or the given slices of it), decode, and stream
+ * each record into the open file of its event hour (slice-writer.ts), staged into `staging`.
+ * Answers one StagedTask per slice.
+ */
+export async function runTask(options: TaskServices, plan: LoadPlan, partition: PartitionPlan, staging: string, log: Logger, only?: readonly Slice[]): Promise<StagedTask[]> {
   const { topic } = partition;
-  if (partition.end === partition.start) return { topic, partition: partition.partition, files: [], quarantine: undefined, reasons: {} };
+  if (partition.end === partition.start) return [{ topic, partition: partition.partition, start: partition.start, end: partition.end, files: [], quarantine: undefined, reasons: {} }];
   const reader = plan.readerSchemas.get(topic)!;
-  log.info({ topic, partition: partition.partition, start: partition.start, end: partition.end, event: 'fetching' }, 'task started');
-  const range = await extractRange({
-    topic,
-    partition: partition.partition,
-    start: partition.start,
-    end: partition.end,
-    reader,
-    timeField: options.load.timeField,
-    source: options.source,
-    deserializer: deserializerFor(options.registry),
-    transform: options.load.transform,
-    onFetched: options.progress === undefined ? undefined : (records, bytes) => options.progress?.fetched(records, bytes),
-  });
-  const result = await stageRange(
-    {
-      warehouse: options.warehouse,
-      root: options.load.warehouse.root,
-      layout: options.load.layout,
-      load: options.load.name,
-      seq: plan.seq,
-      stagingDir: staging,
-      format: options.load.format,
-      codec: options.load.codec,
-      afterStagedFile: () => {
-        log.debug({ topic, partition: partition.partition, event: 'staged-file' }, 'staged a file');
-        options.failpoint?.('after-stage');
+  const { load } = options;
+  const deserializer = deserializerFor(options.registry);
+  const staged: StagedTask[] = [];
+  for (const slice of only ?? slicesOf(partition, load.maxRecordsPerTask)) {
+    log.info({ topic, partition: partition.partition, start: slice.start, end: slice.end, event: 'fetching' }, 'task started');
+    const inputs = {
+      topic,
+      partition: partition.partition,
+      start: slice.start,
+      end: slice.end,
+      reader,
+      timeField: load.timeField,
+      source: options.source,
+      deserializer,
+      transform: load.transform,
+      onFetched: options.progress === undefined ? undefined : (records: number, bytes: number) => options.progress?.fetched(records, bytes),
+    };
+    // The output type is known before the first record: the transformation's, else the reader's.
+    const outputType = load.transform === undefined ? reader.fileType : compileTransform(load.transform, reader, topic).outputType;
+    const writer = new SliceWriter(
+      {
+        warehouse: options.warehouse,
+        root: load.warehouse.root,
+        layout: load.layout,
+        load: load.name,
+        seq: plan.seq,
+        stagingDir: staging,
+        format: load.format,
+        codec: load.codec,
+        maxFileBytes: load.maxFileBytes,
+        afterStagedFile: () => {
+          log.debug({ topic, partition: partition.partition, event: 'staged-file' }, 'staged a file');
+          options.failpoint?.('after-stage');
+        },
       },
-    },
-    range,
-    reader,
-  );
-  const reasons: Record<string, number> = {};
-  for (const record of range.quarantined) reasons[record.code] = (reasons[record.code] ?? 0) + 1;
+      { topic, partition: partition.partition, start: slice.start, end: slice.end, reader, outputType },
+    );
+    const reasons: Record<string, number> = {};
+    try {
+      const summary = await readRange(inputs, {
+        record: (hour, value, offset) => writer.append(hour, value, offset),
+        quarantined: (record) => {
+          writer.quarantine(record);
+          reasons[record.code] = (reasons[record.code] ?? 0) + 1;
+          // More than the whole run may set aside: fail now rather than hold them all.
+          if (writer.quarantinedCount > load.quarantine.maxRecords) throw quarantineThreshold(load, writer.quarantinedCount, reasons, [`${topic}-${partition.partition}: ${writer.quarantinedCount} or more`]);
+        },
+        afterBatch: () => writer.drain(),
+      });
+      const result = await writer.finish();
+      staged.push({ topic, partition: partition.partition, start: slice.start, end: slice.end, files: result.files, quarantine: result.quarantine, reasons, ...(summary.maxEventTime === undefined ? {} : { maxEventTime: summary.maxEventTime }) });
+    } finally {
+      await writer.abandon();
+    }
+  }
   options.progress?.partitionDone();
-  return { topic, partition: partition.partition, files: result.files, quarantine: result.quarantine, reasons, ...(range.maxEventTime === undefined ? {} : { maxEventTime: range.maxEventTime }) };
+  return staged;
 }
 
 /** One deserializer per registry client, so each writer schema is fetched once per run. */
@@ -233,7 +261,11 @@ export function checkQuarantine(load: LoadDefinition, staged: readonly StagedTas
   const reasons: Record<string, number> = {};
   for (const task of staged) for (const [code, count] of Object.entries(task.reasons)) reasons[code] = (reasons[code] ?? 0) + count;
   const where = staged.filter((task) => task.quarantine !== undefined).map((task) => `${task.topic}-${task.partition}: ${task.quarantine?.records}`);
-  throw etlError(
+  throw quarantineThreshold(load, total, reasons, where);
+}
+
+function quarantineThreshold(load: LoadDefinition, total: number, reasons: Readonly<Record<string, number>>, where: readonly string[]): TributaryError {
+  return etlError(
     'ETL_QUARANTINE_THRESHOLD',
     `load ${load.name}: ${total} records could not be loaded (${Object.entries(reasons).map(([code, count]) => `${count} ${code}`).join(', ')}; by partition ${where.join(', ')}), ` +
       `more than quarantine.maxRecords = ${load.quarantine.maxRecords} in ${load.file}. Nothing was committed. Fix the producers or the schemas, or raise the threshold to set them aside`,

@@ -2,7 +2,8 @@
  * What a replay changes in an hour, for its report: records whose content differs (compared by
  * Kafka offset, the file metadata `tributary.offsets` maps records to offsets) and whether the
  * data files' schema differs. A file whose bytes are unchanged (same sha256) is not read; any other
- * old file of the hour is read and decoded once.
+ * old file of the hour is read and decoded once. Whether a rebuilt hour is the live one byte for
+ * byte is told from the manifests alone (sameFiles).
  */
 import { expandOffsets } from '../load/extract.js';
 import { decodeDataFile, type DataFileFormat } from '../files/data-files.js';
@@ -66,4 +67,14 @@ export async function compareFile(
 export function countRemoved(diff: HourDiff, old: readonly VersionFile[], next: readonly VersionFile[]): void {
   const names = new Set(next.map((file) => file.name));
   for (const file of old) if (!names.has(file.name)) diff.recordsChanged += file.records;
+}
+
+/** Whether two versions hold the same data files: the same names with the same bytes (sha256 and length). */
+export function sameFiles(old: readonly VersionFile[], next: readonly VersionFile[]): boolean {
+  if (old.length !== next.length) return false;
+  const before = new Map(old.map((file) => [file.name, file]));
+  return next.every((file) => {
+    const earlier = before.get(file.name);
+    return earlier !== undefined && earlier.sha256 === file.sha256 && earlier.bytes === file.bytes;
+  });
 }

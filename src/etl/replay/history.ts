@@ -2,7 +2,8 @@
  * What every hour folder of a load holds, from the manifests alone: the published commits and the
  * published swaps, folded in seq order (a swap's seq is its fencing commit's, so the two logs
  * share one order). Per topic and hour: the live version and its data files, the versions kept
- * under versions/, and the files committed after the hour's last replay.
+ * under versions/, the files committed after the hour's last replay, and the last swap of the hour
+ * (which tells a rollback run again after a kill that it was done already).
  */
 import { readClaim, readCommitLog } from '../load/commit-log.js';
 import { etlError } from '../errors.js';
@@ -30,6 +31,15 @@ export interface HourState {
   lateFiles: VersionFile[];
   /** Data files of each version kept under versions/. */
   readonly kept: Map<number, readonly VersionFile[]>;
+  /** The last published swap that changed this hour; undefined while runs alone wrote it. */
+  lastSwap: HourSwapEvent | undefined;
+}
+
+export interface HourSwapEvent {
+  readonly seq: number;
+  readonly kind: ReplayManifest['kind'];
+  readonly fromVersion: number;
+  readonly toVersion: number;
 }
 
 export interface LoadHistory {
@@ -70,7 +80,7 @@ export function foldHistory(commits: readonly Manifest[], swaps: readonly Replay
   const stateOf = (topic: string, hour: string): HourState => {
     const key = hourStateKey(topic, hour);
     let state = hours.get(key);
-    if (state === undefined) hours.set(key, (state = { topic, hour, live: 1, maxVersion: 1, earlier: [], versionFiles: [], lateFiles: [], kept: new Map() }));
+    if (state === undefined) hours.set(key, (state = { topic, hour, live: 1, maxVersion: 1, earlier: [], versionFiles: [], lateFiles: [], kept: new Map(), lastSwap: undefined }));
     return state;
   };
   for (const event of events) {
@@ -109,6 +119,7 @@ export function foldHistory(commits: readonly Manifest[], swaps: readonly Replay
         state.kept.delete(hour.toVersion);
       }
       state.live = hour.toVersion;
+      state.lastSwap = { seq: swap.seq, kind: swap.kind, fromVersion: hour.fromVersion, toVersion: hour.toVersion };
     }
   }
   return hours;

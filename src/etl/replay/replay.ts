@@ -8,6 +8,13 @@
  *   decode, transform, bucket by event hour; stage the window's buckets as the new versions ▸
  *   check no record would move to another hour or be dropped ▸ fence ▸ claim ▸ swap ▸ publish
  *
+ * An hour whose rebuilt files are the live version's (names and sha256 as the manifests record
+ * them) is left alone: no new version, no swap. So a replay run again after it finished (the user
+ * cannot tell whether a killed one did) publishes nothing, and one `etl rollback` still returns the
+ * hour to where it was before the fix. A replay whose every hour is identical is not fenced or
+ * claimed at all. The check is made only when planning: a swap already claimed is finished as
+ * claimed by the recovery before anything is planned.
+ *
  * Everything up to the fence writes only into this attempt's staging folder, so a replay that
  * stops early changed nothing. Offsets stay committed: later runs neither load these records
  * again nor skip any, and late records of a replayed hour still arrive there as new files.
@@ -20,7 +27,7 @@ import { schemaJsonOf } from '../files/schema-types.js';
 import { HOUR_MS, hourKey, topicHourDir } from '../layout.js';
 import type { ReaderSchema } from '../load/plan.js';
 import type { LoadProgress } from '../status/progress.js';
-import { compareFile, countRemoved, emptyDiff, type HourDiff } from './diff.js';
+import { compareFile, countRemoved, emptyDiff, sameFiles, type HourDiff } from './diff.js';
 import { replayError } from './errors.js';
 import { hourStateKey, liveFiles, type HourState } from './history.js';
 import { hourOfKey, newVersionDir, versionDir } from './layout.js';
@@ -28,7 +35,7 @@ import type { HourSwap, ReplayManifest, VersionFile } from './manifest.js';
 import { REPLAY_MANIFEST_FORMAT } from './manifest.js';
 import { boundsOf, checkRecordsStay, checkWindow, deriveReplayRanges, missingRanges, missingRangesError, rangeKey, type RebuiltRange, type ReplayRange } from './ranges.js';
 import { checkLiveFolder, checkVersionFree } from './checks.js';
-import { runSwap, type SwapReport, type SwapServices, type SwapSession } from './session.js';
+import { runSwap, type SwapReport, type SwapServices, type SwapSession, type UnchangedHour } from './session.js';
 import { registryReaderSchemas, type LoadServices } from '../load/run.js';
 import { stageRange } from '../load/stage.js';
 import { describeTransform } from '../records/transform.js';
@@ -74,6 +81,13 @@ export async function replayWindow(options: ReplayOptions): Promise<SwapReport> 
     checkRecordsStay(load.name, ranges, new Set(targets.map((target) => hourStateKey(target.topic, target.hour))), rebuilt);
     options.progress?.finishing('swapping hours');
 
+    const swaps: HourSwap[] = [];
+    const unchanged: UnchangedHour[] = [];
+    for (const target of targets) {
+      const swap = rebuild.hourSwap(target);
+      if (sameFiles(swap.old, swap.new)) unchanged.push({ topic: target.topic, hour: target.hour, version: target.live, why: 'identical' });
+      else swaps.push(swap);
+    }
     const readerSchemas: Record<string, ReaderSchema['ref']> = {};
     for (const topic of [...readers.keys()].sort()) readerSchemas[topic] = readers.get(topic)!.ref;
     const manifest: ReplayManifest = {
@@ -89,9 +103,9 @@ export async function replayWindow(options: ReplayOptions): Promise<SwapReport> 
       transform: describeTransform(load.transform),
       readerSchemas,
       ranges: ranges.map((range) => ({ topic: range.topic, partition: range.partition, start: range.start, end: range.end, hours: range.hours })),
-      hours: targets.map((target) => rebuild.hourSwap(target)),
+      hours: swaps,
     };
-    return manifest;
+    return { manifest, unchanged };
   });
 }
 
@@ -192,6 +206,7 @@ class HourRebuild {
         stagingDir: `${this.session.stagingDir}/parts`,
         format: load.format,
         codec: load.codec,
+        maxFileBytes: load.maxFileBytes,
         afterStagedFile: () => this.options.failpoint?.('swap-after-stage'),
       },
       { ...extracted, hours: [bucket], quarantined: [] },

@@ -1,22 +1,31 @@
 /**
  * Replays and rollbacks as text: what `tributary etl replay|rollback` prints per hour (versions,
- * records and files old → new, what changed), and the section `tributary etl status` adds about
- * replayed hours.
+ * records and files old → new, what changed; the hours left alone and why), and the section
+ * `tributary etl status` adds about replayed hours.
  */
+import { HOUR_MS } from '../layout.js';
 import type { LoadHistory } from './history.js';
 import { liveFiles } from './history.js';
 import { recordsOf, type HourSwap, type VersionFile } from './manifest.js';
-import type { SwapReport } from './session.js';
+import type { SwapReport, UnchangedHour } from './session.js';
 
 export function formatSwapReport(report: SwapReport, loadFile: string): string {
-  const { manifest } = report;
   const lines: string[] = [];
   if (report.recovered.commits.length > 0) lines.push(`finished commit${report.recovered.commits.length > 1 ? 's' : ''} ${report.recovered.commits.join(', ')} left claimed by an earlier run`);
-  const others = report.recovered.swaps.filter((seq) => seq !== manifest.seq || report.outcome !== 'rolled-forward');
+  const own = report.outcome === 'rolled-forward' ? report.manifest.seq : undefined;
+  const others = report.recovered.swaps.filter((seq) => seq !== own);
   if (others.length > 0) lines.push(`finished replay${others.length > 1 ? 's' : ''} ${others.join(', ')} left claimed by an earlier attempt`);
-  const window = manifest.kind === 'replay' ? `hours [${manifest.request.from}, ${manifest.request.to})` : `hour ${manifest.request.from}`;
+  const { request } = report;
+  const single = request.kind === 'rollback' && new Date(request.from).getTime() + HOUR_MS === new Date(request.to).getTime();
+  const window = `${single ? `hour ${request.from}` : `hours [${request.from}, ${request.to})`}${request.topic === null ? '' : ` of topic ${request.topic}`}`;
+  if (report.outcome === 'unchanged') {
+    lines.push(`${request.kind} of load ${report.load}, ${window}: ${request.kind === 'replay' ? 'every hour is identical to its live version' : 'no hour needs rolling back'}; nothing published`);
+    lines.push(...report.unchanged.map((hour) => describeUnchanged(hour, report, loadFile)));
+    return `${lines.join('\n')}\n`;
+  }
+  const { manifest } = report;
   const finished = report.outcome === 'rolled-forward' ? ' (claimed by an earlier attempt that stopped; finished now)' : '';
-  lines.push(`${manifest.kind} ${manifest.seq} of load ${manifest.load}, ${window}${manifest.request.topic === null ? '' : ` of topic ${manifest.request.topic}`}${finished}${manifest.reason === null ? '' : `: ${manifest.reason}`}`);
+  lines.push(`${manifest.kind} ${manifest.seq} of load ${manifest.load}, ${window}${finished}${manifest.reason === null ? '' : `: ${manifest.reason}`}`);
   if (manifest.kind === 'replay') {
     const partitions = new Set(manifest.ranges.map((range) => `${range.topic}-${range.partition}`));
     const readers = Object.entries(manifest.readerSchemas).map(([topic, ref]) => `${topic}: ${ref.subject} version ${ref.version}, id ${ref.id}`);
@@ -34,11 +43,29 @@ export function formatSwapReport(report: SwapReport, loadFile: string): string {
   lines.push(...table(header, rows));
   const kept = manifest.hours.map((hour) => `${hour.topic} ${hour.hour} version ${hour.fromVersion}: ${hour.keep}`);
   lines.push(`kept: ${kept.join('; ')}`);
+  lines.push(...report.unchanged.map((hour) => describeUnchanged(hour, report, loadFile)));
   if (manifest.kind === 'replay') {
     const first = manifest.hours[0];
     if (first !== undefined) lines.push(`undo an hour with: tributary etl rollback --load ${loadFile} --hour ${first.hour}${manifest.request.topic === null ? '' : ` --topic ${first.topic}`}`);
   }
   return `${lines.join('\n')}\n`;
+}
+
+/** Why an hour was left as it is, and for a rollback done already how to go further on purpose. */
+function describeUnchanged(hour: UnchangedHour, report: SwapReport, loadFile: string): string {
+  const where = `${hour.topic} ${hour.hour}`;
+  switch (hour.why) {
+    case 'identical':
+      return `hour ${where}: output identical to the live version ${hour.version}; nothing published`;
+    case 'at-version':
+      return `hour ${where}: version ${hour.version} is live already; nothing changed`;
+    case 'rolled-back': {
+      const done = `hour ${where}: already rolled back by rollback ${hour.by.seq} (version ${hour.by.fromVersion} → ${hour.by.toVersion}); version ${hour.version} is live; nothing changed`;
+      if (hour.further === undefined) return `${done}; it has no earlier version`;
+      const topic = report.request.topic === null ? '' : ` --topic ${hour.topic}`;
+      return `${done}. To go back further on purpose: tributary etl rollback --load ${loadFile} --hour ${hour.hour}${topic} --to-version ${hour.further}`;
+    }
+  }
 }
 
 /** One hour's change in words: files, records, schemas. */

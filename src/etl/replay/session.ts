@@ -2,7 +2,9 @@
  * What replays and rollbacks share around their own work: the load's lease (the one runs take,
  * /etl/locks/<load>, so a scheduled run and a swap never work at once), recovery of what earlier
  * attempts left (claimed commits, then claimed swaps), the history of the load's hours, and at the
- * end fence ▸ claim ▸ swap ▸ publish (replay-fence.ts, replay-swap.ts).
+ * end fence ▸ claim ▸ swap ▸ publish (replay-fence.ts, replay-swap.ts). A swap with no hour to change
+ * (a replay whose output is what is live, a rollback already done) is neither fenced nor claimed:
+ * it publishes nothing, so running the same command again after a kill adds no version.
  */
 import { randomBytes } from 'node:crypto';
 import type { Logger } from '../../common/logger.js';
@@ -52,20 +54,55 @@ export interface SwapSession {
   readonly swapContext: SwapContext;
 }
 
-export interface SwapReport {
-  /** `rolled-forward`: an earlier attempt of the same request had claimed it; this one finished it. */
-  readonly outcome: 'swapped' | 'rolled-forward';
+/** An hour of the request that is left as it is, and why. */
+export type UnchangedHour =
+  | { readonly topic: string; readonly hour: string; readonly version: number; readonly why: 'identical' }
+  | {
+      readonly topic: string;
+      readonly hour: string;
+      readonly version: number;
+      readonly why: 'rolled-back';
+      /** The rollback that undid the hour's last replay, and the versions it swapped. */
+      readonly by: { readonly seq: number; readonly fromVersion: number; readonly toVersion: number };
+      /** The version a further rollback would restore (`--to-version`), if any. */
+      readonly further: number | undefined;
+    }
+  | { readonly topic: string; readonly hour: string; readonly version: number; readonly why: 'at-version' };
+
+/** What `work` decided: the swap of the hours that change, and the hours left alone. */
+export interface SwapPlan {
   readonly manifest: ReplayManifest;
+  readonly unchanged: readonly UnchangedHour[];
+}
+
+interface ReportCommon {
+  readonly request: SwapRequest;
+  readonly load: string;
+  /** Hours of the request left as they were (none when rolled forward). */
+  readonly unchanged: readonly UnchangedHour[];
   /** What earlier attempts left claimed and this one finished first. */
   readonly recovered: { readonly commits: readonly number[]; readonly swaps: readonly number[] };
 }
 
+export type SwapReport =
+  | (ReportCommon & {
+      /** `rolled-forward`: an earlier attempt of the same request had claimed it; this one finished it. */
+      readonly outcome: 'swapped' | 'rolled-forward';
+      readonly manifest: ReplayManifest;
+    })
+  | (ReportCommon & {
+      /** No hour needed changing: nothing was fenced, claimed or published. */
+      readonly outcome: 'unchanged';
+      readonly manifest: undefined;
+    });
+
 /**
- * Under the lease: recovers, then lets `work` build the swap's manifest from the session, then
- * fences, claims and completes it. `work` must change nothing outside `session.stagingDir`; if it
- * throws, its staging is removed and nothing else was changed.
+ * Under the lease: recovers, then lets `work` plan the swap from the session, then fences, claims
+ * and completes it. `work` must change nothing outside `session.stagingDir`; if it throws, its
+ * staging is removed and nothing else was changed. A plan without hours is not swapped at all.
+ * A claimed swap found by the recovery is finished as it was claimed (never re-planned).
  */
-export async function runSwap(services: SwapServices, request: SwapRequest, work: (session: SwapSession) => Promise<ReplayManifest>): Promise<SwapReport> {
+export async function runSwap(services: SwapServices, request: SwapRequest, work: (session: SwapSession) => Promise<SwapPlan>): Promise<SwapReport> {
   const { load, warehouse } = services;
   const root = load.warehouse.root;
   const attempt = randomBytes(6).toString('hex');
@@ -79,18 +116,25 @@ export async function runSwap(services: SwapServices, request: SwapRequest, work
     const swaps = await recoverSwaps(swapContext);
     const recovered = { commits: commits.rolledForward, swaps: swaps.rolledForward.map((manifest) => manifest.seq) };
     const finished = swaps.rolledForward.find((manifest) => manifest.kind === request.kind && manifest.request.from === request.from && manifest.request.to === request.to && manifest.request.topic === request.topic);
-    if (finished !== undefined) return { outcome: 'rolled-forward', manifest: finished, recovered };
+    if (finished !== undefined) return { outcome: 'rolled-forward', manifest: finished, request, load: load.name, unchanged: [], recovered };
 
     const history = await readLoadHistory(warehouse, root, load.name);
     const log = await readCommitLog(warehouse, root, load.name);
     const seq = log.lastClaimed + 1;
     const session: SwapSession = { attempt, seq, runNumber: lease.runNumber, history, stagingDir: swapStagingDir(root, load.name, seq, attempt), swapContext };
-    let manifest: ReplayManifest;
+    let plan: SwapPlan;
     try {
-      manifest = await work(session);
+      plan = await work(session);
     } catch (error) {
       await warehouse.delete(session.stagingDir, { recursive: true }).catch(() => false);
       throw error;
+    }
+    const { manifest, unchanged } = plan;
+    if (manifest.hours.length === 0) {
+      // Only this attempt's staging was written; left behind by a crash it is removed once a later commit exists.
+      await warehouse.delete(session.stagingDir, { recursive: true }).catch(() => false);
+      logger.info({ load: load.name, hours: unchanged.length, event: 'swap-unchanged' }, `no hour of the ${request.kind} needs changing; nothing published`);
+      return { outcome: 'unchanged', manifest: undefined, request, load: load.name, unchanged, recovered };
     }
 
     await lease.check();
@@ -114,7 +158,7 @@ export async function runSwap(services: SwapServices, request: SwapRequest, work
     await completeSwap(swapContext, manifest, claimBytes);
     await removeDeadStaging(commitContext, await readCommitLog(warehouse, root, load.name));
     await removeDeadSwapStaging(swapContext, await readSwapLog(warehouse, root, load.name));
-    return { outcome: 'swapped', manifest, recovered };
+    return { outcome: 'swapped', manifest, request, load: load.name, unchanged, recovered };
   } finally {
     await lease.release();
   }

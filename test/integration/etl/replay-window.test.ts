@@ -4,7 +4,8 @@
  * real HDFS through WebHDFS). A load whose transformation maps `page` from the wrong field is run
  * over three event hours; the load file is fixed and two hours are replayed: exactly those hours
  * hold the fixed records, with the same counts, the third is byte-identical, and rollback restores
- * the loaded version byte for byte. Also: a replay killed mid-swap is finished by the next one;
+ * the loaded version byte for byte. Also: a replay killed mid-swap is finished by the next one; a
+ * replay and a rollback killed after their publish and run again change nothing more and say so;
  * offsets deleted by retention stop a replay before it changes anything; the runs' ZooKeeper lease
  * keeps a replay out; `etl status --watch` refreshes until interrupted.
  */
@@ -193,10 +194,59 @@ describe.each<WarehouseKind>(['local folder', 'HDFS'])('replay into %s', (kind) 
         expect(rollback.stdout).toMatch(new RegExp(`${topic}\\s+${hour}\\s+2 → 1\\s+`));
         expectSameBytes(await filesUnder(warehouse.warehouse, hourFolder(warehouse, topic, hour)), before[hour]!, `hour ${hour} after rollback`);
       }
+      // The same rollback again goes no further back: it says the hour was rolled back already.
       const again = await runEtl(['rollback', '--load', load, '--hour', HOURS[0]]);
-      expect(again.status).toBe(1);
-      expect(messagesOf(again)).toContain(`no topic of load ${name} has an earlier version of hour 2026-11-29T10:00:00.000Z`);
-      expect(messagesOf(again)).toContain('[ETL_ROLLBACK_NO_VERSION]');
+      expect(again.status, again.stderr).toBe(0);
+      expect(again.stdout).toContain(`hour ${topic} ${HOURS[0]}: already rolled back by rollback 4 (version 2 → 1); version 1 is live; nothing changed`);
+      const never = await runEtl(['rollback', '--load', load, '--hour', HOURS[2]]);
+      expect(never.status).toBe(1);
+      expect(messagesOf(never)).toContain(`no topic of load ${name} has an earlier version of hour 2026-11-29T12:00:00.000Z`);
+      expect(messagesOf(never)).toContain('[ETL_ROLLBACK_NO_VERSION]');
+    },
+    SLOW,
+  );
+});
+
+describe('replay and rollback run again after a kill (HDFS)', () => {
+  it(
+    'a replay killed after its publish and run again adds no version and says so; a rollback killed after its publish and run again goes no further; the hours end byte for byte as loaded',
+    async () => {
+      const { name, topic, warehouse } = fresh('HDFS', 'rerun');
+      const { load, before } = await loadThreeHours(name, topic, warehouse, 2);
+      await fixLoadFile(load);
+      const window = ['--from', HOURS[0], '--to', HOURS[2]];
+
+      const killed = await runEtl(['replay', '--load', load, ...window], { TRIBUTARY_ETL_FAILPOINT: 'swap-after-publish' });
+      expect(killed.signal, killed.stderr).toBe('SIGKILL');
+      expect(await warehouse.warehouse.stat(swapPublishedPath(warehouse.root, name, 3))).toBeDefined();
+      const replayed: Record<string, Record<string, Buffer>> = {};
+      for (const hour of [HOURS[0], HOURS[1]]) replayed[hour] = await filesUnder(warehouse.warehouse, hourFolder(warehouse, topic, hour));
+
+      const again = await runEtl(['replay', '--load', load, ...window]);
+      expect(again.status, again.stderr).toBe(0);
+      expect(again.stdout).toContain(`replay of load ${name}, hours [2026-11-29T10:00:00.000Z, 2026-11-29T12:00:00.000Z): every hour is identical to its live version; nothing published`);
+      for (const hour of [HOURS[0], HOURS[1]]) {
+        expect(again.stdout).toContain(`hour ${topic} ${hour}: output identical to the live version 2; nothing published`);
+        expectSameBytes(await filesUnder(warehouse.warehouse, hourFolder(warehouse, topic, hour)), replayed[hour]!, `hour ${hour} after the second replay`);
+      }
+      // No fence and no claim: commit 4 and replay 4 do not exist; nothing is left in staging.
+      expect((await readCommitLog(warehouse.warehouse, warehouse.root, name)).lastClaimed).toBe(3);
+      expect(await warehouse.warehouse.stat(swapClaimPath(warehouse.root, name, 4))).toBeUndefined();
+      expect(await warehouse.warehouse.list(`${warehouse.root}/_etl/${name}/replays/staging`).catch(() => [])).toEqual([]);
+
+      const rollbackKilled = await runEtl(['rollback', '--load', load, ...window], { TRIBUTARY_ETL_FAILPOINT: 'swap-after-publish' });
+      expect(rollbackKilled.signal, rollbackKilled.stderr).toBe('SIGKILL');
+      expect(await warehouse.warehouse.stat(swapPublishedPath(warehouse.root, name, 4))).toBeDefined();
+      const rollbackAgain = await runEtl(['rollback', '--load', load, ...window]);
+      expect(rollbackAgain.status, rollbackAgain.stderr).toBe(0);
+      expect(rollbackAgain.stdout).toContain(`rollback of load ${name}, hours [2026-11-29T10:00:00.000Z, 2026-11-29T12:00:00.000Z): no hour needs rolling back; nothing published`);
+      for (const hour of [HOURS[0], HOURS[1]]) expect(rollbackAgain.stdout).toContain(`hour ${topic} ${hour}: already rolled back by rollback 4 (version 2 → 1); version 1 is live; nothing changed`);
+      expect(await warehouse.warehouse.stat(swapClaimPath(warehouse.root, name, 5))).toBeUndefined();
+      for (const hour of HOURS) expectSameBytes(await filesUnder(warehouse.warehouse, hourFolder(warehouse, topic, hour)), before[hour]!, `hour ${hour} after the rollbacks`);
+
+      const status = await runEtl(['status', '--load', load]);
+      expect(status.stdout).toContain(`${topic} ${HOURS[0]}  version 1 live,`);
+      expect(status.stdout).toContain('kept: 2');
     },
     SLOW,
   );

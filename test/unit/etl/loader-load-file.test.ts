@@ -54,7 +54,10 @@ describe('load files', () => {
   it('fills defaults and splits a comma-separated bootstrap', () => {
     const load = parseLoadFile(VALID, '/jobs/views.yaml');
     expect(load.source.bootstrap).toEqual(['127.0.0.1:9092', '127.0.0.1:9093']);
-    expect(load).toMatchObject({ maxRecordsPerRun: 1_000_000, quarantine: { maxRecords: 0 }, latenessHorizonMs: 7_200_000 });
+    expect(load).toMatchObject({ maxRecordsPerTask: 1_000_000, quarantine: { maxRecords: 0 }, latenessHorizonMs: 7_200_000 });
+    // No cap unless the file sets one: a run reads to the high watermark at plan time.
+    expect(load.maxRecordsPerRun).toBeUndefined();
+    expect(load.maxFileBytes).toBeUndefined();
     expect(load.warehouse).toEqual({ url: './warehouse', root: 'data/etl', baseDirectory: '/jobs' });
     expect(load.timeField).toBeUndefined();
   });

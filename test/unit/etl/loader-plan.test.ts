@@ -84,6 +84,7 @@ function load(overrides: Partial<LoadDefinition> = {}): LoadDefinition {
     format: 'avro',
     codec: 'deflate',
     maxRecordsPerRun: 1000,
+    maxRecordsPerTask: 1_000_000,
     quarantine: { maxRecords: 0 },
     latenessHorizonMs: 7_200_000,
     layout: 'hourly',

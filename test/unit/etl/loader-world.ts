@@ -56,6 +56,7 @@ export function memoryLoad(topic: string, registryUrl: string, overrides: Partia
     codec: 'deflate',
     timeField: 'time',
     maxRecordsPerRun: 1_000_000,
+    maxRecordsPerTask: 1_000_000,
     quarantine: { maxRecords: 0 },
     latenessHorizonMs: 7_200_000,
     layout: 'hourly',

@@ -14,12 +14,12 @@ import type { LoadDefinition } from '../../../src/etl/load-file.js';
 import { replayWindow } from '../../../src/etl/replay/replay.js';
 import { readSwapLog } from '../../../src/etl/replay/log.js';
 import { swapClaimPath } from '../../../src/etl/replay/layout.js';
-import { rollbackHour } from '../../../src/etl/replay/rollback.js';
+import { rollbackHours } from '../../../src/etl/replay/rollback.js';
 import type { SwapFailpointName } from '../../../src/etl/replay/failpoints.js';
 import type { RegistryClient } from '../../../src/registry/client.js';
 import { startTestRegistry, type TestRegistry } from '../registry/serde-registry.js';
 import { FakeSource, MemoryWarehouse } from './loader-fakes.js';
-import { BUGGY, Crash, CrashingWarehouse, FIXED, HOURS, ROOT, SCHEMA, TOPIC, hourFolder, loadWith, produce, replayOptions, rollbackOptions, runOnce, snapshot, type Produced } from './replay-fixture.js';
+import { BUGGY, Crash, CrashingWarehouse, FIXED, copyOf, HOURS, ROOT, SCHEMA, TOPIC, hourFolder, loadWith, produce, replayOptions, rollbackOptions, runOnce, snapshot, type Produced } from './replay-fixture.js';
 
 let registry: TestRegistry;
 let client: RegistryClient;
@@ -34,13 +34,6 @@ let replayedHours: Record<string, string>;
 let originalHours: Record<string, string>;
 let replayMutations: number;
 let rollbackMutations: number;
-
-function copyOf(warehouse: MemoryWarehouse): MemoryWarehouse {
-  const copy = new MemoryWarehouse();
-  for (const [path, bytes] of warehouse.files) copy.files.set(path, Buffer.from(bytes));
-  for (const directory of warehouse.directories) copy.directories.add(directory);
-  return copy;
-}
 
 async function exactlyOnce(warehouse: MemoryWarehouse): Promise<void> {
   const found = new Map<string, string>();
@@ -104,7 +97,7 @@ beforeAll(async () => {
   replayMutations = counting.mutations;
   replayedHours = snapshot(counting.inner, `${ROOT}/${TOPIC}`);
   const rollbackCounting = new CrashingWarehouse(counting.inner, Number.POSITIVE_INFINITY);
-  await rollbackHour(rollbackOptions(fixed, rollbackCounting, HOURS[0]));
+  await rollbackHours(rollbackOptions(fixed, rollbackCounting, HOURS[0]));
   rollbackMutations = rollbackCounting.mutations;
 });
 afterAll(async () => {
@@ -157,13 +150,15 @@ describe('a replay that dies at any warehouse mutation', () => {
     expect(outcomes.unclaimed).toBeGreaterThan(5);
   }, 300_000);
 
-  it('is finished by running the same replay again, which then reports it as its own', async () => {
+  it('is finished by running the same replay again, which then reports it as its own (or, once published, publishes nothing)', async () => {
     for (const at of points()) {
       warehouse = copyOf(loaded);
       const claimed = await crashReplay(at);
       const published = (await readSwapLog(warehouse, ROOT, 'views')).published.size > 0;
       const again = await replayWindow(replayOptions(fixed, warehouse, services(), HOURS[0], HOURS[2]));
-      expect(again.outcome, `crash at mutation ${at}`).toBe(claimed && !published ? 'rolled-forward' : 'swapped');
+      expect(again.outcome, `crash at mutation ${at}`).toBe(claimed ? (published ? 'unchanged' : 'rolled-forward') : 'swapped');
+      // One new version either way: the hours are at version 2, and a second replay was never published.
+      expect((await readSwapLog(warehouse, ROOT, 'views')).claimed, `crash at mutation ${at}`).toHaveLength(1);
       expect(snapshot(warehouse, `${ROOT}/${TOPIC}`), `crash at mutation ${at}`).toEqual(replayedHours);
       await exactlyOnce(warehouse);
       await noStaging(warehouse, false, at);
@@ -174,11 +169,11 @@ describe('a replay that dies at any warehouse mutation', () => {
     for (const at of points()) {
       warehouse = copyOf(loaded);
       const claimed = await crashReplay(at);
-      await rollbackHour(rollbackOptions(fixed, warehouse, HOURS[0])).catch((error: unknown) => {
+      await rollbackHours(rollbackOptions(fixed, warehouse, HOURS[0])).catch((error: unknown) => {
         // Not claimed: nothing was replayed, so there is nothing to roll back.
         expect((error as { code?: string }).code, `crash at mutation ${at}`).toBe('ETL_ROLLBACK_NO_VERSION');
       });
-      await rollbackHour(rollbackOptions(fixed, warehouse, HOURS[1])).catch((error: unknown) => {
+      await rollbackHours(rollbackOptions(fixed, warehouse, HOURS[1])).catch((error: unknown) => {
         expect((error as { code?: string }).code, `crash at mutation ${at}`).toBe('ETL_ROLLBACK_NO_VERSION');
       });
       expect(snapshot(warehouse, `${ROOT}/${TOPIC}`), `crash at mutation ${at}`).toEqual(originalHours);
@@ -196,7 +191,7 @@ describe('a rollback that dies at any warehouse mutation', () => {
     for (let at = 1; at <= rollbackMutations; at += 1) {
       warehouse = copyOf(replayed);
       const crashing = new CrashingWarehouse(warehouse, at);
-      await rollbackHour(rollbackOptions(fixed, crashing, HOURS[0])).catch((error: unknown) => {
+      await rollbackHours(rollbackOptions(fixed, crashing, HOURS[0])).catch((error: unknown) => {
         if (!(error instanceof Crash)) throw error;
       });
       const claimed = (await warehouse.stat(swapClaimPath(ROOT, 'views', seq))) !== undefined;
@@ -218,7 +213,8 @@ describe('failpoints', () => {
       };
       await expect(replayWindow(replayOptions(fixed, warehouse, services(), HOURS[0], HOURS[2], { failpoint: stop }))).rejects.toBeInstanceOf(Crash);
       const again = await replayWindow(replayOptions(fixed, warehouse, services(), HOURS[0], HOURS[2]));
-      expect(again.outcome).toBe(['swap-after-claim', 'swap-after-rename', 'swap-before-publish'].includes(point) ? 'rolled-forward' : 'swapped');
+      const outcome = point === 'swap-after-publish' ? 'unchanged' : ['swap-after-claim', 'swap-after-rename', 'swap-before-publish'].includes(point) ? 'rolled-forward' : 'swapped';
+      expect(again.outcome).toBe(outcome);
       expect(snapshot(warehouse, `${ROOT}/${TOPIC}`)).toEqual(replayedHours);
       await exactlyOnce(warehouse);
       await noStaging(warehouse, false, 0);

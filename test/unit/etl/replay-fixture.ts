@@ -10,13 +10,15 @@ import type { CoordinationStore } from '../../../src/coordination/store.js';
 import type { LoadDefinition } from '../../../src/etl/load-file.js';
 import { parseLoadFile } from '../../../src/etl/load-file.js';
 import type { ReplayOptions } from '../../../src/etl/replay/replay.js';
+import type { ReplayManifest } from '../../../src/etl/replay/manifest.js';
 import type { RollbackOptions } from '../../../src/etl/replay/rollback.js';
+import type { SwapReport } from '../../../src/etl/replay/session.js';
 import { runLoad, type RunReport } from '../../../src/etl/load/run.js';
 import type { LoadSource } from '../../../src/etl/load/source.js';
 import type { WarehouseData, WarehouseEntry, WarehouseFileSystem } from '../../../src/etl/warehouse/warehouse.js';
 import type { RegistryClient } from '../../../src/registry/client.js';
 import { AvroSerializer } from '../../../src/registry/serde/serializer.js';
-import { quietLogger, type FakeSource, type MemoryWarehouse } from './loader-fakes.js';
+import { MemoryWarehouse, quietLogger, type FakeSource } from './loader-fakes.js';
 
 export const TOPIC = 'views';
 export const HOUR = 3_600_000;
@@ -92,6 +94,14 @@ export function snapshot(warehouse: MemoryWarehouse, prefix: string): Record<str
   const files: Record<string, string> = {};
   for (const path of warehouse.filesUnder(`${prefix}/`)) files[path.slice(prefix.length + 1)] = createHash('sha256').update(warehouse.files.get(path)!).digest('hex');
   return files;
+}
+
+/** A separate warehouse holding the same files and folders. */
+export function copyOf(warehouse: MemoryWarehouse): MemoryWarehouse {
+  const copy = new MemoryWarehouse();
+  for (const [path, bytes] of warehouse.files) copy.files.set(path, Buffer.from(bytes));
+  for (const directory of warehouse.directories) copy.directories.add(directory);
+  return copy;
 }
 
 export class Crash extends Error {
@@ -215,8 +225,15 @@ export function rollbackOptions(load: LoadDefinition, warehouse: WarehouseFileSy
     logger: quietLogger,
     store: new MemoryCoordination().session(),
     numberRuns: false,
-    hour: new Date(`${hour}:00:00Z`),
+    from: new Date(`${hour}:00:00Z`),
+    to: new Date(Date.parse(`${hour}:00:00Z`) + HOUR),
     now: () => new Date('2026-11-30T10:00:00Z'),
     ...extra,
   };
+}
+
+/** The manifest of a report that swapped hours (or finished a claimed swap); throws for one that changed nothing. */
+export function swappedManifest(report: SwapReport): ReplayManifest {
+  if (report.manifest === undefined) throw new Error(`expected a swap, but the ${report.request.kind} changed nothing (${report.unchanged.map((hour) => `${hour.hour}: ${hour.why}`).join(', ')})`);
+  return report.manifest;
 }

@@ -18,12 +18,12 @@ import { replayWindow } from '../../../src/etl/replay/replay.js';
 import { readLoadHistory } from '../../../src/etl/replay/history.js';
 import { readSwapLog } from '../../../src/etl/replay/log.js';
 import { formatReplayHistory, formatSwapReport } from '../../../src/etl/replay/report.js';
-import { rollbackHour } from '../../../src/etl/replay/rollback.js';
+import { rollbackHours } from '../../../src/etl/replay/rollback.js';
 import type { LoadSource } from '../../../src/etl/load/source.js';
 import type { RegistryClient } from '../../../src/registry/client.js';
 import { startTestRegistry, type TestRegistry } from '../registry/serde-registry.js';
 import { FakeSource, MemoryWarehouse } from './loader-fakes.js';
-import { BUGGY, FIXED, HOURS, ROOT, SCHEMA, TOPIC, hourFolder, loadWith, produce, replayOptions, rollbackOptions, runOnce, snapshot, versionFolder, type Produced } from './replay-fixture.js';
+import { BUGGY, FIXED, HOURS, ROOT, SCHEMA, TOPIC, hourFolder, loadWith, produce, replayOptions, rollbackOptions, runOnce, snapshot, swappedManifest, versionFolder, type Produced } from './replay-fixture.js';
 
 let registry: TestRegistry;
 let client: RegistryClient;
@@ -99,12 +99,13 @@ describe('replay after a transformation fix', () => {
     const report = await replayWindow(replayOptions(fixed, warehouse, { registry: client, source }, HOURS[0], HOURS[2]));
 
     expect(report.outcome).toBe('swapped');
-    expect(report.manifest.hours.map((hour) => [hour.hour, hour.fromVersion, hour.toVersion, hour.old.length, hour.new.length])).toEqual([
+    const manifest = swappedManifest(report);
+    expect(manifest.hours.map((hour) => [hour.hour, hour.fromVersion, hour.toVersion, hour.old.length, hour.new.length])).toEqual([
       [HOURS[0], 1, 2, 6, 6],
       [HOURS[1], 1, 2, 6, 6],
     ]);
     for (const [index, hour] of [HOURS[0], HOURS[1]].entries()) {
-      const entry = report.manifest.hours[index]!;
+      const entry = manifest.hours[index]!;
       const count = produced.filter((record) => record.hour === hour).length;
       expect(entry.old.reduce((sum, file) => sum + file.records, 0)).toBe(count);
       expect(entry.new.reduce((sum, file) => sum + file.records, 0)).toBe(count);
@@ -116,8 +117,8 @@ describe('replay after a transformation fix', () => {
       expect(Object.keys(snapshot(warehouse, hourFolder(hour)))).toEqual(Object.keys(before[hour]!));
     }
     expect(snapshot(warehouse, hourFolder(HOURS[2]))).toEqual(before[HOURS[2]]);
-    expect(report.manifest).toMatchObject({ kind: 'replay', seq: 3, reason: 'page came from url', transform: '{"id":"id","time":"time","page":"page"}', readerSchemas: { [TOPIC]: { subject: `${TOPIC}-value`, version: 1 } } });
-    expect(report.manifest.ranges.map((range) => `${range.partition}:${range.start}-${range.end}`)).toEqual(['0:0-30', '0:30-40', '1:0-30', '1:30-40', '2:0-30', '2:30-40']);
+    expect(manifest).toMatchObject({ kind: 'replay', seq: 3, reason: 'page came from url', transform: '{"id":"id","time":"time","page":"page"}', readerSchemas: { [TOPIC]: { subject: `${TOPIC}-value`, version: 1 } } });
+    expect(manifest.ranges.map((range) => `${range.partition}:${range.start}-${range.end}`)).toEqual(['0:0-30', '0:30-40', '1:0-30', '1:30-40', '2:0-30', '2:30-40']);
 
     // The fence is commit 3, empty; the replay is replays/3; no staging is left.
     const log = await readCommitLog(warehouse, ROOT, 'views');
@@ -131,7 +132,7 @@ describe('replay after a transformation fix', () => {
     expect(text).toContain(`replay 3 of load views, hours [2026-11-29T10:00:00.000Z, 2026-11-29T12:00:00.000Z): page came from url`);
     expect(text).toContain('read 6 offset ranges of 3 partitions again (reader schema views: views-value version 1, id');
     const tenOClock = produced.filter((record) => record.hour === HOURS[0]).length;
-    const readerId = report.manifest.readerSchemas[TOPIC]?.id;
+    const readerId = manifest.readerSchemas[TOPIC]?.id;
     expect(text).toContain('topic  hour           version  records  files  what changed');
     expect(text).toContain(`views  ${HOURS[0]}  1 → 2    ${tenOClock} → ${tenOClock}  6 → 6  6 rewritten files; ${tenOClock} records changed; output schema changed; reader schema id ${readerId}`);
     expect(text).toContain(`undo an hour with: tributary etl rollback --load jobs/views.yaml --hour ${HOURS[0]}`);
@@ -164,8 +165,8 @@ describe('replay after a transformation fix', () => {
     const lateFiles = Object.keys(snapshot(warehouse, hourFolder(HOURS[1]))).filter((name) => !(name in replayed));
     expect(lateFiles).toHaveLength(3);
 
-    const report = await rollbackHour(rollbackOptions(fixed, warehouse, HOURS[1], { reason: 'the fix broke a report' }));
-    expect(report.manifest.hours.map((hour) => [hour.hour, hour.fromVersion, hour.toVersion, [...hour.carried]])).toEqual([[HOURS[1], 2, 1, lateFiles]]);
+    const report = await rollbackHours(rollbackOptions(fixed, warehouse, HOURS[1], { reason: 'the fix broke a report' }));
+    expect(swappedManifest(report).hours.map((hour) => [hour.hour, hour.fromVersion, hour.toVersion, [...hour.carried]])).toEqual([[HOURS[1], 2, 1, lateFiles]]);
     const restored = snapshot(warehouse, hourFolder(HOURS[1]));
     expect(Object.fromEntries(Object.entries(restored).filter(([name]) => !lateFiles.includes(name)))).toEqual(original);
     expect(snapshot(warehouse, versionFolder(HOURS[1], 2))).toEqual(Object.fromEntries(Object.entries(replayed)));
@@ -177,14 +178,21 @@ describe('replay after a transformation fix', () => {
     expect(lateOnly.size).toBe(3);
     expect(formatSwapReport(report, 'jobs/views.yaml')).toContain(`rollback 5 of load views, hour 2026-11-29T11:00:00.000Z: the fix broke a report`);
 
-    const again = await failure(rollbackHour(rollbackOptions(fixed, warehouse, HOURS[1])));
-    expect(again.code).toBe('ETL_ROLLBACK_NO_VERSION');
-    expect(again.message).toContain(`no topic of load views has an earlier version of hour 2026-11-29T11:00:00.000Z`);
+    // The same rollback again (as after a kill) leaves the hour alone and says so; it goes no further back.
+    const again = await rollbackHours(rollbackOptions(fixed, warehouse, HOURS[1]));
+    expect(again.outcome).toBe('unchanged');
+    expect(again.unchanged).toEqual([{ topic: TOPIC, hour: HOURS[1], version: 1, why: 'rolled-back', by: { seq: 5, fromVersion: 2, toVersion: 1 }, further: undefined }]);
+    expect(formatSwapReport(again, 'jobs/views.yaml')).toContain(`hour views ${HOURS[1]}: already rolled back by rollback 5 (version 2 → 1); version 1 is live; nothing changed; it has no earlier version`);
+    expect(snapshot(warehouse, hourFolder(HOURS[1]))).toEqual(restored);
+    // An hour never replayed has nothing to roll back to.
+    const never = await failure(rollbackHours(rollbackOptions(fixed, warehouse, HOURS[2])));
+    expect(never.code).toBe('ETL_ROLLBACK_NO_VERSION');
+    expect(never.message).toContain(`no topic of load views has an earlier version of hour 2026-11-29T12:00:00.000Z: the hour is at version 1, the one runs loaded`);
 
     // A second replay makes version 3 from the restored one; rolling it back brings version 1 back again.
     const third = await replayWindow(replayOptions(fixed, warehouse, { registry: client, source }, HOURS[1], HOURS[2]));
-    expect(third.manifest.hours.map((hour) => [hour.fromVersion, hour.toVersion])).toEqual([[1, 3]]);
-    await rollbackHour(rollbackOptions(fixed, warehouse, HOURS[1]));
+    expect(swappedManifest(third).hours.map((hour) => [hour.fromVersion, hour.toVersion])).toEqual([[1, 3]]);
+    await rollbackHours(rollbackOptions(fixed, warehouse, HOURS[1]));
     expect(snapshot(warehouse, hourFolder(HOURS[1]))).toEqual(restored);
 
     const status = formatReplayHistory(await readLoadHistory(warehouse, ROOT, 'views'));
@@ -263,7 +271,7 @@ describe('replay refusals change nothing', () => {
     try {
       const error = await unchanged(() => replayWindow(replayOptions(fixed, warehouse, { registry: client, source, store }, HOURS[0], HOURS[2])));
       expect(error.code).toBe('ETL_LOAD_BUSY');
-      const rollback = await failure(rollbackHour(rollbackOptions(fixed, warehouse, HOURS[0], { store })));
+      const rollback = await failure(rollbackHours(rollbackOptions(fixed, warehouse, HOURS[0], { store })));
       expect(rollback.code).toBe('ETL_LOAD_BUSY');
     } finally {
       await lease.release();
@@ -317,7 +325,7 @@ describe('fencing', () => {
     release();
     const error = await failure(stale);
     expect(error.code).toBe('ETL_COMMIT_FENCED');
-    expect(error.message).toContain(`commit ${replay.manifest.seq} of load views was claimed by another run`);
+    expect(error.message).toContain(`commit ${swappedManifest(replay).seq} of load views was claimed by another run`);
     expect(snapshot(warehouse, `${ROOT}/${TOPIC}`)).toEqual(afterReplay);
   });
 });

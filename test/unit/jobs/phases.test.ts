@@ -130,6 +130,36 @@ describe('distributed run phases', () => {
     expect(warehouse.filesUnder('wh/_etl/views/staging/')).toEqual([]);
   });
 
+  it('slices of a range (maxRecordsPerTask) are tasks of their own, and give the bytes one task over the range gives', async () => {
+    await produce(source, 2_000, 2);
+    const sliced = load({ maxRecordsPerTask: 300 });
+    const reference = new MemoryWarehouse();
+    await runLoad({ ...services(reference, source, { load: sliced }), acceptGap: false });
+
+    const phase = services(warehouse, source, { load: sliced });
+    const planned = JSON.parse(JSON.stringify(await plan(phase))) as PlannedRun;
+    // 1 000 records per partition: slices [0, 300), [300, 600), [600, 900), [900, 1000).
+    expect(planned.tasks.map((task) => [task.partition.partition, task.slice?.start, task.slice?.end])).toEqual(
+      [0, 1].flatMap((partition) => [[partition, 0, 300], [partition, 300, 600], [partition, 600, 900], [partition, 900, 1000]]),
+    );
+    // Workers finish in any order.
+    const results = (await runTasks(phase, planned)).reverse();
+    expect((await commitPhase(phase, planned.plan, results)).outcome).toBe('committed');
+    expect(dataFiles(warehouse)).toEqual(dataFiles(reference));
+    expect(comparable(await manifestOf(warehouse, 1))).toEqual(comparable(await manifestOf(reference, 1)));
+    expect(await loadedOffsets(warehouse)).toEqual(allOffsets(2, 1_000));
+    // Each slice has files of its own, named by the slice.
+    expect([...dataFiles(reference).keys()].some((path) => path.endsWith('views+1+300+600.avro'))).toBe(true);
+  });
+
+  it('a commit refuses results that leave a slice out', async () => {
+    await produce(source, 400, 1);
+    const phase = services(warehouse, source, { load: load({ maxRecordsPerTask: 150 }) });
+    const planned = await plan(phase);
+    const results = await runTasks(phase, planned);
+    await expect(commitPhase(phase, planned.plan, results.slice(1))).rejects.toMatchObject({ code: 'ETL_TASK_RESULT_MISSING', message: expect.stringContaining('views-0 [0, 150)') });
+  });
+
   it('a task run twice stages under fresh names; the commit uses one result per range and removes the other staging', async () => {
     await produce(source, 80, 4);
     const phase = services(warehouse, source);

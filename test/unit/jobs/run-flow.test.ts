@@ -20,9 +20,9 @@ describe('runFlow', () => {
     const flow = runFlow(planned, file);
     expect(flow).toMatchObject({ name: 'commit', queueName: QUEUE_NAMES.commits, data: { ...file, plan: planned.plan }, opts: { jobId: 'views.4.abc123', ...JOB_OPTIONS.commit } });
     expect(flow.children?.map((child) => [child.queueName, child.opts?.jobId, child.opts?.failParentOnFailure, child.opts?.attempts])).toEqual([
-      [QUEUE_NAMES.tasks, 'views.4.abc123.page.views.0', true, JOB_OPTIONS.task.attempts],
-      [QUEUE_NAMES.tasks, 'views.4.abc123.page.views.1', true, JOB_OPTIONS.task.attempts],
-      [QUEUE_NAMES.tasks, 'views.4.abc123.page.views.12', true, JOB_OPTIONS.task.attempts],
+      [QUEUE_NAMES.tasks, 'views.4.abc123.page.views.0.0', true, JOB_OPTIONS.task.attempts],
+      [QUEUE_NAMES.tasks, 'views.4.abc123.page.views.1.4', true, JOB_OPTIONS.task.attempts],
+      [QUEUE_NAMES.tasks, 'views.4.abc123.page.views.12.0', true, JOB_OPTIONS.task.attempts],
     ]);
     expect(flow.children?.map((child) => child.data as unknown)).toEqual(planned.tasks.map((task) => ({ ...file, task })));
     expect(commitJobId(planned)).toBe('views.4.abc123');
