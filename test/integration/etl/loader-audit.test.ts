@@ -149,7 +149,7 @@ describe.each<WarehouseKind>(['local folder', 'HDFS'])('the loader audit tier in
       expect(third.stdout).toContain(`hour complete: ${topic} ${new Date(FIRST_HOUR).toISOString().slice(0, 13)} (_COMPLETE written)`);
       const filesAfter = (await warehouse.warehouse.list(topicHourDir(warehouse.root, topic, firstHour, 'hourly'))).map((entry) => entry.name);
       expect(filesAfter.filter((entry) => !filesBefore.includes(entry) && !entry.startsWith('_')).length).toBeGreaterThan(0);
-      expect(filesAfter.filter((entry) => entry.startsWith('_'))).toEqual(['_COMPLETE']);
+      expect(filesAfter.filter((entry) => entry.startsWith('_'))).toEqual(['_COMPLETE', '_SUCCESS']); // and no temp left
       const late = await manifestsPerHour(warehouse.warehouse, warehouse.root, name, topic);
       const firstKey = new Date(FIRST_HOUR).toISOString().slice(0, 13);
       expect(late[firstKey]).toBe((perHour[firstKey] ?? 0) + 5);
