@@ -1,8 +1,15 @@
 /**
- * Reads the audit topic from the start of every partition up to the high watermark it had when
+ * Reads the audit topic from the start of every partition (or, given `since`, from the first
+ * record stamped at or after it: ListOffsets by time) up to the high watermark it had when
  * reading began, and decodes the AuditCount events of one topic (records are keyed by the counted
  * topic, so the others are skipped without decoding). A record that does not decode is counted
  * and skipped: one bad record must not hide every count.
+ *
+ * `since` bounds the read by the records' timestamps, which counters set to the time they publish
+ * (counter.ts): a reader that needs the counts of windows from time W on passes a `since` a
+ * little before W (hour-completeness.ts says how much) and reads only what was published since,
+ * not the whole retained topic. ListOffsets finds the first record whose timestamp is ≥ since
+ * wherever it lies in the log, so records appended late with older timestamps are still found.
  */
 import type { ClusterClient } from '../client/cluster-client.js';
 import { SimpleConsumer } from '../client/simple-consumer.js';
@@ -16,6 +23,13 @@ export interface AuditTopicReadOptions {
   /** Only events counting this topic. */
   readonly topic: string;
   readonly auditTopic?: string;
+  /** Start at the first record of each partition stamped at or after this time (ms), not at the log start. */
+  readonly since?: number;
+}
+
+/** Which audit records a reader needs: those stamped at or after `since` (every one when absent). */
+export interface AuditReadWindow {
+  readonly since?: number;
 }
 
 export interface UndecodableAuditRecord {
@@ -43,8 +57,8 @@ export async function readAuditTopic(options: AuditTopicReadOptions): Promise<Au
   const undecodable: UndecodableAuditRecord[] = [];
   let recordsRead = 0;
   for (const partition of partitions) {
-    let offset = await consumer.listOffset(auditTopic, partition, 'earliest');
     const end = await consumer.listOffset(auditTopic, partition, 'latest');
+    let offset = await startOffset(consumer, auditTopic, partition, options.since, end);
     while (offset < end) {
       const fetched = await consumer.fetch(auditTopic, partition, offset, { maxBytes: FETCH_MAX_BYTES });
       if (fetched.records.length === 0 && fetched.nextOffset === offset) {
@@ -74,6 +88,13 @@ export async function readAuditTopic(options: AuditTopicReadOptions): Promise<Au
     }
   }
   return { events, recordsRead, undecodable };
+}
+
+/** The log start, or the first offset stamped at or after `since` (the end when there is none: −1 from ListOffsets). */
+async function startOffset(consumer: SimpleConsumer, auditTopic: string, partition: number, since: number | undefined, end: bigint): Promise<bigint> {
+  if (since === undefined) return consumer.listOffset(auditTopic, partition, 'earliest');
+  const found = await consumer.listOffset(auditTopic, partition, { timestamp: Math.max(0, Math.floor(since)) });
+  return found < 0n ? end : found;
 }
 
 async function partitionsOf(cluster: ClusterClient, auditTopic: string): Promise<number[]> {

@@ -13,6 +13,7 @@
  *   <root>/_etl/<load>/staging/<seq>-<attempt>/…   one attempt's files before commit
  *   <root>/_etl/<load>/quarantine/<seq>/<topic>+<partition>+<start>+<end>.jsonl
  *   <root>/_etl/<load>/audited/<seq>               commit <seq>'s LOADER audit counts were acknowledged
+ *   <root>/_etl/<load>/completeness/<gen>.json     which hours are settled, records per hour (completeness-checkpoint.ts)
  *   <root>/<topic>/<hour folder>/_COMPLETE        the hour is closed and matches the audit (hour-completeness.ts)
  *   <root>/<topic>/<hour folder>/_SUCCESS         empty, beside every _COMPLETE: Hadoop's marker that
  *                                                 Oozie and Airflow sensors wait for
@@ -85,6 +86,26 @@ export function auditedDir(root: string, load: string): string {
 /** Written (create-if-absent) once the LOADER-tier counts of commit `seq` were acknowledged (audit-tier.ts). */
 export function auditedPath(root: string, load: string, seq: number): string {
   return `${auditedDir(root, load)}/${formatSeq(seq)}`;
+}
+
+export function completenessDir(root: string, load: string): string {
+  return `${loadDir(root, load)}/completeness`;
+}
+
+/** Generation <gen> of the completeness checkpoint (completeness-checkpoint.ts): renamed into place, never overwritten. */
+export function completenessCheckpointPath(root: string, load: string, generation: number): string {
+  return `${completenessDir(root, load)}/${formatSeq(generation)}.json`;
+}
+
+/** Where generation <gen> is written before it is renamed into place (a fresh name per attempt). */
+export function completenessTempPath(root: string, load: string, generation: number, attempt: string): string {
+  return `${completenessDir(root, load)}/${formatSeq(generation)}.${attempt}.tmp`;
+}
+
+/** The generation of a checkpoint's name, or undefined for any other entry (temps). */
+export function parseCompletenessName(name: string): number | undefined {
+  const match = /^(\d{10})\.json$/.exec(name);
+  return match === null ? undefined : Number(match[1]);
 }
 
 export const COMPLETE_MARKER = '_COMPLETE';

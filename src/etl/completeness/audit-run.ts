@@ -9,18 +9,26 @@
  *
  * None of them fails the load: the data commit stands, the failure is logged as a warning and
  * reported, and the next run does what was left (same audit keys, markers judged again).
+ *
+ * auditAndMark judges only the hours that can still change (hours-to-judge.ts), reading the
+ * audit topic from a little before the earliest of them (hour-completeness.ts), and records what
+ * it settled in the completeness checkpoint (completeness-checkpoint.ts), so a run's cost does
+ * not grow with the load's history. The checkpoint is written only after every topic was judged:
+ * a run whose marker step failed leaves the old one, and the next run judges the same hours again.
  */
 import type { TributaryError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { auditCommits, type AuditStepReport } from './audit-tier.js';
 import { buildManifestEventTimes } from '../load/build-manifest.js';
+import { readCommitLog } from '../load/commit-log.js';
+import { readCheckpoint, writeCheckpoint, type CheckpointRead, type CompletenessCheckpoint } from './completeness-checkpoint.js';
+import { nextCheckpoint, planJudgement } from './hours-to-judge.js';
 import { etlError } from '../errors.js';
 import type { FailpointName } from '../load/failpoints.js';
 import { updateHourMarkers, type MarkerUpdateReport } from './hour-completeness.js';
 import type { LoadAudit } from './load-audit.js';
 import type { LoadDefinition } from '../load-file.js';
 import type { LoadPlan } from '../load/plan.js';
-import { readLoadStatus } from '../status/status.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
 
 export interface AuditRunServices {
@@ -35,6 +43,8 @@ export interface AuditRunReport {
   readonly markers?: MarkerUpdateReport;
   /** Why the markers were not updated this run. */
   readonly markersFailed?: TributaryError;
+  /** The markers were updated but the checkpoint was not written: the next run judges the same hours again. */
+  readonly checkpointFailed?: TributaryError;
 }
 
 /** Counts the published commits whose LOADER counts were never acknowledged (a crash, an unreachable audit topic). */
@@ -51,24 +61,28 @@ export async function auditAndMark(services: AuditRunServices, attempt: string, 
   const { audit, load, warehouse } = services;
   if (audit === undefined) return undefined;
   const tier = await auditCommits({ load, warehouse, sink: audit.sink, logger, failpoint: services.failpoint });
+  const root = load.warehouse.root;
   try {
-    const status = await readLoadStatus(warehouse, load.warehouse.root, load.name);
-    if (status.lastPublished === 0) return { tier };
-    const eventTimes = plan === undefined ? status.eventTimes : buildManifestEventTimes({ nextOffsets: status.nextOffsets, eventTimes: status.eventTimes }, plan, new Map());
+    const log = await readCommitLog(warehouse, root, load.name);
+    if (log.lastPublished === 0) return { tier };
+    const found = await readCheckpoint(warehouse, root, load.name, logger);
+    const judging = await planJudgement({ warehouse, root, load: load.name, log, checkpoint: found.checkpoint, logger });
+    const eventTimes = plan === undefined ? judging.eventTimes : buildManifestEventTimes({ nextOffsets: judging.nextOffsets, eventTimes: judging.eventTimes }, plan, new Map());
     const markers = await updateHourMarkers({
       warehouse,
-      root: load.warehouse.root,
+      root,
       layout: load.layout,
       attempt,
-      hours: status.hours,
-      nextOffsets: status.nextOffsets,
+      hours: judging.judge,
+      nextOffsets: judging.nextOffsets,
       eventTimes,
       latenessHorizonMs: load.latenessHorizonMs,
-      seq: status.lastPublished,
-      readEvents: (topic) => audit.readEvents(topic),
+      seq: log.lastPublished,
+      readEvents: (topic, window) => audit.readEvents(topic, window),
       logger,
     });
-    return { tier, markers };
+    const checkpointFailed = await saveCheckpoint(warehouse, root, attempt, found, nextCheckpoint((found.generations.at(-1) ?? 0) + 1, load.name, judging, markers.verdicts, new Date()), logger);
+    return { tier, markers, ...(checkpointFailed === undefined ? {} : { checkpointFailed }) };
   } catch (error) {
     const failure =
       (error as TributaryError).code === 'ETL_AUDIT_UNAVAILABLE'
@@ -80,5 +94,23 @@ export async function auditAndMark(services: AuditRunServices, attempt: string, 
           });
     logger.warn({ err: failure, event: 'markers-failed' }, failure.message);
     return { tier, markersFailed: failure };
+  }
+}
+
+/** Writes the checkpoint; a failure is logged and returned, never thrown (the markers already stand). */
+async function saveCheckpoint(warehouse: WarehouseFileSystem, root: string, attempt: string, found: CheckpointRead, checkpoint: CompletenessCheckpoint, logger: Logger): Promise<TributaryError | undefined> {
+  try {
+    if (!(await writeCheckpoint(warehouse, root, attempt, checkpoint, found))) {
+      logger.info({ load: checkpoint.load, generation: checkpoint.generation, event: 'completeness-checkpoint-raced' }, 'another run wrote this completeness checkpoint first; its file stands');
+    }
+    return undefined;
+  } catch (error) {
+    const failure = etlError('ETL_AUDIT_UNAVAILABLE', `the completeness checkpoint of load ${checkpoint.load} was not written (${error instanceof Error ? error.message : String(error)}); the markers stand, and the next run judges the same hours again`, {
+      retriable: true,
+      cause: error,
+      details: { load: checkpoint.load, generation: checkpoint.generation },
+    });
+    logger.warn({ err: failure, event: 'completeness-checkpoint-failed' }, failure.message);
+    return failure;
   }
 }

@@ -20,11 +20,15 @@
  * - Beside every marker lies an empty `_SUCCESS` (Hadoop's marker, which Oozie and Airflow sensors
  *   wait for). It is written after `_COMPLETE` and removed before it, each the crash-safe way (temp
  *   ▸ rename, create-if-absent), so a `_SUCCESS` never stands without its `_COMPLETE`; one missing
- *   beside a `_COMPLETE` (a crash in between, or a marker older than `_SUCCESS`) is added next time.
+ *   beside a `_COMPLETE` is added when the hour is next judged: after a crash in between, the next
+ *   run judges it again (no checkpoint was saved); settled hours marked before `_SUCCESS` existed
+ *   get theirs once the completeness checkpoint is deleted (every hour is then judged).
  *
  * judgeHours and decideMarkers are pure; updateHourMarkers reads and writes the warehouse.
  */
 import type { AuditCountEvent } from '../../audit/audit-count.js';
+import type { AuditReadWindow } from '../../audit/read-audit-topic.js';
+import { DEFAULT_WINDOW_MS } from '../../audit/windows.js';
 import { dedupeEvents } from '../../audit/reconcile.js';
 import type { Logger } from '../../common/logger.js';
 import { etlError } from '../errors.js';
@@ -209,8 +213,30 @@ export interface MarkerUpdateInputs {
   readonly latenessHorizonMs: number;
   /** The last published commit. */
   readonly seq: number;
-  readonly readEvents: (topic: string) => Promise<readonly AuditCountEvent[]>;
+  /** The AuditCount events of `topic` in audit records stamped at or after `window.since` (all of them when absent). */
+  readonly readEvents: (topic: string, window: AuditReadWindow) => Promise<readonly AuditCountEvent[]>;
   readonly logger?: Logger;
+}
+
+/**
+ * How far before the earliest hour judged the audit topic is read (issue #19). A counter stamps
+ * each audit record with the time it publishes it, and it publishes a window's count only after
+ * it counted a record created in that window, so every count of an hour is stamped after the
+ * hour began, however late it was published (a producer tier publishing hours late is still
+ * read). Only clocks that disagree break that: a record whose creation time is ahead of its
+ * counter's clock. The margin allows them the load's latenessHorizon (the disorder of event
+ * times the load already tolerates) plus one audit window, so a horizon of 0 still allows some.
+ */
+export function auditReadMarginMs(latenessHorizonMs: number): number {
+  return latenessHorizonMs + DEFAULT_WINDOW_MS;
+}
+
+/** Where reading the audit topic starts for judging `hours` (hour keys): the earliest one's start less the margin. */
+export function auditReadSince(hours: readonly string[], latenessHorizonMs: number): number {
+  // A loop, not Math.min(...): a first run judges every hour ever loaded, too many for arguments.
+  let earliest = Number.POSITIVE_INFINITY;
+  for (const hour of hours) earliest = Math.min(earliest, Date.parse(`${hour}:00:00.000Z`));
+  return Math.max(0, earliest - auditReadMarginMs(latenessHorizonMs));
 }
 
 export interface MarkerUpdateReport {
@@ -219,16 +245,22 @@ export interface MarkerUpdateReport {
   readonly removed: readonly string[];
 }
 
-/** Judges every hour of every topic and writes or removes markers to match. */
+/**
+ * Judges every hour of `hours` (the caller chooses which: hours-to-judge.ts) and writes or removes
+ * markers to match; the audit topic is read from the earliest of them less auditReadMarginMs.
+ */
 export async function updateHourMarkers(inputs: MarkerUpdateInputs): Promise<MarkerUpdateReport> {
   const { warehouse, root, layout } = inputs;
   const verdicts: HourVerdict[] = [];
   const written: string[] = [];
   const removed: string[] = [];
   for (const [topic, records] of Object.entries(inputs.hours)) {
+    const hours = Object.keys(records);
+    // Nothing to judge: nothing to read.
+    if (hours.length === 0) continue;
     let events: readonly AuditCountEvent[];
     try {
-      events = await inputs.readEvents(topic);
+      events = await inputs.readEvents(topic, { since: auditReadSince(hours, inputs.latenessHorizonMs) });
     } catch (error) {
       throw etlError('ETL_AUDIT_UNAVAILABLE', `the audit topic could not be read for topic ${topic} (${error instanceof Error ? error.message : String(error)}); hour markers were left as they are. The next run tries again`, {
         retriable: true,
@@ -261,7 +293,7 @@ export async function updateHourMarkers(inputs: MarkerUpdateInputs): Promise<Mar
       written.push(`${topic} ${marker.hour}`);
       inputs.logger?.info({ topic, hour: marker.hour, records: marker.records, event: 'marker-written' }, 'hour complete: marker written');
     }
-    // Markers left as they were still get their _SUCCESS if a crash (or an older version) left it out.
+    // Markers left as they were still get their _SUCCESS if a failure (or an older version) left it out.
     const rewritten = new Set(decision.write.map((marker) => marker.hour));
     for (const verdict of judged) {
       if (verdict.state === 'COMPLETE' && !rewritten.has(verdict.hour) && existing.get(verdict.hour) !== null) await writeSuccess(warehouse, root, layout, topic, hourNumber(verdict.hour), inputs.attempt);

@@ -5,7 +5,7 @@
  * cluster that is down fails only the audit steps (logged, tried again next run), never the load.
  */
 import type { AuditCountEvent } from '../../audit/audit-count.js';
-import { readAuditTopic } from '../../audit/read-audit-topic.js';
+import { readAuditTopic, type AuditReadWindow } from '../../audit/read-audit-topic.js';
 import { ClusterClient } from '../../client/cluster-client.js';
 import { Producer, type ProducerRecord } from '../../client/producer.js';
 import type { Logger } from '../../common/logger.js';
@@ -17,8 +17,11 @@ import type { LoadDefinition } from '../load-file.js';
 
 export interface LoadAudit {
   readonly sink: LoaderAuditSink;
-  /** Every AuditCount event of `topic` in the audit topic now (all tiers, duplicates included). */
-  readEvents(topic: string): Promise<readonly AuditCountEvent[]>;
+  /**
+   * The AuditCount events of `topic` in the audit topic now (all tiers, duplicates included): of
+   * the records stamped at or after `window.since` when given, else of every record retained.
+   */
+  readEvents(topic: string, window?: AuditReadWindow): Promise<readonly AuditCountEvent[]>;
   close(): Promise<void>;
 }
 
@@ -52,9 +55,10 @@ export function openLoadAudit(load: LoadDefinition, registry: RegistryClient, lo
       auditTopic: settings.topic,
       ...(options.cluster === undefined ? {} : { cluster: options.cluster }),
     },
-    async readEvents(topic) {
+    async readEvents(topic, window) {
       const { cluster } = await connect();
-      return (await readAuditTopic({ cluster, deserializer, topic, auditTopic: settings.topic })).events;
+      const since = window?.since === undefined ? {} : { since: window.since };
+      return (await readAuditTopic({ cluster, deserializer, topic, auditTopic: settings.topic, ...since })).events;
     },
     async close() {
       const open = connected;

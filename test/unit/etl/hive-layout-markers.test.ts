@@ -78,6 +78,16 @@ function options(warehouse: MemoryWarehouse, source: FakeSource, audit: Producer
   return { load: load(), warehouse, source, registry: world.client, logger: quietLogger, acceptGap: false, store: new MemoryCoordination().session(), numberRuns: false, now: () => NOW, audit, ...extra };
 }
 
+/** Fails every write of a _SUCCESS temp while `failSuccess` is set (a failure between the two markers). */
+class SuccessFailingWarehouse extends MemoryWarehouse {
+  failSuccess = false;
+
+  override async create(path: string, data: Parameters<MemoryWarehouse['create']>[1]): Promise<void> {
+    if (this.failSuccess && path.includes('/_SUCCESS.')) throw new Error('the warehouse went away');
+    return super.create(path, data);
+  }
+}
+
 /** The hour folders holding `name`, as `dt=…/hr=…`. */
 function foldersWith(warehouse: MemoryWarehouse, name: string): string[] {
   return warehouse
@@ -114,22 +124,29 @@ describe('the hive layout', () => {
     expect(withdrawn).toEqual([`delete wh/${TOPIC}/dt=2026-11-29/hr=14/_SUCCESS`, `delete wh/${TOPIC}/dt=2026-11-29/hr=14/_COMPLETE`]);
   });
 
-  it('a _SUCCESS a crash left out beside its _COMPLETE is written by the next run', async () => {
-    const warehouse = new MemoryWarehouse();
+  it('a _SUCCESS that a failure left out beside its _COMPLETE is written by the next run', async () => {
+    const warehouse = new SuccessFailingWarehouse();
     const source = new FakeSource();
     source.addTopic(TOPIC, 3);
     const audit = new ProducerCounts();
     audit.produced(await produce(source, 90));
-    await runLoad(options(warehouse, source, audit));
-    const success = hourMarkerPath('wh', TOPIC, hourOf(T0), 'hive', '_SUCCESS');
-    expect(warehouse.files.has(success)).toBe(true);
-    await warehouse.delete(success); // as if the run died between the _COMPLETE rename and _SUCCESS
+    // The first marker is renamed into place, then its _SUCCESS cannot be written: the marker step fails.
+    warehouse.failSuccess = true;
+    const failed = await runLoad(options(warehouse, source, audit));
+    expect(failed.outcome).toBe('committed');
+    expect(failed.audit?.markersFailed?.code).toBe('ETL_AUDIT_UNAVAILABLE');
+    expect(foldersWith(warehouse, '_COMPLETE')).toEqual(['dt=2026-11-29/hr=13']);
+    expect(foldersWith(warehouse, '_SUCCESS')).toEqual([]);
     const marker = warehouse.files.get(completeMarkerPath('wh', TOPIC, hourOf(T0), 'hive'));
+
+    warehouse.failSuccess = false;
     const again = await runLoad(options(warehouse, source, audit, { now: () => new Date('2026-11-29T17:10:00Z') }));
     expect(again.outcome).toBe('nothing-to-load');
-    expect(warehouse.files.get(success)).toEqual(Buffer.alloc(0));
-    expect(warehouse.files.get(completeMarkerPath('wh', TOPIC, hourOf(T0), 'hive'))).toEqual(marker); // left as it was
+    expect(again.audit?.markersFailed).toBeUndefined();
+    expect(foldersWith(warehouse, '_COMPLETE')).toEqual(['dt=2026-11-29/hr=13', 'dt=2026-11-29/hr=14']);
     expect(foldersWith(warehouse, '_SUCCESS')).toEqual(foldersWith(warehouse, '_COMPLETE'));
+    expect(warehouse.files.get(completeMarkerPath('wh', TOPIC, hourOf(T0), 'hive'))).toEqual(marker); // left as it was
+    expect(warehouse.filesUnder(`wh/${TOPIC}/`).filter((path) => path.endsWith('.tmp'))).toEqual([]);
   });
 
   it('refuses to run a load in another layout than its first commit records (absent: hourly)', async () => {
