@@ -10,11 +10,13 @@ import { consume, type ConsumeOptions } from './commands/consume.js';
 import { startDashboardCommand, type DashboardCommandOptions } from './commands/dashboard.js';
 import { DEFAULT_DEMO_EVENTS, demo, type DemoCommandOptions } from './commands/demo.js';
 import {
+  etlDdl,
   etlPlan,
   etlReplay,
   etlRollback,
   etlRun,
   etlStatus,
+  type EtlDdlOptions,
   type EtlPlanOptions,
   type EtlReplayOptions,
   type EtlRollbackOptions,
@@ -279,6 +281,11 @@ export function buildProgram(io: CommandIo): Command {
     .option('--watch', 'print the status again every few seconds until interrupted (Ctrl-C)')
     .option('--interval <seconds>', 'seconds between refreshes with --watch (default 5)')
     .action(async (options: EtlStatusOptions) => etlStatus(io, options));
+  etl
+    .command('ddl')
+    .description('print HiveQL for the load: a CREATE EXTERNAL TABLE per topic and an ADD PARTITION per committed hour (hive section and layout of the load file)')
+    .requiredOption('--load <file>', 'the load file (YAML)')
+    .action(async (options: EtlDdlOptions) => etlDdl(io, options));
   etl
     .command('replay')
     .description(

@@ -5,7 +5,7 @@
  * result only when the two agree.
  */
 import { TributaryError } from '../common/errors.js';
-import { HOUR_MS, hourFolder } from '../etl/layout.js';
+import { HOUR_MS, isHiddenName, topicHourDir } from '../etl/layout.js';
 import type { Manifest } from '../etl/load/manifest.js';
 import type { WarehouseFileSystem } from '../etl/warehouse/warehouse.js';
 
@@ -32,11 +32,11 @@ export async function listHourFolders(warehouse: WarehouseFileSystem, topic: str
   const folders: HourFolder[] = [];
   const seen = new Set<string>();
   for (const hour of [...new Set(manifest.files.filter((file) => file.topic === topic).map((file) => file.hour))].sort()) {
-    const path = `${topic}/hourly/${hourFolder(Date.parse(`${hour}:00:00Z`) / HOUR_MS)}`;
+    const path = topicHourDir('', topic, Date.parse(`${hour}:00:00Z`) / HOUR_MS, manifest.output.layout ?? 'hourly');
     const files: HourFile[] = [];
     for (const entry of await warehouse.list(path)) {
-      // `_COMPLETE` and other markers are not data files.
-      if (entry.type !== 'file' || entry.name.startsWith('_')) continue;
+      // `_COMPLETE`, `_SUCCESS` and other hidden names are not data files.
+      if (entry.type !== 'file' || isHiddenName(entry.name)) continue;
       const file = committed.get(entry.path);
       if (file === undefined) throw mismatch(`${warehouse.describe(entry.path)} is in an hour folder but commit ${manifest.seq} does not name it`);
       seen.add(entry.path);

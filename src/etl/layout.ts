@@ -3,18 +3,27 @@
  * as functions, so no other code spells a path. All paths are relative to the warehouse and start
  * with the load's root folder:
  *
- *   <root>/<topic>/hourly/YYYY/MM/DD/HH/<topic>+<partition>+<start>+<end>.<ext>   data (final)
+ *   <root>/<topic>/<hour folder>/<data file name>     data (final); per the load's `layout`:
+ *       hourly (default)  <hour folder> = hourly/YYYY/MM/DD/HH
+ *       hive              <hour folder> = dt=YYYY-MM-DD/hr=HH  (Hive/Spark partition folders)
+ *     <data file name> = <topic>+<partition>+<start>+<end>.<ext>, with `part-` in front when the
+ *     topic starts with `_` or `.` (see dataFileName)
  *   <root>/_etl/<load>/commits/<seq>.pending       the claim of commit <seq>, kept forever
  *   <root>/_etl/<load>/commits/<seq>.json          commit <seq> published (same bytes as the claim)
  *   <root>/_etl/<load>/staging/<seq>-<attempt>/…   one attempt's files before commit
  *   <root>/_etl/<load>/quarantine/<seq>/<topic>+<partition>+<start>+<end>.jsonl
  *   <root>/_etl/<load>/audited/<seq>               commit <seq>'s LOADER audit counts were acknowledged
  *   <root>/_etl/<load>/completeness/<gen>.json     which hours are settled, records per hour (completeness-checkpoint.ts)
- *   <root>/<topic>/hourly/YYYY/MM/DD/HH/_COMPLETE  the hour is closed and matches the audit (hour-completeness.ts)
+ *   <root>/<topic>/<hour folder>/_COMPLETE        the hour is closed and matches the audit (hour-completeness.ts)
+ *   <root>/<topic>/<hour folder>/_SUCCESS         empty, beside every _COMPLETE: Hadoop's marker that
+ *                                                 Oozie and Airflow sensors wait for
  *
  * <seq> is ten digits so names sort in commit order. <start>+<end> is the run's offset range
  * [start, end) of that partition: end is exclusive (the next offset). A data file holds the
  * records of that range whose event time falls in the folder's hour (UTC).
+ *
+ * Names starting with `_` or `.` are never data: Hadoop's input formats, Hive and Spark skip them
+ * (the hidden-file filter), and so does every reader of hour folders here (isHiddenName).
  */
 import { LOAD_NAME_PATTERN } from './load-file.js';
 
@@ -100,15 +109,28 @@ export function parseCompletenessName(name: string): number | undefined {
 }
 
 export const COMPLETE_MARKER = '_COMPLETE';
+/** Hadoop's empty job-success marker, written beside every _COMPLETE for workflow sensors. */
+export const SUCCESS_MARKER = '_SUCCESS';
+export type HourMarkerName = typeof COMPLETE_MARKER | typeof SUCCESS_MARKER;
 
 /** The hour's completeness marker; its name starts with `_` so readers of data files skip it. */
-export function completeMarkerPath(root: string, topic: string, hour: number): string {
-  return `${topicHourDir(root, topic, hour)}/${COMPLETE_MARKER}`;
+export function completeMarkerPath(root: string, topic: string, hour: number, layout: HourLayout): string {
+  return hourMarkerPath(root, topic, hour, layout, COMPLETE_MARKER);
+}
+
+/** `_COMPLETE` or `_SUCCESS` of an hour folder. */
+export function hourMarkerPath(root: string, topic: string, hour: number, layout: HourLayout, marker: HourMarkerName): string {
+  return `${topicHourDir(root, topic, hour, layout)}/${marker}`;
 }
 
 /** Where a marker is written before it is renamed into place (never the same name twice: see warehouse.ts). */
-export function completeMarkerTempPath(root: string, topic: string, hour: number, attempt: string): string {
-  return `${topicHourDir(root, topic, hour)}/_COMPLETE.${attempt}.tmp`;
+export function hourMarkerTempPath(root: string, topic: string, hour: number, layout: HourLayout, marker: HourMarkerName, attempt: string): string {
+  return `${topicHourDir(root, topic, hour, layout)}/${marker}.${attempt}.tmp`;
+}
+
+/** Hadoop's hidden-file rule: a name starting with `_` or `.` is never data (markers, temps, engines' own files). */
+export function isHiddenName(name: string): boolean {
+  return name.startsWith('_') || name.startsWith('.');
 }
 
 /** `<topic>+<partition>+<start>+<end>`: the range a file (or a quarantine file) comes from. */
@@ -126,18 +148,68 @@ export function hourKey(hour: number): string {
   return new Date(hour * HOUR_MS).toISOString().slice(0, 13);
 }
 
-/** `2026/11/29/15` */
+/** `2026/11/29/15` (also the shape of the loader's own folders under _etl, whatever the layout). */
 export function hourFolder(hour: number): string {
   const iso = new Date(hour * HOUR_MS).toISOString();
   return `${iso.slice(0, 4)}/${iso.slice(5, 7)}/${iso.slice(8, 10)}/${iso.slice(11, 13)}`;
 }
 
-export function topicHourDir(root: string, topic: string, hour: number): string {
-  return under(root, topic, 'hourly', hourFolder(hour));
+/**
+ * How a load names its hour folders under each topic folder (the load file's `layout`). Fixed
+ * for the life of a load: its first commit records it (manifest.ts) and runs refuse another.
+ */
+export type HourLayout = 'hourly' | 'hive';
+
+/** The partition values of an hour as Hive sees its folder: hive `dt`, `hr`; hourly `year`, `month`, `day`, `hour`. */
+export function hourPartitionValues(hour: number, layout: HourLayout): readonly (readonly [string, string])[] {
+  const iso = new Date(hour * HOUR_MS).toISOString();
+  if (layout === 'hive') {
+    return [
+      ['dt', iso.slice(0, 10)],
+      ['hr', iso.slice(11, 13)],
+    ];
+  }
+  return [
+    ['year', iso.slice(0, 4)],
+    ['month', iso.slice(5, 7)],
+    ['day', iso.slice(8, 10)],
+    ['hour', iso.slice(11, 13)],
+  ];
 }
 
-export function dataFilePath(root: string, topic: string, hour: number, partition: number, start: number, end: number, extension: string): string {
-  return `${topicHourDir(root, topic, hour)}/${rangeName(topic, partition, start, end)}.${extension}`;
+/** The hour folder relative to the topic folder: `hourly/2026/11/29/15` or `dt=2026-11-29/hr=15`. */
+export function topicHourFolder(hour: number, layout: HourLayout): string {
+  return layout === 'hive' ? hourPartitionValues(hour, layout).map(([column, value]) => `${column}=${value}`).join('/') : `hourly/${hourFolder(hour)}`;
+}
+
+/** The hour of a folder path relative to the topic folder (what topicHourFolder gives), or undefined. */
+export function parseTopicHourFolder(folder: string, layout: HourLayout): number | undefined {
+  const match = layout === 'hive' ? /^dt=(\d{4})-(\d{2})-(\d{2})\/hr=(\d{2})$/.exec(folder) : /^hourly\/(\d{4})\/(\d{2})\/(\d{2})\/(\d{2})$/.exec(folder);
+  if (match === null) return undefined;
+  const ms = Date.parse(`${match[1]}-${match[2]}-${match[3]}T${match[4]}:00:00.000Z`);
+  return Number.isNaN(ms) ? undefined : ms / HOUR_MS;
+}
+
+export function topicDir(root: string, topic: string): string {
+  return under(root, topic);
+}
+
+export function topicHourDir(root: string, topic: string, hour: number, layout: HourLayout): string {
+  return under(root, topic, topicHourFolder(hour, layout));
+}
+
+/**
+ * The name of a data file: `<topic>+<partition>+<start>+<end>.<ext>`. Kafka allows topic names
+ * starting with `_` or `.` (`_audit`), which would make the name hidden to Hive and Spark: those
+ * topics' files get `part-` in front. Only theirs: the names of every other topic stay as they
+ * were, so replays of hours loaded before (which match old and new files by name) still line up.
+ */
+export function dataFileName(topic: string, partition: number, start: number, end: number, extension: string): string {
+  return `${isHiddenName(topic) ? 'part-' : ''}${rangeName(topic, partition, start, end)}.${extension}`;
+}
+
+export function dataFilePath(root: string, topic: string, hour: number, partition: number, start: number, end: number, extension: string, layout: HourLayout): string {
+  return `${topicHourDir(root, topic, hour, layout)}/${dataFileName(topic, partition, start, end, extension)}`;
 }
 
 /** Part `part` (≥ 1) of a data file that rolled at maxFileBytes: `<name>.<part>.<ext>` beside the first. */

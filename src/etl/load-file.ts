@@ -8,6 +8,8 @@
  *   topics: [page-views]             # or topicPattern: '^page-.*$' (a whole-name regex); not both
  *   registry: http://h:p             # schema registry; topic T is read as the latest T-value
  *   warehouse: { url: webhdfs://h:p/base?user=etl, root: warehouse }   # root: folder inside the URL's
+ *   layout: hourly                   # hourly (<topic>/hourly/YYYY/MM/DD/HH) | hive (<topic>/dt=YYYY-MM-DD/hr=HH);
+ *                                    # fixed once the load has committed (layout.ts)
  *   format: avro                     # avro | parquet
  *   codec: deflate                   # as data-files.ts allows for the format
  *   timeField: header.time           # optional: record field (dotted) with event time in ms; else record timestamp
@@ -21,6 +23,10 @@
  *   audit: { topic: _audit, bootstrap: [h:p] }   # optional: publish the LOADER audit tier and write
  *                                    # hour _COMPLETE markers; topic defaults to _audit, bootstrap to
  *                                    # source.bootstrap; needs timeField (the creation time)
+ *   hive: { database: default, table: page_views, fileSystem: hdfs://nn:8020 }   # optional: what
+ *                                    # `tributary etl ddl` names (tables/hive-tables.ts); `table` for a
+ *                                    # one-topic list, else `tables: { <topic>: <table> }`; default table
+ *                                    # name: the topic with characters other than A-Z a-z 0-9 _ made `_`
  */
 import { readFile } from 'node:fs/promises';
 import { dirname, resolve } from 'node:path';
@@ -31,6 +37,7 @@ import { AUDIT_TOPIC } from '../audit/audit-count.js';
 import { TributaryError } from '../common/errors.js';
 import { validateCodec, type DataFileCodec, type DataFileFormat } from './files/data-files.js';
 import { transformSchema, type TransformDefinition } from './records/transform.js';
+import type { HourLayout } from './layout.js';
 import type { TopicSelector } from './load-types.js';
 import { parseWarehousePath } from './warehouse/paths.js';
 
@@ -61,6 +68,18 @@ export interface LoadDefinition {
   readonly transform?: TransformDefinition;
   /** Present: runs count their commits at the LOADER audit tier and write hour markers (audit-tier.ts, hour-completeness.ts). */
   readonly audit?: LoadAuditSettings;
+  /** How hour folders are named (layout.ts); `hourly` unless the file says otherwise. */
+  readonly layout: HourLayout;
+  /** What `tributary etl ddl` names the Hive tables (absent: every default). */
+  readonly hive?: HiveTableSettings;
+}
+
+export interface HiveTableSettings {
+  readonly database: string;
+  /** Table names by topic, as the file gives them; other topics get defaultHiveTableName. */
+  readonly tables: Readonly<Record<string, string>>;
+  /** `hdfs://NAMENODE:PORT` (the RPC address Hive reaches HDFS at) for LOCATIONs of webhdfs warehouses. */
+  readonly fileSystem?: string;
 }
 
 export interface LoadAuditSettings {
@@ -78,6 +97,9 @@ export const TOPIC_NAME_PATTERN = /^[A-Za-z0-9._-]{1,249}$/;
 const FIELD_PATH_PATTERN = /^[A-Za-z_][A-Za-z0-9_]*(\.[A-Za-z_][A-Za-z0-9_]*)*$/;
 const DURATION_UNITS_MS: Readonly<Record<string, number>> = { ms: 1, s: 1_000, m: 60_000, h: 3_600_000, d: 86_400_000 };
 const CRON_FIELD = /^[0-9A-Za-z*?/,#LW-]+$/;
+/** What the Hive metastore accepts as a database or table name (it folds case; so do we). */
+export const HIVE_NAME_PATTERN = /^[A-Za-z0-9_]{1,128}$/;
+const hiveName = z.string().regex(HIVE_NAME_PATTERN, 'a Hive name is 1–128 characters of A–Z, a–z, 0–9 and "_"');
 
 const topicName = z
   .string()
@@ -147,6 +169,18 @@ const loadFileSchema = z
           .optional(),
       })
       .optional(),
+    layout: z.enum(['hourly', 'hive'], { error: 'expected hourly (<topic>/hourly/YYYY/MM/DD/HH) or hive (<topic>/dt=YYYY-MM-DD/hr=HH)' }).default('hourly'),
+    hive: z
+      .strictObject({
+        database: hiveName.default('default'),
+        table: hiveName.optional(),
+        tables: z.record(topicName, hiveName).optional(),
+        fileSystem: z
+          .string()
+          .regex(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#\s]+$/, 'expected the file system URI Hive reaches the warehouse at, scheme and authority only, e.g. hdfs://namenode:8020')
+          .optional(),
+      })
+      .optional(),
   })
   .superRefine((load, context) => {
     if ((load.topics === undefined) === (load.topicPattern === undefined)) {
@@ -163,6 +197,18 @@ const loadFileSchema = z
         path: ['audit'],
         message: 'the LOADER audit tier counts records by creation time, which the data files hold only in a record field: set timeField (e.g. header.time) or remove audit',
       });
+    }
+    if (load.hive?.table !== undefined && (load.topics?.length !== 1 || load.hive.tables !== undefined)) {
+      context.addIssue({
+        code: 'custom',
+        path: ['hive', 'table'],
+        message: 'table names the table of a load with one topic (a list of one); with several topics or a topicPattern write tables: { <topic>: <table>, … }',
+      });
+    }
+    for (const topic of Object.keys(load.hive?.tables ?? {})) {
+      if (load.topics !== undefined && !load.topics.includes(topic)) {
+        context.addIssue({ code: 'custom', path: ['hive', 'tables', topic], message: `topic ${topic} is not one of the load's topics (${load.topics.join(', ')})` });
+      }
     }
     try {
       validateCodec(load.format, load.codec);
@@ -225,5 +271,13 @@ export function parseLoadFile(text: string, file: string): LoadDefinition {
     ...(parsed.schedule === undefined ? {} : { schedule: parsed.schedule.trim() }),
     ...(parsed.transform === undefined ? {} : { transform: parsed.transform }),
     ...(parsed.audit === undefined ? {} : { audit: { topic: parsed.audit.topic, bootstrap: parsed.audit.bootstrap ?? parsed.source.bootstrap } }),
+    layout: parsed.layout,
+    ...(parsed.hive === undefined ? {} : { hive: hiveSettings(parsed.hive, parsed.topics) }),
   };
+}
+
+function hiveSettings(hive: { database: string; table?: string | undefined; tables?: Record<string, string> | undefined; fileSystem?: string | undefined }, topics: readonly string[] | undefined): HiveTableSettings {
+  const [only] = topics ?? [];
+  const tables = hive.table !== undefined && only !== undefined ? { [only]: hive.table } : (hive.tables ?? {});
+  return { database: hive.database, tables, ...(hive.fileSystem === undefined ? {} : { fileSystem: hive.fileSystem }) };
 }

@@ -340,7 +340,7 @@ function bareLoop(): (partitions: readonly PartitionData[], limit: number) => Me
       }
       records += end;
       for (const [hour, bucket] of [...buckets].sort(([a], [b]) => a - b)) {
-        const identity = dataFilePath('bench', TOPIC, hour, partition, 0, end, 'avro');
+        const identity = dataFilePath('bench', TOPIC, hour, partition, 0, end, 'avro', 'hourly');
         const file = writeAvroContainer(reader, bucket.values, {
           codec: 'deflate',
           syncMarker: syncMarkerFor(identity),

@@ -44,6 +44,11 @@ export const PARQUET_VERSION = '1.18.1';
 /** Apache's readers of the loader's data files: avro-tools and parquet-avro (etl-java-readers test). */
 export const ETL_READERS_JARS: JarSet = { name: `etl-readers-avro-${AVRO_VERSION}-parquet-${PARQUET_VERSION}`, profile: 'etl-readers' };
 
+export const SPARK_VERSION = '4.0.1';
+
+/** Apache Spark's SQL parser (spark-catalyst, Scala 2.13), which reads Hive DDL: checks what `etl ddl` prints (loader-hive test). */
+export const SPARK_SQL_PARSER_JARS: JarSet = { name: `spark-catalyst-${SPARK_VERSION}`, profile: 'spark-sql-parser' };
+
 export function cacheDir(): string {
   return process.env['TRIBUTARY_CACHE_DIR'] ?? join(homedir(), '.cache', 'tributary');
 }

@@ -1,5 +1,5 @@
 /**
- * `tributary etl run|plan|status|replay|rollback --load FILE`: the loader from the terminal.
+ * `tributary etl run|plan|status|replay|rollback|ddl --load FILE`: the loader from the terminal.
  * Results go to stdout, logs (pino JSON) to stderr. A run that committed but left partitions out
  * (offsets lost to retention) still exits 1, after printing what it committed. `run` and `replay`
  * draw a progress bar on stderr when it is a terminal (--progress/--no-progress decide otherwise;
@@ -29,6 +29,8 @@ import { rollbackHours } from '../../etl/replay/rollback.js';
 import { previewPlan, runLoad, type LoadServices, type RunReport } from '../../etl/load/run.js';
 import { KafkaLoadSource } from '../../etl/load/source.js';
 import { formatStatus, readCompleteness, readLoadStatus, watchStatus } from '../../etl/status/status.js';
+import { formatHiveDdl, readHiveTables } from '../../etl/tables/hive-tables.js';
+import { checkLayoutUnchanged } from '../../etl/load/layout-check.js';
 import { openWarehouse } from '../../etl/warehouse/open-warehouse.js';
 import type { WarehouseFileSystem } from '../../etl/warehouse/warehouse.js';
 import { RegistryClient } from '../../registry/client.js';
@@ -81,6 +83,10 @@ export interface EtlStatusOptions {
   readonly watch?: boolean;
   /** Seconds between refreshes with --watch. */
   readonly interval?: string;
+}
+
+export interface EtlDdlOptions {
+  readonly load: string;
 }
 
 export const FAILPOINT_VARIABLE = 'TRIBUTARY_ETL_FAILPOINT';
@@ -207,6 +213,7 @@ export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promi
   // With an audit section: per hour its completeness, from the markers and the PRODUCER counts.
   const audit = openLoadAudit(load, new RegistryClient({ url: load.registry, logger }), logger);
   const render = async (): Promise<string> => {
+    await checkLayoutUnchanged(warehouse, load);
     const status = await readLoadStatus(warehouse, load.warehouse.root, load.name);
     const completeness = load.audit === undefined ? undefined : await readCompleteness(warehouse, load.warehouse.root, load, status, audit === undefined ? undefined : (topic) => audit.readEvents(topic));
     return formatStatus(status, completeness) + formatReplayHistory(await readLoadHistory(warehouse, load.warehouse.root, load.name));
@@ -216,6 +223,14 @@ export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promi
   } finally {
     await audit?.close().catch(() => undefined);
   }
+}
+
+/** `etl ddl`: the Hive tables of the load and one partition per committed hour, as HiveQL on stdout. */
+export async function etlDdl(io: CommandIo, options: EtlDdlOptions): Promise<void> {
+  const load = await readLoadFile(options.load);
+  const logger = createLogger({ name: 'etl', level: 'warn' });
+  const definitions = await readHiveTables(load, openLoadWarehouse(load, logger), new RegistryClient({ url: load.registry, logger }));
+  io.writeOut(formatHiveDdl(load, definitions));
 }
 
 async function showStatus(io: CommandIo, options: EtlStatusOptions, render: () => Promise<string>): Promise<void> {

@@ -73,6 +73,7 @@ export async function auditAndMark(services: AuditRunServices, attempt: string, 
     const markers = await updateHourMarkers({
       warehouse,
       root,
+      layout: load.layout,
       attempt,
       hours: judging.judge,
       nextOffsets: judging.nextOffsets,

@@ -17,6 +17,12 @@
  *   not, there is no marker. A marker is rewritten as: write a temp file, delete the old marker,
  *   rename the temp into place. Between the delete and the rename there is briefly no marker: the
  *   safe direction (a reader waits), whereas an overwrite in place could show a partial file.
+ * - Beside every marker lies an empty `_SUCCESS` (Hadoop's marker, which Oozie and Airflow sensors
+ *   wait for). It is written after `_COMPLETE` and removed before it, each the crash-safe way (temp
+ *   ▸ rename, create-if-absent), so a `_SUCCESS` never stands without its `_COMPLETE`; one missing
+ *   beside a `_COMPLETE` is added when the hour is next judged: after a crash in between, the next
+ *   run judges it again (no checkpoint was saved); settled hours marked before `_SUCCESS` existed
+ *   get theirs once the completeness checkpoint is deleted (every hour is then judged).
  *
  * judgeHours and decideMarkers are pure; updateHourMarkers reads and writes the warehouse.
  */
@@ -26,7 +32,7 @@ import { DEFAULT_WINDOW_MS } from '../../audit/windows.js';
 import { dedupeEvents } from '../../audit/reconcile.js';
 import type { Logger } from '../../common/logger.js';
 import { etlError } from '../errors.js';
-import { COMPLETE_MARKER, HOUR_MS, completeMarkerPath, completeMarkerTempPath, hourKey, topicHourDir } from '../layout.js';
+import { COMPLETE_MARKER, HOUR_MS, SUCCESS_MARKER, completeMarkerPath, hourKey, hourMarkerPath, hourMarkerTempPath, topicHourDir, type HourLayout } from '../layout.js';
 import type { Manifest, NextOffsets } from '../load/manifest.js';
 import { hasWarehouseCode } from '../warehouse/errors.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
@@ -168,9 +174,9 @@ export function parseMarker(bytes: Buffer): HourMarker | null {
 const hourNumber = (key: string): number => Date.parse(`${key}:00:00.000Z`) / HOUR_MS;
 
 /** The marker of an hour: undefined when there is none, null when the file is not a marker. */
-export async function readMarker(warehouse: WarehouseFileSystem, root: string, topic: string, hour: string): Promise<HourMarker | null | undefined> {
+export async function readMarker(warehouse: WarehouseFileSystem, root: string, layout: HourLayout, topic: string, hour: string): Promise<HourMarker | null | undefined> {
   try {
-    return parseMarker(await warehouse.open(completeMarkerPath(root, topic, hourNumber(hour))));
+    return parseMarker(await warehouse.open(completeMarkerPath(root, topic, hourNumber(hour), layout)));
   } catch (error) {
     if (hasWarehouseCode(error, 'WAREHOUSE_NOT_FOUND')) return undefined;
     throw error;
@@ -181,11 +187,11 @@ export async function readMarker(warehouse: WarehouseFileSystem, root: string, t
  * Removes the markers of the hours a commit is about to add records to, before it is claimed: a
  * crash after the data lands then leaves no marker rather than one with the old counts.
  */
-export async function withdrawMarkers(warehouse: WarehouseFileSystem, root: string, manifest: Pick<Manifest, 'hours'>, logger?: Logger): Promise<number> {
+export async function withdrawMarkers(warehouse: WarehouseFileSystem, root: string, layout: HourLayout, manifest: Pick<Manifest, 'hours'>, logger?: Logger): Promise<number> {
   let removed = 0;
   for (const [topic, hours] of Object.entries(manifest.hours)) {
     for (const hour of Object.keys(hours)) {
-      if (await warehouse.delete(completeMarkerPath(root, topic, hourNumber(hour)))) {
+      if (await removeMarkers(warehouse, root, layout, topic, hour)) {
         removed += 1;
         logger?.info({ topic, hour, event: 'marker-withdrawn' }, 'hour marker withdrawn: new records land in the hour');
       }
@@ -197,6 +203,7 @@ export async function withdrawMarkers(warehouse: WarehouseFileSystem, root: stri
 export interface MarkerUpdateInputs {
   readonly warehouse: WarehouseFileSystem;
   readonly root: string;
+  readonly layout: HourLayout;
   /** Names the temp files of this writer. */
   readonly attempt: string;
   /** Records per topic and hour over the published commits (status.ts). */
@@ -243,7 +250,7 @@ export interface MarkerUpdateReport {
  * markers to match; the audit topic is read from the earliest of them less auditReadMarginMs.
  */
 export async function updateHourMarkers(inputs: MarkerUpdateInputs): Promise<MarkerUpdateReport> {
-  const { warehouse, root } = inputs;
+  const { warehouse, root, layout } = inputs;
   const verdicts: HourVerdict[] = [];
   const written: string[] = [];
   const removed: string[] = [];
@@ -272,35 +279,65 @@ export async function updateHourMarkers(inputs: MarkerUpdateInputs): Promise<Mar
     verdicts.push(...judged);
     const existing = new Map<string, HourMarker | null>();
     for (const verdict of judged) {
-      const marker = await readMarker(warehouse, root, topic, verdict.hour);
+      const marker = await readMarker(warehouse, root, layout, topic, verdict.hour);
       if (marker !== undefined) existing.set(verdict.hour, marker);
     }
     const decision = decideMarkers(judged, existing, inputs.seq);
     for (const hour of decision.remove) {
-      await warehouse.delete(completeMarkerPath(root, topic, hourNumber(hour)));
+      await removeMarkers(warehouse, root, layout, topic, hour);
       removed.push(`${topic} ${hour}`);
       inputs.logger?.info({ topic, hour, event: 'marker-removed' }, 'hour marker removed: the hour no longer matches the audit');
     }
     for (const marker of decision.write) {
-      await writeMarker(warehouse, root, inputs.attempt, marker);
+      await writeMarker(warehouse, root, layout, inputs.attempt, marker);
       written.push(`${topic} ${marker.hour}`);
       inputs.logger?.info({ topic, hour: marker.hour, records: marker.records, event: 'marker-written' }, 'hour complete: marker written');
+    }
+    // Markers left as they were still get their _SUCCESS if a failure (or an older version) left it out.
+    const rewritten = new Set(decision.write.map((marker) => marker.hour));
+    for (const verdict of judged) {
+      if (verdict.state === 'COMPLETE' && !rewritten.has(verdict.hour) && existing.get(verdict.hour) !== null) await writeSuccess(warehouse, root, layout, topic, hourNumber(verdict.hour), inputs.attempt);
     }
   }
   return { verdicts, written, removed };
 }
 
-/** temp ▸ delete the old marker ▸ rename: a reader sees the old marker, none, or the new one, each whole. */
-async function writeMarker(warehouse: WarehouseFileSystem, root: string, attempt: string, marker: HourMarker): Promise<void> {
+/** `_SUCCESS`, then `_COMPLETE` (so no `_SUCCESS` outlives its `_COMPLETE`); true when a `_COMPLETE` was there. */
+async function removeMarkers(warehouse: WarehouseFileSystem, root: string, layout: HourLayout, topic: string, hour: string): Promise<boolean> {
+  await warehouse.delete(hourMarkerPath(root, topic, hourNumber(hour), layout, SUCCESS_MARKER));
+  return warehouse.delete(completeMarkerPath(root, topic, hourNumber(hour), layout));
+}
+
+/**
+ * temp ▸ delete the old markers ▸ rename ▸ `_SUCCESS`: a reader sees the old marker, none, or the
+ * new one, each whole, and `_SUCCESS` only while a `_COMPLETE` is there.
+ */
+async function writeMarker(warehouse: WarehouseFileSystem, root: string, layout: HourLayout, attempt: string, marker: HourMarker): Promise<void> {
   const hour = hourNumber(marker.hour);
-  const folder = topicHourDir(root, marker.topic, hour);
+  const folder = topicHourDir(root, marker.topic, hour, layout);
   // Temps of crashed writers: never renamed into place, so only clutter.
   for (const entry of await warehouse.list(folder)) {
-    if (entry.name.startsWith(`${COMPLETE_MARKER}.`) && entry.name.endsWith('.tmp')) await warehouse.delete(entry.path);
+    if ((entry.name.startsWith(`${COMPLETE_MARKER}.`) || entry.name.startsWith(`${SUCCESS_MARKER}.`)) && entry.name.endsWith('.tmp')) await warehouse.delete(entry.path);
   }
-  const temp = completeMarkerTempPath(root, marker.topic, hour, attempt);
+  const temp = hourMarkerTempPath(root, marker.topic, hour, layout, COMPLETE_MARKER, attempt);
   await warehouse.create(temp, Buffer.from(`${JSON.stringify(marker, null, 2)}\n`, 'utf8'));
-  const target = completeMarkerPath(root, marker.topic, hour);
+  const target = completeMarkerPath(root, marker.topic, hour, layout);
+  await warehouse.delete(hourMarkerPath(root, marker.topic, hour, layout, SUCCESS_MARKER));
   await warehouse.delete(target);
   await warehouse.rename(temp, target);
+  await writeSuccess(warehouse, root, layout, marker.topic, hour, attempt);
+}
+
+/** An empty `_SUCCESS` beside the hour's `_COMPLETE`, unless one is there: temp ▸ rename, which never overwrites. */
+async function writeSuccess(warehouse: WarehouseFileSystem, root: string, layout: HourLayout, topic: string, hour: number, attempt: string): Promise<void> {
+  const target = hourMarkerPath(root, topic, hour, layout, SUCCESS_MARKER);
+  if ((await warehouse.stat(target)) !== undefined) return;
+  const temp = hourMarkerTempPath(root, topic, hour, layout, SUCCESS_MARKER, attempt);
+  await warehouse.create(temp, Buffer.alloc(0));
+  try {
+    await warehouse.rename(temp, target);
+  } catch (error) {
+    if (!hasWarehouseCode(error, 'WAREHOUSE_FILE_EXISTS')) throw error;
+    await warehouse.delete(temp); // another writer's _SUCCESS is as good
+  }
 }

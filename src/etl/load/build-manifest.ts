@@ -72,7 +72,7 @@ export function buildManifest(inputs: ManifestInputs): Manifest {
     attempt: inputs.attempt,
     runNumber: inputs.runNumber,
     plannedAt: plan.plannedAt,
-    output: { format: inputs.load.format, codec: inputs.load.codec, timeField: inputs.load.timeField ?? null },
+    output: { format: inputs.load.format, codec: inputs.load.codec, timeField: inputs.load.timeField ?? null, layout: inputs.load.layout },
     readerSchemas,
     ranges,
     nextOffsets: sortNested(next),

@@ -10,7 +10,8 @@
  *   runNumber     the lease's run number (null with the in-process coordination store)
  *   plannedAt     ISO time the plan was made (no name depends on it; eventTimes of caught-up
  *                 partitions do)
- *   output        {format, codec, timeField|null}: how the data files were written
+ *   output        {format, codec, timeField|null, layout?}: how the data files were written; layout
+ *                 (layout.ts's hourly | hive) is absent in manifests written before it, meaning hourly
  *   readerSchemas {<topic>: {subject, version, id}}: the reader schema each topic was written in
  *   ranges        [{topic, partition, start, end, records, quarantined, gap?: {from, to}}]: what this
  *                 commit read; `gap` is an accepted loss [from, to) just before start (--accept-gap)
@@ -31,6 +32,7 @@
  */
 import { z } from 'zod';
 import { etlError } from '../errors.js';
+import type { HourLayout } from '../layout.js';
 
 export const MANIFEST_FORMAT = 'tributary-etl-manifest-v1';
 
@@ -80,7 +82,7 @@ export interface Manifest {
   readonly attempt: string;
   readonly runNumber: number | null;
   readonly plannedAt: string;
-  readonly output: { readonly format: string; readonly codec: string; readonly timeField: string | null };
+  readonly output: { readonly format: string; readonly codec: string; readonly timeField: string | null; readonly layout?: HourLayout };
   readonly readerSchemas: Readonly<Record<string, ReaderSchemaRef>>;
   readonly ranges: readonly ManifestRange[];
   readonly nextOffsets: NextOffsets;
@@ -115,7 +117,7 @@ const manifestSchema = z.strictObject({
   attempt: z.string().min(1),
   runNumber: z.number().int().nonnegative().nullable(),
   plannedAt: z.string(),
-  output: z.strictObject({ format: z.string(), codec: z.string(), timeField: z.string().nullable() }),
+  output: z.strictObject({ format: z.string(), codec: z.string(), timeField: z.string().nullable(), layout: z.enum(['hourly', 'hive']).optional() }),
   readerSchemas: z.record(z.string(), z.strictObject({ subject: z.string(), version: count, id: count })),
   ranges: z.array(
     z.strictObject({

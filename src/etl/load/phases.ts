@@ -34,6 +34,7 @@ import { parseDataFileSchema } from '../files/data-files.js';
 import { withdrawMarkers } from '../completeness/hour-completeness.js';
 import { stagingDir } from '../layout.js';
 import { acquireLease } from './lease.js';
+import { checkLayoutUnchanged } from './layout-check.js';
 import type { Manifest, ReaderSchemaRef } from './manifest.js';
 import { partitionMoves, partitionProblemError, type LoadPlan, type PartitionPlan, type ReaderSchema } from './plan.js';
 import { slicesOf, type Slice } from './slices.js';
@@ -178,6 +179,7 @@ export async function commitPhase(services: PhaseServices & { readonly onCommitt
   const lease = await acquireLease(services.store, load.name, { attempt, numberRuns: services.numberRuns });
   try {
     const context: CommitContext = { warehouse, root, load: load.name, attempt, logger: log, ...(services.failpoint === undefined ? {} : { failpoint: services.failpoint }) };
+    await checkLayoutUnchanged(warehouse, load);
     const recovery = await recoverCommits(context);
     // A replay that crashed mid-swap is finished first, as runLoad's recovery does.
     await recoverSwaps({ warehouse, root, load: load.name, attempt, logger: log });
@@ -191,7 +193,7 @@ export async function commitPhase(services: PhaseServices & { readonly onCommitt
     const loadPlan: LoadPlan = { load: plan.load, seq: plan.seq, plannedAt: plan.plannedAt, partitions: plan.partitions, readerSchemas };
     const manifest = buildManifest({ load, plan: loadPlan, base, staged, attempt, runNumber: lease.runNumber });
     await lease.check();
-    if (services.audit !== undefined) await withdrawMarkers(warehouse, root, manifest, log);
+    if (services.audit !== undefined) await withdrawMarkers(warehouse, root, load.layout, manifest, log);
     let claimBytes: Buffer;
     try {
       claimBytes = await claimCommit(context, manifest);

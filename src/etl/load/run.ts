@@ -32,6 +32,7 @@ import type { FailpointName } from './failpoints.js';
 import { stagingDir } from '../layout.js';
 import { withdrawMarkers } from '../completeness/hour-completeness.js';
 import { acquireLease } from './lease.js';
+import { checkLayoutUnchanged } from './layout-check.js';
 import type { LoadAudit } from '../completeness/load-audit.js';
 import type { LoadDefinition } from '../load-file.js';
 import type { Manifest } from './manifest.js';
@@ -118,6 +119,7 @@ export async function recoverAndPlan(
   acceptGap: boolean,
 ): Promise<{ recovery: Recovery; base: Manifest | undefined; plan: LoadPlan; auditCatchUp: AuditStepReport | undefined }> {
   const { load, warehouse } = services;
+  await checkLayoutUnchanged(warehouse, load);
   const recovery = await recoverCommits(context);
   // Replays and rollbacks left claimed are finished before anything new lands in an hour folder.
   await recoverSwaps({ warehouse, root: load.warehouse.root, load: load.name, attempt: context.attempt, logger: context.logger });
@@ -161,7 +163,7 @@ export async function runLoad(options: RunOptions): Promise<RunReport> {
     const manifest = buildManifest({ load, plan, base, staged, attempt, runNumber: lease.runNumber });
     options.progress?.finishing('committing');
     await lease.check();
-    if (options.audit !== undefined) await withdrawMarkers(warehouse, root, manifest, log);
+    if (options.audit !== undefined) await withdrawMarkers(warehouse, root, load.layout, manifest, log);
     const claimBytes = await claimCommit(context, manifest);
     await completeCommit(context, manifest, claimBytes);
     await removeDeadStaging(context, await readCommitLog(warehouse, root, load.name));
@@ -208,6 +210,7 @@ export async function runTask(options: TaskServices, plan: LoadPlan, partition: 
       {
         warehouse: options.warehouse,
         root: load.warehouse.root,
+        layout: load.layout,
         load: load.name,
         seq: plan.seq,
         stagingDir: staging,

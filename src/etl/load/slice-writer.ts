@@ -20,7 +20,7 @@
 import { createHash } from 'node:crypto';
 import type { Type } from 'avsc';
 import { DATA_FILE_EXTENSIONS, openDataFileWriter, type DataFileWriter } from '../files/data-files.js';
-import { dataFilePath, hourKey, partFilePath, quarantineDir, rangeName } from '../layout.js';
+import { dataFilePath, hourKey, partFilePath, quarantineDir, rangeName, type HourLayout } from '../layout.js';
 import type { ReaderSchema } from '../load-types.js';
 import type { ManifestDataFile, ManifestFile } from './manifest.js';
 import { encodeQuarantine, type QuarantinedRecord } from './quarantine.js';
@@ -32,6 +32,7 @@ import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
 export interface StageContext {
   readonly warehouse: WarehouseFileSystem;
   readonly root: string;
+  readonly layout: HourLayout;
   readonly load: string;
   readonly seq: number;
   /** `<root>/_etl/<load>/staging/<seq>-<attempt>` */
@@ -195,7 +196,7 @@ export class SliceWriter {
   private openFile(hour: number): OpenFile {
     const { topic, partition, start, end, outputType } = this.slice;
     const part = this.parts.get(hour) ?? 0;
-    const first = dataFilePath(this.context.root, topic, hour, partition, start, end, this.extension);
+    const first = dataFilePath(this.context.root, topic, hour, partition, start, end, this.extension, this.context.layout);
     const file = new OpenFile(part === 0 ? first : partFilePath(first, part), this.context, outputType);
     this.open.set(hour, file);
     return file;

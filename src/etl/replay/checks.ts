@@ -7,7 +7,7 @@ import { etlError } from '../errors.js';
 import { hourOfKey } from './layout.js';
 import { liveFiles, type HourState } from './history.js';
 import type { VersionFile } from './manifest.js';
-import { topicHourDir } from '../layout.js';
+import { isHiddenName, topicHourDir } from '../layout.js';
 import type { LoadDefinition } from '../load-file.js';
 import { hasWarehouseCode } from '../warehouse/errors.js';
 import type { WarehouseEntry, WarehouseFileSystem } from '../warehouse/warehouse.js';
@@ -17,7 +17,7 @@ import type { WarehouseEntry, WarehouseFileSystem } from '../warehouse/warehouse
  * its other entries (markers such as _COMPLETE), which the swap carries into the incoming version.
  */
 export async function checkLiveFolder(warehouse: WarehouseFileSystem, load: LoadDefinition, state: HourState): Promise<string[]> {
-  const folder = topicHourDir(load.warehouse.root, state.topic, hourOfKey(state.hour));
+  const folder = topicHourDir(load.warehouse.root, state.topic, hourOfKey(state.hour), load.layout);
   const expected = liveFiles(state);
   const entries = await listOrEmpty(warehouse, folder);
   checkFiles(warehouse, load, state, folder, expected, entries, `version ${state.live}, live`);
@@ -25,13 +25,13 @@ export async function checkLiveFolder(warehouse: WarehouseFileSystem, load: Load
   return entries.filter((entry) => !names.has(entry.name)).map((entry) => entry.name);
 }
 
-/** Checks a kept version's folder holds exactly its data files. */
+/** Checks a kept version's folder holds exactly its data files (hidden names, never data, aside). */
 export async function checkKeptVersion(warehouse: WarehouseFileSystem, load: LoadDefinition, state: HourState, version: number, folder: string): Promise<void> {
   const expected = state.kept.get(version) ?? [];
   const entries = await listOrEmpty(warehouse, folder);
   checkFiles(warehouse, load, state, folder, expected, entries, `version ${version}, kept`);
   const names = new Set(expected.map((file) => file.name));
-  const others = entries.filter((entry) => !names.has(entry.name));
+  const others = entries.filter((entry) => !names.has(entry.name) && !isHiddenName(entry.name));
   if (others.length > 0) {
     throw damaged(load, state, `the kept version ${version} in ${warehouse.describe(folder)} holds ${others.map((entry) => entry.name).join(', ')}, which no manifest put there`);
   }

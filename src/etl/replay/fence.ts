@@ -28,7 +28,7 @@ export function fenceManifest(inputs: FenceInputs, attempt: string): Manifest {
     attempt,
     runNumber: inputs.runNumber,
     plannedAt: inputs.now.toISOString(),
-    output: { format: load.format, codec: load.codec, timeField: load.timeField ?? null },
+    output: { format: load.format, codec: load.codec, timeField: load.timeField ?? null, layout: load.layout },
     readerSchemas: {},
     ranges: [],
     nextOffsets: inputs.base?.nextOffsets ?? {},

@@ -9,7 +9,7 @@
  *
  * <seq> is the seq of the (empty) commit that fences the swap (replay-fence.ts), so commits and
  * swaps share one order. Version 1 of an hour is what runs loaded; each replay makes the next
- * number. The live version is `<root>/<topic>/hourly/YYYY/MM/DD/HH/` itself.
+ * number. The live version is the hour folder itself (`topicHourDir` in ../layout.ts, per the load's layout).
  */
 import { HOUR_MS, formatSeq, hourFolder, loadDir } from '../layout.js';
 

@@ -17,7 +17,7 @@
  *                 again, [start, end), and the hours of the window each fed ([] for a rollback)
  *   hours         one entry per hour swapped:
  *     topic, hour       <YYYY-MM-DDTHH> (UTC)
- *     live              the hour folder (`<root>/<topic>/hourly/YYYY/MM/DD/HH`)
+ *     live              the hour folder (`<root>/<topic>/hourly/YYYY/MM/DD/HH`, or `…/dt=…/hr=…` in the hive layout)
  *     fromVersion       the version live before the swap; it moves to `keep`
  *     toVersion         the version live after; it comes from `bring`
  *     keep, bring       folders (replay-layout.ts)

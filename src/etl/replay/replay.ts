@@ -200,6 +200,7 @@ class HourRebuild {
       {
         warehouse,
         root,
+        layout: load.layout,
         load: load.name,
         seq: this.session.seq,
         stagingDir: `${this.session.stagingDir}/parts`,
@@ -220,7 +221,7 @@ class HourRebuild {
       this.files.get(key)!.push(next);
       await compareFile(this.diffs.get(key)!, {
         warehouse,
-        liveDir: topicHourDir(root, target.topic, bucket.hour),
+        liveDir: topicHourDir(root, target.topic, bucket.hour, load.layout),
         format: load.format,
         outputSchemaJson: JSON.stringify(schemaJsonOf(extracted.outputType ?? reader.fileType)),
         old: liveFiles(target).find((file) => file.name === name),
@@ -243,7 +244,7 @@ class HourRebuild {
     return {
       topic: target.topic,
       hour: target.hour,
-      live: topicHourDir(root, target.topic, hour),
+      live: topicHourDir(root, target.topic, hour, load.layout),
       fromVersion: target.live,
       toVersion: target.maxVersion + 1,
       keep: versionDir(root, load.name, target.topic, hour, target.live),

@@ -81,7 +81,7 @@ export async function rollbackHours(options: RollbackOptions): Promise<SwapRepor
       hours.push({
         topic: state.topic,
         hour: state.hour,
-        live: topicHourDir(root, state.topic, hour),
+        live: topicHourDir(root, state.topic, hour, load.layout),
         fromVersion: state.live,
         toVersion: restore,
         keep,

@@ -13,6 +13,7 @@ import { readClaim, readCommitLog } from '../load/commit-log.js';
 import { recoverCommits, removeDeadStaging, type CommitContext } from '../load/commit.js';
 import { etlError } from '../errors.js';
 import { acquireLease } from '../load/lease.js';
+import { checkLayoutUnchanged } from '../load/layout-check.js';
 import type { LoadDefinition } from '../load-file.js';
 import type { Manifest } from '../load/manifest.js';
 import { commitFence } from './fence.js';
@@ -110,6 +111,7 @@ export async function runSwap(services: SwapServices, request: SwapRequest, work
   try {
     const commitContext: CommitContext = { warehouse, root, load: load.name, attempt, logger };
     const swapContext: SwapContext = { warehouse, root, load: load.name, attempt, logger, failpoint: services.failpoint };
+    await checkLayoutUnchanged(warehouse, load);
     const commits = await recoverCommits(commitContext);
     const swaps = await recoverSwaps(swapContext);
     const recovered = { commits: commits.rolledForward, swaps: swaps.rolledForward.map((manifest) => manifest.seq) };

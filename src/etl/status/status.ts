@@ -129,7 +129,7 @@ export async function readCompleteness(
     }
     const through = loadedThrough(Object.keys(status.nextOffsets[topic] ?? {}), status.eventTimes?.[topic]);
     for (const [hour, count] of Object.entries(records)) {
-      const marker = (await readMarker(warehouse, root, topic, hour)) ?? undefined;
+      const marker = (await readMarker(warehouse, root, load.layout, topic, hour)) ?? undefined;
       const verdict = verdicts?.get(hour);
       const closed = through !== undefined && through >= Date.parse(`${hour}:00:00.000Z`) + HOUR_MS + load.latenessHorizonMs;
       let state: HourCompletenessLine['state'];

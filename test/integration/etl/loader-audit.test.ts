@@ -94,7 +94,7 @@ function expectLoaderComplete(report: Awaited<ReturnType<typeof auditReport>>, p
 }
 
 async function markerAt(warehouse: TestWarehouse, topic: string, hour: number): Promise<HourMarker | null | undefined> {
-  const path = completeMarkerPath(warehouse.root, topic, hour);
+  const path = completeMarkerPath(warehouse.root, topic, hour, 'hourly');
   if ((await warehouse.warehouse.stat(path)) === undefined) return undefined;
   return parseMarker(await warehouse.warehouse.open(path));
 }
@@ -142,14 +142,14 @@ describe.each<WarehouseKind>(['local folder', 'HDFS'])('the loader audit tier in
 
       // Late records of the first hour: a new file there, the marker rewritten with the new count.
       const firstHour = hourOf(FIRST_HOUR);
-      const filesBefore = (await warehouse.warehouse.list(topicHourDir(warehouse.root, topic, firstHour))).map((entry) => entry.name);
+      const filesBefore = (await warehouse.warehouse.list(topicHourDir(warehouse.root, topic, firstHour, 'hourly'))).map((entry) => entry.name);
       await produceAudited(topic, [FIRST_HOUR + 1_000, FIRST_HOUR + 700_000, FIRST_HOUR + 1_400_000, FIRST_HOUR + 3_000_000, FIRST_HOUR + 3_500_000], 4);
       const third = await runEtl(['run', '--load', file]);
       expect(third.status, messagesOf(third)).toBe(0);
       expect(third.stdout).toContain(`hour complete: ${topic} ${new Date(FIRST_HOUR).toISOString().slice(0, 13)} (_COMPLETE written)`);
-      const filesAfter = (await warehouse.warehouse.list(topicHourDir(warehouse.root, topic, firstHour))).map((entry) => entry.name);
+      const filesAfter = (await warehouse.warehouse.list(topicHourDir(warehouse.root, topic, firstHour, 'hourly'))).map((entry) => entry.name);
       expect(filesAfter.filter((entry) => !filesBefore.includes(entry) && !entry.startsWith('_')).length).toBeGreaterThan(0);
-      expect(filesAfter.filter((entry) => entry.startsWith('_'))).toEqual(['_COMPLETE']);
+      expect(filesAfter.filter((entry) => entry.startsWith('_'))).toEqual(['_COMPLETE', '_SUCCESS']); // and no temp left
       const late = await manifestsPerHour(warehouse.warehouse, warehouse.root, name, topic);
       const firstKey = new Date(FIRST_HOUR).toISOString().slice(0, 13);
       expect(late[firstKey]).toBe((perHour[firstKey] ?? 0) + 5);

@@ -17,8 +17,8 @@ import { Producer } from '../../../src/client/producer.js';
 import { createLogger } from '../../../src/common/logger.js';
 import { readCommitLog } from '../../../src/etl/load/commit-log.js';
 import { expandOffsets } from '../../../src/etl/load/extract.js';
-import { decodeDataFile } from '../../../src/etl/files/data-files.js';
-import { publishedPath } from '../../../src/etl/layout.js';
+import { decodeDataFile, type DataFileCodec, type DataFileFormat } from '../../../src/etl/files/data-files.js';
+import { hourKey, isHiddenName, parseTopicHourFolder, publishedPath, topicDir, type HourLayout } from '../../../src/etl/layout.js';
 import { parseManifest, type Manifest } from '../../../src/etl/load/manifest.js';
 import { openWarehouse } from '../../../src/etl/warehouse/open-warehouse.js';
 import type { WarehouseFileSystem } from '../../../src/etl/warehouse/warehouse.js';
@@ -229,6 +229,8 @@ export interface LoadFileOptions {
   readonly maxRecordsPerRun?: number;
   readonly quarantineMax?: number;
   readonly timeField?: string | null;
+  readonly format?: DataFileFormat;
+  readonly codec?: DataFileCodec;
 }
 
 export async function writeLoadFile(env: LoaderEnvironment, options: LoadFileOptions): Promise<string> {
@@ -239,8 +241,8 @@ export async function writeLoadFile(env: LoaderEnvironment, options: LoadFileOpt
     `topics: [${options.topic}]`,
     `registry: ${env.registry.url}`,
     `warehouse: { url: '${options.warehouse.url}', root: ${options.warehouse.root} }`,
-    'format: avro',
-    'codec: deflate',
+    `format: ${options.format ?? 'avro'}`,
+    `codec: ${options.codec ?? 'deflate'}`,
     ...(options.timeField === null ? [] : [`timeField: ${options.timeField ?? 'header.time'}`]),
     `maxRecordsPerRun: ${options.maxRecordsPerRun ?? 1_000_000}`,
     `quarantine: { maxRecords: ${options.quarantineMax ?? 0} }`,
@@ -256,25 +258,38 @@ export interface StoredRecord {
   readonly file: string;
 }
 
-/** Every record in the topic's data files, by `partition/offset`; fails on any record found twice. */
-export async function readWarehouse(warehouse: WarehouseFileSystem, root: string, topic: string): Promise<Map<string, StoredRecord>> {
-  const found = new Map<string, StoredRecord>();
+/** The topic's data files: every file of its hour folders but hidden names (`_COMPLETE`, `_SUCCESS`, …), with their hour. */
+export async function dataFilesOf(warehouse: WarehouseFileSystem, root: string, topic: string, layout: HourLayout = 'hourly'): Promise<{ path: string; hour: number }[]> {
+  const top = topicDir(root, topic);
   const walk = async (path: string): Promise<string[]> => {
     const entries = await warehouse.list(path).catch(() => []);
     const files: string[] = [];
-    for (const entry of entries) files.push(...(entry.type === 'directory' ? await walk(entry.path) : [entry.path]));
+    for (const entry of entries) {
+      if (isHiddenName(entry.name)) continue;
+      files.push(...(entry.type === 'directory' ? await walk(entry.path) : [entry.path]));
+    }
     return files;
   };
-  for (const file of await walk(`${root}/${topic}/hourly`)) {
-    const decoded = await decodeDataFile(await warehouse.open(file), 'avro');
+  return (await walk(top)).map((path) => {
+    const folder = path.slice(top.length + 1, path.lastIndexOf('/'));
+    const hour = parseTopicHourFolder(folder, layout);
+    if (hour === undefined) throw new Error(`${path} is not in an hour folder of the ${layout} layout`);
+    return { path, hour };
+  });
+}
+
+/** Every record in the topic's data files, by `partition/offset`; fails on any record found twice. */
+export async function readWarehouse(warehouse: WarehouseFileSystem, root: string, topic: string, layout: HourLayout = 'hourly', format: DataFileFormat = 'avro'): Promise<Map<string, StoredRecord>> {
+  const found = new Map<string, StoredRecord>();
+  for (const { path: file, hour } of await dataFilesOf(warehouse, root, topic, layout)) {
+    const decoded = await decodeDataFile(await warehouse.open(file), format);
     const offsets = expandOffsets(decoded.metadata['tributary.offsets'] ?? '');
     expect(offsets, file).toHaveLength(decoded.records.length);
-    const hour = file.split('/').slice(-5, -1).join('/');
     decoded.records.forEach((value, index) => {
       const key = `${decoded.metadata['tributary.partition']}/${offsets[index]}`;
       const earlier = found.get(key);
       if (earlier !== undefined) throw new Error(`record ${key} is in ${earlier.file} and again in ${file}`);
-      found.set(key, { hash: hashValue(value), hour: `${hour.slice(0, 4)}-${hour.slice(5, 7)}-${hour.slice(8, 10)}T${hour.slice(11, 13)}`, file });
+      found.set(key, { hash: hashValue(value), hour: hourKey(hour), file });
     });
   }
   return found;

@@ -274,7 +274,7 @@ async function runAt(world: World, now: number): Promise<RunReport & { calls: st
 }
 
 async function markerOf(world: World, hour: number) {
-  const bytes = world.memory.files.get(completeMarkerPath('wh', TOPIC, hourOf(T0) + hour));
+  const bytes = world.memory.files.get(completeMarkerPath('wh', TOPIC, hourOf(T0) + hour, 'hourly'));
   return bytes === undefined ? undefined : parseMarker(bytes);
 }
 
@@ -315,7 +315,7 @@ describe('what an hourly run of a load with an audit section reads', () => {
       expect(thousandth.audit?.markers?.verdicts.map((verdict) => verdict.hour)).toEqual([hourKey(hourOf(T0) + 997), hourKey(hourOf(T0) + 998), hourKey(hourOf(T0) + 999)]);
       // No marker of an earlier hour is opened, listed or stat'ed.
       const hourFolders = thousandth.calls.filter((call) => call.includes(`/${TOPIC}/hourly/`) && call.includes('_COMPLETE'));
-      expect(hourFolders.every((call) => [997, 998, 999].some((hour) => call.includes(completeMarkerPath('wh', TOPIC, hourOf(T0) + hour))))).toBe(true);
+      expect(hourFolders.every((call) => [997, 998, 999].some((hour) => call.includes(completeMarkerPath('wh', TOPIC, hourOf(T0) + hour, 'hourly'))))).toBe(true);
       // The checkpoint folder holds the last generations only.
       expect(hourly.memory.filesUnder(`${completenessDir('wh', 'views')}/`)).toHaveLength(2);
       expect(await markerOf(hourly, 500)).toMatchObject({ records: 6, produced: 6 });
@@ -354,7 +354,7 @@ describe('what an hourly run of a load with an audit section reads', () => {
     const quiet = await runAt(hourly, T0 + 6 * HOUR + 30 * MINUTE);
     expect(quiet.outcome).toBe('nothing-to-load');
     expect(quiet.audit?.markers?.verdicts.map((verdict) => verdict.hour)).not.toContain(hour1);
-    expect(quiet.calls.filter((call) => call.includes(completeMarkerPath('wh', TOPIC, hourOf(T0) + 1)))).toEqual([]);
+    expect(quiet.calls.filter((call) => call.includes(completeMarkerPath('wh', TOPIC, hourOf(T0) + 1, 'hourly')))).toEqual([]);
 
     // Late records of hour 1, counted: the commit withdraws the marker, the hour is judged again and marked with 9.
     const late = await produce(hourly, [T0 + HOUR + 30_000, T0 + HOUR + 31_000, T0 + HOUR + 32_000]);

@@ -106,7 +106,7 @@ function options(warehouse: MemoryWarehouse, source: FakeSource, audit: FakeAudi
 }
 
 async function markerOf(warehouse: MemoryWarehouse, hour: number) {
-  const bytes = warehouse.files.get(completeMarkerPath('wh', TOPIC, hour));
+  const bytes = warehouse.files.get(completeMarkerPath('wh', TOPIC, hour, 'hourly'));
   return bytes === undefined ? undefined : parseMarker(bytes);
 }
 

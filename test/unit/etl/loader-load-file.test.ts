@@ -46,6 +46,8 @@ describe('load files', () => {
       schedule: '10 * * * *',
       warehouse: { url: 'webhdfs://127.0.0.1:9870/?user=etl', root: 'warehouse' },
       audit: { topic: '_audit', bootstrap: ['127.0.0.1:9092'] },
+      layout: 'hourly',
+      hive: { database: 'default', tables: { 'page-views': 'page_views' } },
     });
   });
 
@@ -93,6 +95,21 @@ describe('load files', () => {
     expect(refusal(`${VALID}quarantine: { maxRecords: -1 }\n`).message).toContain('quarantine.maxRecords');
     expect(refusal(`${VALID}maxRecordsPerRun: 0\n`).message).toContain('maxRecordsPerRun');
     expect(refusal(VALID.replace('registry: http://127.0.0.1:8081', 'registry: 127.0.0.1:8081')).message).toContain('registry: expected the registry URL');
+  });
+
+  it('reads layout (default hourly) and the hive section: one table for a one-topic list, tables per topic otherwise', () => {
+    expect(parseLoadFile(VALID, '/jobs/views.yaml').layout).toBe('hourly');
+    expect(parseLoadFile(VALID, '/jobs/views.yaml').hive).toBeUndefined();
+    const several = parseLoadFile(`${VALID}layout: hive\nhive: { tables: { views: page_views }, fileSystem: 'hdfs://nn:8020' }\n`, '/jobs/views.yaml');
+    expect(several.layout).toBe('hive');
+    expect(several.hive).toEqual({ database: 'default', tables: { views: 'page_views' }, fileSystem: 'hdfs://nn:8020' });
+    const one = parseLoadFile(`${VALID.replace('topics: [views, clicks]', 'topics: [views]')}hive: { table: v, database: web }\n`, '/jobs/views.yaml');
+    expect(one.hive).toEqual({ database: 'web', tables: { views: 'v' } });
+    expect(refusal(`${VALID}layout: daily\n`).message).toContain('layout: expected hourly');
+    expect(refusal(`${VALID}hive: { table: v }\n`).message).toContain('hive.table: table names the table of a load with one topic');
+    expect(refusal(`${VALID}hive: { tables: { other: v } }\n`).message).toContain('hive.tables.other: topic other is not one of the load');
+    expect(refusal(`${VALID}hive: { tables: { views: page-views } }\n`).message).toContain('a Hive name is');
+    expect(refusal(`${VALID}hive: { fileSystem: 'hdfs://nn:8020/base' }\n`).message).toContain('scheme and authority only');
   });
 
   it('reports a YAML syntax error with its line', () => {

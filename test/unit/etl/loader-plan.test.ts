@@ -87,6 +87,7 @@ function load(overrides: Partial<LoadDefinition> = {}): LoadDefinition {
     maxRecordsPerTask: 1_000_000,
     quarantine: { maxRecords: 0 },
     latenessHorizonMs: 7_200_000,
+    layout: 'hourly',
     ...overrides,
   };
 }

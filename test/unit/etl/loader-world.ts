@@ -59,6 +59,7 @@ export function memoryLoad(topic: string, registryUrl: string, overrides: Partia
     maxRecordsPerTask: 1_000_000,
     quarantine: { maxRecords: 0 },
     latenessHorizonMs: 7_200_000,
+    layout: 'hourly',
     ...overrides,
   };
 }

@@ -34,6 +34,7 @@ afterEach(async () => {
 const context = (extra: Partial<StageContext> = {}): StageContext => ({
   warehouse,
   root: 'wh',
+  layout: 'hourly',
   load: 'views',
   seq: 1,
   stagingDir: 'wh/_etl/views/staging/0000000001-a',
