@@ -27,7 +27,7 @@ export class SpillBuffer {
   private file: { readonly path: string; readonly handle: Promise<FileHandle> } | undefined;
   /** Disk writes in flight, chained so they land in order; the first failure sticks. */
   private writing: Promise<void> = Promise.resolve();
-  private failure: unknown;
+  private failure: Error | undefined;
   length = 0;
 
   constructor(private readonly directory: string = spillDirectory()) {}
