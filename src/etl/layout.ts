@@ -26,6 +26,7 @@
  * (the hidden-file filter), and so does every reader of hour folders here (isHiddenName).
  */
 import { LOAD_NAME_PATTERN } from './load-file.js';
+import type { HourLayout } from './load-types.js';
 
 export const SEQ_DIGITS = 10;
 export const HOUR_MS = 3_600_000;
@@ -158,7 +159,7 @@ export function hourFolder(hour: number): string {
  * How a load names its hour folders under each topic folder (the load file's `layout`). Fixed
  * for the life of a load: its first commit records it (manifest.ts) and runs refuse another.
  */
-export type HourLayout = 'hourly' | 'hive';
+export type { HourLayout } from './load-types.js';
 
 /** The partition values of an hour as Hive sees its folder: hive `dt`, `hr`; hourly `year`, `month`, `day`, `hour`. */
 export function hourPartitionValues(hour: number, layout: HourLayout): readonly (readonly [string, string])[] {

@@ -37,8 +37,7 @@ import { AUDIT_TOPIC } from '../audit/audit-count.js';
 import { TributaryError } from '../common/errors.js';
 import { validateCodec, type DataFileCodec, type DataFileFormat } from './files/data-files.js';
 import { transformSchema, type TransformDefinition } from './records/transform.js';
-import type { HourLayout } from './layout.js';
-import type { TopicSelector } from './load-types.js';
+import type { HourLayout, TopicSelector } from './load-types.js';
 import { parseWarehousePath } from './warehouse/paths.js';
 
 export type { TopicSelector } from './load-types.js';

@@ -5,7 +5,16 @@
  */
 import type { Type } from 'avsc';
 import type { ParsedSchema } from '../registry/avro-schema.js';
-import type { ReaderSchemaRef } from './load/manifest.js';
+
+/** A registered schema by subject, version and global id (manifests record the reader schema this way). */
+export interface ReaderSchemaRef {
+  readonly subject: string;
+  readonly version: number;
+  readonly id: number;
+}
+
+/** How hour folders are named: `hourly/YYYY/MM/DD/HH` (the default) or Hive's `dt=YYYY-MM-DD/hr=HH` (layout.ts). */
+export type HourLayout = 'hourly' | 'hive';
 
 /** The schema records of a topic are decoded into, as the plan chose it. */
 export interface ReaderSchema {

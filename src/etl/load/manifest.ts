@@ -32,15 +32,11 @@
  */
 import { z } from 'zod';
 import { etlError } from '../errors.js';
-import type { HourLayout } from '../layout.js';
+import type { HourLayout, ReaderSchemaRef } from '../load-types.js';
+
+export type { ReaderSchemaRef } from '../load-types.js';
 
 export const MANIFEST_FORMAT = 'tributary-etl-manifest-v1';
-
-export interface ReaderSchemaRef {
-  readonly subject: string;
-  readonly version: number;
-  readonly id: number;
-}
 
 export interface OffsetGap {
   readonly from: number;
