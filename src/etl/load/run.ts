@@ -12,6 +12,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { TributaryError } from '../../common/errors.js';
+import { inPool } from '../../common/in-pool.js';
 import type { Logger } from '../../common/logger.js';
 import type { CoordinationStore } from '../../coordination/store.js';
 import { parseAvroSchema } from '../../registry/avro-schema.js';
@@ -271,24 +272,4 @@ function quarantineThreshold(load: LoadDefinition, total: number, reasons: Reado
       `more than quarantine.maxRecords = ${load.quarantine.maxRecords} in ${load.file}. Nothing was committed. Fix the producers or the schemas, or raise the threshold to set them aside`,
     { details: { load: load.name, quarantined: total, threshold: load.quarantine.maxRecords, reasons } },
   );
-}
-
-/** Runs `work` over `items`, at most `limit` at once; after a failure starts nothing new, waits, then throws it. */
-async function inPool<T, R>(items: readonly T[], limit: number, work: (item: T) => Promise<R>): Promise<R[]> {
-  const results: R[] = new Array<R>(items.length);
-  let next = 0;
-  let failure: { error: unknown } | undefined;
-  const worker = async (): Promise<void> => {
-    while (failure === undefined && next < items.length) {
-      const index = next++;
-      try {
-        results[index] = await work(items[index]!);
-      } catch (error) {
-        failure ??= { error };
-      }
-    }
-  };
-  await Promise.all(Array.from({ length: Math.max(1, Math.min(limit, items.length)) }, worker));
-  if (failure !== undefined) throw failure.error;
-  return results;
 }

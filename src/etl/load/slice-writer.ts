@@ -18,6 +18,7 @@
  * offset, as compact ranges `100-150,152`), tributary.reader (`subject/version/id`).
  */
 import { createHash } from 'node:crypto';
+import { inPool } from '../../common/in-pool.js';
 import type { Type } from 'avsc';
 import { DATA_FILE_EXTENSIONS, openDataFileWriter, type DataFileWriter } from '../files/data-files.js';
 import { dataFilePath, hourKey, partFilePath, quarantineDir, rangeName, type HourLayout } from '../layout.js';
@@ -153,16 +154,8 @@ export class SliceWriter {
   /** Stages every open file (in hour order) and the quarantine file; answers what the manifest needs. */
   async finish(): Promise<StagedRange> {
     // Staged a few at once: an HDFS CREATE often waits ~0.4 s for the NameNode to close the file.
-    const hours = [...this.open.keys()].sort((a, b) => a - b);
-    const staging = hours.map((hour) => [hour, this.open.get(hour)!] as const);
-    let next = 0;
-    const worker = async (): Promise<void> => {
-      while (next < staging.length) {
-        const [hour, file] = staging[next++]!;
-        await this.stage(hour, file);
-      }
-    };
-    await Promise.all(Array.from({ length: Math.min(STAGE_CONCURRENCY, staging.length) }, worker));
+    const staging = [...this.open.entries()].sort(([a], [b]) => a - b);
+    await inPool(staging, STAGE_CONCURRENCY, ([hour, file]) => this.stage(hour, file));
     // The order of the files does not depend on which upload finished first.
     this.files.sort((a, b) => (a.hour < b.hour ? -1 : a.hour > b.hour ? 1 : a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
     let quarantine: ManifestFile | undefined;
