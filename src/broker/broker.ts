@@ -1,6 +1,8 @@
 /**
- * A broker: the storage engine behind the Kafka protocol, registered in the coordination store.
- * Standalone and cluster mode differ only in the store (in-process or ZooKeeper).
+ * A broker: the storage engine behind the Kafka protocol, registered in the coordination store,
+ * with its replicas (leaders and followers) and a controller candidate. Standalone and cluster
+ * mode differ only in the store (in-process or ZooKeeper): a standalone broker is its own
+ * controller and every partition's only replica.
  */
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { systemClock, type Clock } from '../common/clock.js';
@@ -24,9 +26,13 @@ import { initProducerIdHandler } from './handlers/init-producer-id.js';
 import { listOffsetsHandler } from './handlers/list-offsets.js';
 import { metadataHandler } from './handlers/metadata.js';
 import { offsetCommitHandler, offsetFetchHandler } from './handlers/offsets.js';
+import { offsetForLeaderEpochHandler } from './handlers/offset-for-leader-epoch.js';
 import { produceHandler } from './handlers/produce.js';
 import { createPartitionsHandler, createTopicsHandler, deleteTopicsHandler } from './handlers/topics-admin.js';
 import { BrokerMetrics } from './metrics.js';
+import { Controller } from './replication/controller.js';
+import { ReplicaManager } from './replication/replica-manager.js';
+import { ReplicationMetrics } from './replication/replication-metrics.js';
 import { RequestRouter } from './router.js';
 import { BrokerServer, type ListenAddress } from './server.js';
 
@@ -47,6 +53,9 @@ export interface BrokerOptions {
 /** Partitions whose logs are created between two turns of the event loop while syncing. */
 const SYNC_YIELD_EVERY = 64;
 
+/** How long a start waits for the controller to replace states that name this broker's previous run as leader. */
+const START_SETTLE_MS = 15_000;
+
 const API_NAMES: Record<number, string> = {
   0: 'Produce',
   1: 'Fetch',
@@ -65,6 +74,7 @@ const API_NAMES: Record<number, string> = {
   19: 'CreateTopics',
   20: 'DeleteTopics',
   22: 'InitProducerId',
+  23: 'OffsetForLeaderEpoch',
   32: 'DescribeConfigs',
   33: 'AlterConfigs',
   37: 'CreatePartitions',
@@ -84,28 +94,39 @@ export class Broker {
     private readonly logs: LogManager,
     private readonly cluster: Cluster,
     private readonly groups: GroupCoordinator,
+    private readonly replicas: ReplicaManager,
+    private readonly controller: Controller,
     private readonly options: BrokerOptions,
   ) {}
 
   static async start(options: BrokerOptions): Promise<Broker> {
     const { config, logger } = options;
     const defaults = defaultLogConfig(config);
+    const clock = options.clock ?? systemClock;
     let cluster: Cluster | undefined;
     let groups: GroupCoordinator | undefined;
+    let replicas: ReplicaManager | undefined;
+    let controller: Controller | undefined;
     const waiters = new FetchWaiters();
+    const replicaWaiters = new FetchWaiters();
     const metrics = new BrokerMetrics(metricsRegistry());
+    const replicationMetrics = new ReplicationMetrics(metricsRegistry());
     const logs = await LogManager.open({
       dataDir: options.dataDir,
+      brokerId: options.id,
       logger,
-      clock: options.clock ?? systemClock,
+      clock,
       configFor: (topic) => logConfigFromTopicConfigs(cluster?.topic(topic)?.configs ?? {}, defaults, `configs of topic ${topic}`),
       retentionCheckIntervalMs: config['log.retention.check.interval.ms'],
+      highWatermarkCheckpointIntervalMs: config['replica.high.watermark.checkpoint.interval.ms'],
       producerIdExpirationMs: config['producer.id.expiration.ms'],
       producerIdExpirationCheckIntervalMs: config['producer.id.expiration.check.interval.ms'],
       onHighWatermarkAdvanced: (log) => {
         waiters.notify(log.topic, log.partition);
         metrics.logEndOffset.set({ topic: log.topic, partition: String(log.partition) }, log.logEndOffset);
       },
+      onFlushed: (log) => replicas?.onFlushed(log),
+      onAppended: (log) => replicas?.onAppended(log),
     });
     let broker: Broker | undefined;
     const router = new RequestRouter([], logger);
@@ -119,17 +140,61 @@ export class Broker {
     try {
       cluster = new Cluster(
         options.store,
-        { id: options.id, host: options.advertisedHost ?? options.listen.host, port: server.address.port },
-        { topicsChanged: () => void broker?.syncLogs(), brokersChanged: () => groups?.brokersChanged() },
+        {
+          id: options.id,
+          host: options.advertisedHost ?? options.listen.host,
+          port: server.address.port,
+          storageId: logs.storageId,
+          ...(config['broker.rack'] === '' ? {} : { rack: config['broker.rack'] }),
+        },
+        {
+          topicsChanged: () => {
+            void broker?.syncLogs();
+            controller?.clusterChanged();
+          },
+          brokersChanged: () => {
+            groups?.brokersChanged();
+            controller?.clusterChanged();
+          },
+          partitionStatesChanged: (partitions) => {
+            void replicas?.statesChanged(partitions);
+            // A partition whose log is not open yet gets it (and its replica) from a sync.
+            if (partitions.some(({ topic, partition }) => replicas?.replica(topic, partition) === undefined && cluster?.topic(topic)?.partitions.get(partition)?.includes(options.id))) void broker?.syncLogs();
+            controller?.clusterChanged();
+          },
+          controllerChanged: (controllerId) => controller?.controllerChanged(controllerId),
+        },
         logger,
       );
+      const clusterView = cluster;
+      replicas = new ReplicaManager({
+        brokerId: options.id,
+        cluster,
+        store: options.store,
+        logs,
+        clock,
+        logger,
+        metrics: replicationMetrics,
+        replicaWaiters,
+        minInsyncReplicas: (topic) => minInsyncReplicasOf(clusterView.topic(topic)?.configs ?? {}, config['min.insync.replicas']),
+        replicaLagTimeMaxMs: config['replica.lag.time.max.ms'],
+        fetcher: {
+          maxWaitMs: config['replica.fetch.wait.max.ms'],
+          partitionMaxBytes: config['replica.fetch.max.bytes'],
+          responseMaxBytes: config['replica.fetch.response.max.bytes'],
+          backoffMs: config['replica.fetch.backoff.ms'],
+        },
+      });
+      controller = new Controller({ brokerId: options.id, store: options.store, cluster, logger, metrics: replicationMetrics });
       const context: BrokerContext = {
         brokerId: options.id,
         clusterId: options.clusterId ?? (await loadClusterId(options.store)),
         config,
         logs,
         cluster,
+        replicas,
         waiters,
+        replicaWaiters,
         metrics,
         logger,
       };
@@ -138,6 +203,7 @@ export class Broker {
         fetchHandler(context),
         listOffsetsHandler(context),
         metadataHandler(context),
+        offsetForLeaderEpochHandler(context),
         createTopicsHandler(context),
         deleteTopicsHandler(context),
         createPartitionsHandler(context),
@@ -146,7 +212,6 @@ export class Broker {
         incrementalAlterConfigsHandler(context),
         initProducerIdHandler(new ProducerIdAllocator({ store: options.store, brokerId: options.id }), logger),
       ]);
-      const clusterView = cluster;
       groups = new GroupCoordinator({
         brokerId: options.id,
         store: options.store,
@@ -175,9 +240,14 @@ export class Broker {
         listGroupsHandler(groups),
         deleteGroupsHandler(groups),
       ]);
-      broker = new Broker(options.id, server, logs, cluster, groups, options);
+      broker = new Broker(options.id, server, logs, cluster, groups, replicas, controller, options);
       await cluster.start();
+      controller.start();
       await broker.syncLogs();
+      replicas.start();
+      // A previous run of this broker may be named leader by states the controller has yet to
+      // replace: serve once it has (or, bounded, without those partitions).
+      await replicas.settled(START_SETTLE_MS);
       logs.startSchedules();
       groups.start();
       router.open();
@@ -185,6 +255,8 @@ export class Broker {
       return broker;
     } catch (error) {
       await server.stop(0);
+      await replicas?.stop().catch(() => {});
+      await controller?.stop().catch(() => {});
       await logs.close().catch(() => {});
       throw error;
     }
@@ -239,6 +311,8 @@ export class Broker {
         const deleted = [...this.logs.allLogs(), ...this.logs.offlineLogs()].filter(
           (log) => !current.has(log.topic) && (this.knownTopics.has(log.topic) || this.logs.createdSinceStart(log.topic, log.partition)),
         );
+        // Roles follow the logs: replicas of new logs start, replicas of deleted topics stop.
+        await this.replicas.sync();
         for (const log of deleted) this.options.logger.info({ topic: log.topic, partition: log.partition }, 'topic deleted; deleting its log');
         if (deleted.length > 0) await this.logs.deleteLogs(deleted);
         this.knownTopics = current;
@@ -257,11 +331,20 @@ export class Broker {
       this.groups.stop();
       await this.server.stop(config['shutdown.grace.ms']);
       await this.syncing;
-      await this.logs.close();
+      await this.replicas.stop();
+      await this.controller.stop();
+      // Deregistered before the logs close: the controller moves leadership at once.
       await this.cluster.stop();
+      await this.logs.close();
       await this.options.store.close();
       logger.info({ id: this.id }, 'broker stopped cleanly');
     })();
     return this.stopping;
   }
+}
+
+/** A topic's min.insync.replicas: its override, else the broker's. */
+function minInsyncReplicasOf(configs: Readonly<Record<string, string>>, brokerDefault: number): number {
+  const override = Number(configs['min.insync.replicas']);
+  return Number.isInteger(override) && override >= 1 ? override : brokerDefault;
 }

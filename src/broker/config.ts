@@ -47,6 +47,23 @@ export const brokerConfigSchema = z
     'offsets.retention.minutes': integer.min(1).default(10_080),
     'offsets.retention.check.interval.ms': integer.min(1).default(600_000),
     'zookeeper.session.timeout.ms': integer.min(1000).default(6000),
+    /** Replication (replication.md): copies per partition of a topic created without a replication factor. */
+    'default.replication.factor': integer.min(1).default(1),
+    /** acks=−1 is refused while a partition has fewer in-sync replicas; topics may override it. */
+    'min.insync.replicas': integer.min(1).default(1),
+    /** A follower not caught up for this long leaves the ISR (Kafka 2.5+: 30 s). */
+    'replica.lag.time.max.ms': integer.min(100).default(30_000),
+    /** Bytes a follower asks for per partition, and per fetch response. */
+    'replica.fetch.max.bytes': integer.min(1024).default(1_048_576),
+    'replica.fetch.response.max.bytes': integer.min(1024).default(10_485_760),
+    /** How long a follower's fetch waits at the leader for new records. */
+    'replica.fetch.wait.max.ms': integer.min(0).default(500),
+    /** Pause before a follower retries a failed fetch. */
+    'replica.fetch.backoff.ms': integer.min(0).default(1_000),
+    /** How often each partition's high watermark is checkpointed (a restarted replica starts from it). */
+    'replica.high.watermark.checkpoint.interval.ms': integer.min(100).default(5_000),
+    /** This broker's rack ("" = none): replicas of a partition are spread over racks when every broker has one. */
+    'broker.rack': z.string().default(''),
     'shutdown.grace.ms': integer.min(0).default(10_000),
     /** How fetched records reach the socket: streamed from the file in chunks, or read whole first. */
     'fetch.send.mode': z.enum(['stream', 'buffer']).default('stream'),
@@ -54,6 +71,9 @@ export const brokerConfigSchema = z
   .strict()
   .refine((config) => config['group.min.session.timeout.ms'] <= config['group.max.session.timeout.ms'], {
     message: 'group.min.session.timeout.ms must not be above group.max.session.timeout.ms',
+  })
+  .refine((config) => config['replica.fetch.wait.max.ms'] < config['replica.lag.time.max.ms'], {
+    message: 'replica.fetch.wait.max.ms must be below replica.lag.time.max.ms, or caught-up followers would be dropped from the ISR',
   });
 
 export type BrokerConfig = z.output<typeof brokerConfigSchema>;

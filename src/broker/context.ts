@@ -1,12 +1,13 @@
-/** What request handlers share: this broker's logs, its view of the cluster, and its settings. */
+/** What request handlers share: this broker's logs, its view of the cluster, its replicas and its settings. */
 import type { Logger } from '../common/logger.js';
-import { KafkaErrorCode, KafkaProtocolError } from '../protocol/kafka-errors.js';
 import type { LogManager } from '../storage/log-manager.js';
 import type { PartitionLog } from '../storage/partition-log.js';
 import type { Cluster } from './cluster.js';
 import type { BrokerConfig } from './config.js';
 import type { FetchWaiters } from './fetch-waiters.js';
 import type { BrokerMetrics } from './metrics.js';
+import type { PartitionReplica } from './replication/partition-replica.js';
+import type { ReplicaManager } from './replication/replica-manager.js';
 
 export interface BrokerContext {
   readonly brokerId: number;
@@ -14,32 +15,26 @@ export interface BrokerContext {
   readonly config: BrokerConfig;
   readonly logs: LogManager;
   readonly cluster: Cluster;
+  readonly replicas: ReplicaManager;
+  /** Consumers' fetches park here until a high watermark moves. */
   readonly waiters: FetchWaiters;
+  /** Followers' fetches park here until a leader appends. */
+  readonly replicaWaiters: FetchWaiters;
   readonly metrics: BrokerMetrics;
   readonly logger: Logger;
 }
 
 export type LocalPartition =
-  | { readonly log: PartitionLog; readonly errorCode: 0 }
-  | { readonly log: undefined; readonly errorCode: number; readonly errorMessage?: string };
+  | { readonly log: PartitionLog; readonly replica: PartitionReplica; readonly errorCode: 0 }
+  | { readonly log: undefined; readonly replica: undefined; readonly errorCode: number; readonly errorMessage?: string };
 
-/** The log of a partition this broker leads, or the error code (and why) a client should get instead. */
-export async function localPartition(context: BrokerContext, topic: string, partition: number): Promise<LocalPartition> {
-  const assignment = context.cluster.topic(topic);
-  const owner = assignment?.partitions.get(partition);
-  if (owner === undefined) return { log: undefined, errorCode: KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION };
-  if (owner !== context.brokerId) return { log: undefined, errorCode: KafkaErrorCode.NOT_LEADER_OR_FOLLOWER };
-  const offline = context.logs.offlineReason(topic, partition);
-  if (offline !== undefined) {
-    // Logged at error when found at start; each request says why too.
-    return { log: undefined, errorCode: KafkaErrorCode.KAFKA_STORAGE_ERROR, errorMessage: `partition ${topic}-${partition} is offline: ${offline}` };
-  }
-  try {
-    const log = context.logs.getLog(topic, partition) ?? (await context.logs.getOrCreateLog(topic, partition));
-    return { log, errorCode: 0 };
-  } catch (error) {
-    context.logger.error({ err: error, topic, partition }, 'could not open the partition log');
-    const errorCode = error instanceof KafkaProtocolError ? error.kafkaCode : KafkaErrorCode.KAFKA_STORAGE_ERROR;
-    return { log: undefined, errorCode, errorMessage: (error as Error).message };
-  }
+/**
+ * The log of a partition this broker leads, or the error code (and why) a client should get
+ * instead. `currentLeaderEpoch` (−1: not checked) is the client's idea of the leader epoch
+ * (KIP-320): an older one is FENCED_LEADER_EPOCH, a newer one UNKNOWN_LEADER_EPOCH.
+ */
+export function localPartition(context: BrokerContext, topic: string, partition: number, currentLeaderEpoch = -1): LocalPartition {
+  const lookup = context.replicas.leaderFor(topic, partition, currentLeaderEpoch);
+  if (lookup.replica === undefined) return { log: undefined, replica: undefined, errorCode: lookup.errorCode, errorMessage: lookup.errorMessage };
+  return { log: lookup.replica.log, replica: lookup.replica, errorCode: 0 };
 }

@@ -82,8 +82,9 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
     .requiredOption('--topic <name>', 'topic name')
     .requiredOption('--partitions <n>', 'number of partitions', (value) => Number(value))
-    .option('--config <key=value>', 'a topic setting (e.g. retention.ms=3600000); repeatable', collect, [])
-    .action(async (options: { bootstrapServer: string; topic: string; partitions: number; config: string[] }) => createTopic(io, options));
+    .option('--replication-factor <n>', "copies of each partition, on different brokers (default: the brokers' default.replication.factor)", (value) => Number(value))
+    .option('--config <key=value>', 'a topic setting (e.g. retention.ms=3600000, min.insync.replicas=2); repeatable', collect, [])
+    .action(async (options: { bootstrapServer: string; topic: string; partitions: number; replicationFactor?: number; config: string[] }) => createTopic(io, options));
   topics
     .command('list')
     .description('list topics')
@@ -91,13 +92,13 @@ export function buildProgram(io: CommandIo): Command {
     .action(async (options: { bootstrapServer: string }) => listTopics(io, options));
   topics
     .command('describe')
-    .description('show partitions, owning broker and log start/end offsets of a topic, and its settings')
+    .description('show each partition\'s leader, leader epoch, replicas, in-sync replicas and log start/end offsets, and the topic\'s settings')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
     .requiredOption('--topic <name>', 'topic name')
     .action(async (options: { bootstrapServer: string; topic: string }) => describeTopic(io, options));
   topics
     .command('alter')
-    .description('grow a topic to more partitions (new ones go to the least-loaded live brokers) and/or change its settings, on every broker without a restart')
+    .description('grow a topic to more partitions (new ones get the topic\'s replication factor, spread over the live brokers) and/or change its settings, on every broker without a restart')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
     .requiredOption('--topic <name>', 'topic name')
     .option('--partitions <n>', 'the new number of partitions', (value) => Number(value))

@@ -88,7 +88,8 @@ export class GroupAdmin {
     ]);
     const cluster = await this.clusterClient();
     try {
-      const consumer = cluster === undefined ? undefined : new SimpleConsumer(cluster);
+      // An operator's lag view answers promptly: a partition without a leader shows no log end.
+      const consumer = cluster === undefined ? undefined : new SimpleConsumer(cluster, { retryTimeoutMs: 5_000 });
       const partitions: GroupPartition[] = [];
       for (const topic of [...topics].sort()) {
         for (const partition of await this.partitionsOf(topic)) {

@@ -42,6 +42,9 @@ export type CompressionCodec = CompressionName;
 /** The record header naming the server a record was created on (the audit counts by it). */
 export const ORIGIN_HEADER = 'tributary.origin';
 
+/** Java's default: retries are bounded by the delivery timeout, not by a count. */
+const DEFAULT_RETRIES = 2_147_483_647;
+
 export interface ProducerOptions {
   /** −1 (all, default), 1 (leader) or 0 (none, no answer). */
   readonly acks?: Acks;
@@ -57,8 +60,14 @@ export interface ProducerOptions {
   readonly lingerMs?: number;
   /** Bytes of records held before `send` waits for acknowledgements; default 32 MiB. */
   readonly bufferMemory?: number;
-  /** Times a batch is sent again after a retriable failure; default 5. */
+  /**
+   * Times a batch is sent again after a retriable failure; default unbounded (2147483647, as
+   * Java's), so `deliveryTimeoutMs` is the bound: a leader failover (a session timeout and an
+   * election) is ridden out without any setting.
+   */
   readonly retries?: number;
+  /** How long a batch may take, retries included, before its sends fail; default 120 s (Java's delivery.timeout.ms). */
+  readonly deliveryTimeoutMs?: number;
   /** First wait before a retry; doubles per attempt up to `retryBackoffMaxMs`. Default 100 ms. */
   readonly retryBackoffMs?: number;
   /** Default 1000 ms. */
@@ -114,7 +123,7 @@ export class Producer {
     this.batchSize = options.batchSize ?? 16_384;
     this.lingerMs = options.lingerMs ?? 5;
     this.bufferMemory = options.bufferMemory ?? 32 * 1024 * 1024;
-    this.retries = options.retries ?? 5;
+    this.retries = options.retries ?? DEFAULT_RETRIES;
     this.idempotent = options.idempotent ?? (this.acks === -1 && this.retries > 0);
     validateOptions(this, options);
     const originHeaders: readonly RecordHeader[] | undefined = options.origin === undefined ? undefined : [{ key: ORIGIN_HEADER, value: Buffer.from(options.origin, 'utf8') }];
@@ -136,6 +145,7 @@ export class Producer {
       compression: this.compression,
       lingerMs: this.lingerMs,
       retries: this.retries,
+      deliveryTimeoutMs: options.deliveryTimeoutMs ?? 120_000,
       retryBackoffMs: options.retryBackoffMs ?? 100,
       retryBackoffMaxMs: options.retryBackoffMaxMs ?? 1000,
       requestTimeoutMs: options.requestTimeoutMs ?? 30_000,

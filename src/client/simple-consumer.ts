@@ -35,17 +35,36 @@ export interface FetchResult {
 
 export type OffsetSpec = 'earliest' | 'latest' | { readonly timestamp: number };
 
-/** Leadership moved or is being established: refresh metadata and try again. */
+/**
+ * Leadership moved or is being established (a failover: the old leader's session must time out
+ * and the controller elect another): refresh metadata and try again.
+ */
 const LEADERSHIP_ERRORS = new Set<number>([
   KafkaErrorCode.NOT_LEADER_OR_FOLLOWER,
   KafkaErrorCode.LEADER_NOT_AVAILABLE,
   KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION,
+  KafkaErrorCode.FENCED_LEADER_EPOCH,
+  KafkaErrorCode.UNKNOWN_LEADER_EPOCH,
+  KafkaErrorCode.REPLICA_NOT_AVAILABLE,
+  KafkaErrorCode.KAFKA_STORAGE_ERROR,
 ]);
+
+/** Client-side failures of a request to a broker that may have died: find the leader again. */
+const CONNECTION_FAILURES = new Set(['CONNECTION_LOST', 'BROKER_UNREACHABLE', 'BROKER_NOT_AVAILABLE', 'REQUEST_TIMED_OUT', 'LEADER_NOT_AVAILABLE']);
+
+/** How long a request keeps looking for a leader: longer than a failover (session timeout + election). */
+const DEFAULT_RETRY_TIMEOUT_MS = 60_000;
 
 export class SimpleConsumer {
   constructor(
     private readonly cluster: LeaderConnections,
-    private readonly options: { readonly retries?: number; readonly retryBackoffMs?: number } = {},
+    private readonly options: {
+      /** Retries after leadership errors before giving up, whichever of this and `retryTimeoutMs` comes first. */
+      readonly retries?: number;
+      readonly retryBackoffMs?: number;
+      /** How long to keep retrying through a failover (default 60 s). */
+      readonly retryTimeoutMs?: number;
+    } = {},
   ) {}
 
   /** Records of `topic`/`partition` from `offset`; an offset outside the log is OFFSET_OUT_OF_RANGE. */
@@ -97,15 +116,26 @@ export class SimpleConsumer {
     partition: number,
     attempt: (connection: KafkaConnection) => Promise<{ errorCode: 0; value: T } | { errorCode: number; details: Record<string, unknown> }>,
   ): Promise<T> {
-    const retries = this.options.retries ?? 5;
+    const retries = this.options.retries ?? 100;
+    const deadline = Date.now() + (this.options.retryTimeoutMs ?? DEFAULT_RETRY_TIMEOUT_MS);
+    const backoff = (tries: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.min((this.options.retryBackoffMs ?? 200) * 2 ** tries, 1_000)));
     for (let tries = 0; ; tries += 1) {
-      const connection = await this.cluster.leaderConnection(topic, partition);
-      const outcome = await attempt(connection);
+      let outcome: { errorCode: 0; value: T } | { errorCode: number; details: Record<string, unknown> };
+      try {
+        const connection = await this.cluster.leaderConnection(topic, partition);
+        outcome = await attempt(connection);
+      } catch (error) {
+        // The leader died under the request, or none is elected yet: ask again after a pause.
+        if (!(error instanceof TributaryError) || !CONNECTION_FAILURES.has(error.code) || tries >= retries || Date.now() >= deadline) throw error;
+        await backoff(tries);
+        await this.cluster.refreshMetadata([topic]).catch(() => undefined);
+        continue;
+      }
       if (outcome.errorCode === 0) return (outcome as { value: T }).value;
       const name = kafkaErrorName(outcome.errorCode);
-      if (LEADERSHIP_ERRORS.has(outcome.errorCode) && tries < retries) {
-        await new Promise((resolve) => setTimeout(resolve, (this.options.retryBackoffMs ?? 200) * 2 ** tries));
-        await this.cluster.refreshMetadata([topic]);
+      if (LEADERSHIP_ERRORS.has(outcome.errorCode) && tries < retries && Date.now() < deadline) {
+        await backoff(tries);
+        await this.cluster.refreshMetadata([topic]).catch(() => undefined);
         continue;
       }
       const details = 'details' in outcome ? outcome.details : {};

@@ -1,6 +1,9 @@
 /**
  * Fetch: for every requested partition, whole record batches from the fetch offset up to the high
- * watermark, as file ranges streamed straight from the segment files. Limits follow KIP-74: each
+ * watermark, as file ranges streamed straight from the segment files. A follower's fetch
+ * (ReplicaId = its broker id) reads up to what the leader has written, not just the HW, and
+ * tells the leader the follower's durable log end (replica-manager.ts); it parks until the leader
+ * appends. CurrentLeaderEpoch (v9+) is checked against the leader's epoch (KIP-320). Limits follow KIP-74: each
  * partition gets at most min(PartitionMaxBytes, what is left of MaxBytes), and the first batch of
  * the first partition that has data comes whole even when larger. When fewer than MinBytes are
  * ready, the request waits (up to MaxWaitMs) for new flushed records, then answers with what
@@ -11,7 +14,7 @@ import { KafkaErrorCode, KafkaProtocolError } from '../../protocol/kafka-errors.
 import { FetchApi, type FetchRequest, type FetchResponse, type FetchResponsePartition } from '../../protocol/apis/fetch.js';
 import type { ExternalPart } from '../../protocol/wire.js';
 import type { LogSlice } from '../../storage/partition-log.js';
-import type { BrokerContext } from '../context.js';
+import type { BrokerContext, LocalPartition } from '../context.js';
 import { localPartition } from '../context.js';
 import { FetchWaiters } from '../fetch-waiters.js';
 import type { FileRange } from '../response-writer.js';
@@ -27,6 +30,8 @@ export function fetchHandler(context: BrokerContext): ApiHandler<FetchRequest, F
       for (const listener of listeners ?? []) listener();
     },
     async handle(request, _version, requestContext) {
+      const follower = request.replicaId >= 0;
+      const waiters = follower ? context.replicaWaiters : context.waiters;
       let attempt = await readAll(context, request);
       const wanted = Math.max(request.minBytes, 1);
       if (attempt.bytes < wanted && request.maxWaitMs > 0 && !attempt.hasError) {
@@ -49,7 +54,7 @@ export function fetchHandler(context: BrokerContext): ApiHandler<FetchRequest, F
         };
         // Wake on every advance until enough bytes are ready or time is up.
         for (;;) {
-          const woken = await context.waiters.wait(keys, deadline - Date.now(), abandon);
+          const woken = await waiters.wait(keys, deadline - Date.now(), abandon);
           attempt = await readAll(context, request);
           if (gone || !woken || attempt.bytes >= wanted || attempt.hasError || Date.now() >= deadline) break;
           attempt.release();
@@ -68,7 +73,15 @@ interface Attempt {
   release(): void;
 }
 
+/** A follower's fetch of a partition this broker leads: validated and recorded by the replica manager. */
+function followerPartition(context: BrokerContext, topic: string, partition: number, followerId: number, fetchOffset: number, currentLeaderEpoch: number): LocalPartition {
+  const lookup = context.replicas.followerFetch(topic, partition, followerId, fetchOffset, currentLeaderEpoch);
+  if (lookup.replica === undefined) return { log: undefined, replica: undefined, errorCode: lookup.errorCode, errorMessage: lookup.errorMessage };
+  return { log: lookup.replica.log, replica: lookup.replica, errorCode: 0 };
+}
+
 async function readAll(context: BrokerContext, request: FetchRequest): Promise<Attempt> {
+  const follower = request.replicaId >= 0;
   const slices: LogSlice[] = [];
   let remaining = request.maxBytes;
   let bytes = 0;
@@ -81,7 +94,9 @@ async function readAll(context: BrokerContext, request: FetchRequest): Promise<A
     let topicBytes = 0;
     for (const wanted of topic.partitions) {
       const base = { partitionIndex: wanted.partition, abortedTransactions: null, preferredReadReplica: -1 };
-      const local = await localPartition(context, topic.topic, wanted.partition);
+      const local = follower
+        ? followerPartition(context, topic.topic, wanted.partition, request.replicaId, Number(wanted.fetchOffset), wanted.currentLeaderEpoch)
+        : localPartition(context, topic.topic, wanted.partition, wanted.currentLeaderEpoch);
       if (local.log === undefined) {
         hasError = true;
         partitions.push({ ...base, errorCode: local.errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: null });
@@ -91,7 +106,7 @@ async function readAll(context: BrokerContext, request: FetchRequest): Promise<A
       const limit = Math.min(wanted.partitionMaxBytes, Math.max(remaining, 0));
       try {
         // With nothing returned yet, the first batch may exceed the limits (KIP-74).
-        const result = await log.read(Number(wanted.fetchOffset), firstData ? Math.max(limit, 1) : limit);
+        const result = await log.read(Number(wanted.fetchOffset), firstData ? Math.max(limit, 1) : limit, { upTo: follower ? 'written' : 'highWatermark' });
         let records: Buffer | ExternalPart | null = Buffer.alloc(0);
         const slice = result.slice;
         if (slice !== undefined && (firstData || slice.size <= limit)) {

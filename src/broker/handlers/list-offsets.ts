@@ -1,6 +1,9 @@
 /**
  * ListOffsets: −1 → the high watermark (the next offset a consumer can read), −2 → the log start,
  * T ≥ 0 → the first record with timestamp ≥ T (offset −1 and timestamp −1 when there is none).
+ * Only the leader answers, after checking the client's CurrentLeaderEpoch (v4+, KIP-320); each
+ * answer names the leader epoch of its offset, which the Java consumer later validates its
+ * position with (OffsetForLeaderEpoch).
  */
 import { KafkaErrorCode, KafkaProtocolError } from '../../protocol/kafka-errors.js';
 import {
@@ -11,6 +14,7 @@ import {
   type ListOffsetsResponse,
   type ListOffsetsResponsePartition,
 } from '../../protocol/apis/list-offsets.js';
+import type { EpochEntry } from '../../storage/leader-epoch-cache.js';
 import type { BrokerContext } from '../context.js';
 import { localPartition } from '../context.js';
 import type { ApiHandler } from '../router.js';
@@ -22,7 +26,7 @@ export function listOffsetsHandler(context: BrokerContext): ApiHandler<ListOffse
       const topics = [];
       for (const topic of request.topics) {
         const partitions: ListOffsetsResponsePartition[] = [];
-        for (const wanted of topic.partitions) partitions.push(await lookup(context, topic.name, wanted.partitionIndex, wanted.timestamp));
+        for (const wanted of topic.partitions) partitions.push(await lookup(context, topic.name, wanted.partitionIndex, wanted.timestamp, wanted.currentLeaderEpoch));
         topics.push({ name: topic.name, partitions });
       }
       return { throttleTimeMs: 0, topics };
@@ -30,20 +34,31 @@ export function listOffsetsHandler(context: BrokerContext): ApiHandler<ListOffse
   };
 }
 
-async function lookup(context: BrokerContext, topic: string, partition: number, timestamp: bigint): Promise<ListOffsetsResponsePartition> {
-  const answer = (errorCode: number, offset: bigint, at: bigint): ListOffsetsResponsePartition => ({ partitionIndex: partition, errorCode, timestamp: at, offset, leaderEpoch: -1 });
-  const local = await localPartition(context, topic, partition);
+async function lookup(context: BrokerContext, topic: string, partition: number, timestamp: bigint, currentLeaderEpoch: number): Promise<ListOffsetsResponsePartition> {
+  const answer = (errorCode: number, offset: bigint, at: bigint, leaderEpoch = -1): ListOffsetsResponsePartition => ({ partitionIndex: partition, errorCode, timestamp: at, offset, leaderEpoch });
+  const local = localPartition(context, topic, partition, currentLeaderEpoch);
   if (local.log === undefined) return answer(local.errorCode, -1n, -1n);
   const log = local.log;
-  if (timestamp === LATEST_TIMESTAMP) return answer(0, BigInt(log.highWatermark), -1n);
-  if (timestamp === EARLIEST_TIMESTAMP) return answer(0, BigInt(log.logStartOffset), -1n);
+  const epochAt = (offset: number): number => epochOfOffset(log.leaderEpochCache.entries(), offset);
+  if (timestamp === LATEST_TIMESTAMP) return answer(0, BigInt(log.highWatermark), -1n, local.replica.leaderEpoch);
+  if (timestamp === EARLIEST_TIMESTAMP) return answer(0, BigInt(log.logStartOffset), -1n, epochAt(log.logStartOffset));
   if (timestamp < 0n) return answer(KafkaErrorCode.INVALID_REQUEST, -1n, -1n);
   try {
     // The timestamp stays exact: any int64 ≥ 0 may be asked for and stored.
     const found = await log.offsetForTimestamp(timestamp);
-    return found === undefined ? answer(0, -1n, -1n) : answer(0, BigInt(found.offset), found.timestamp);
+    return found === undefined ? answer(0, -1n, -1n) : answer(0, BigInt(found.offset), found.timestamp, epochAt(found.offset));
   } catch (error) {
     if (error instanceof KafkaProtocolError) return answer(error.kafkaCode, -1n, -1n);
     throw error;
   }
+}
+
+/** The leader epoch in which `offset` was written: the last epoch that started at or before it (−1: none known). */
+export function epochOfOffset(entries: readonly EpochEntry[], offset: number): number {
+  let epoch = -1;
+  for (const entry of entries) {
+    if (entry.startOffset > offset) break;
+    epoch = entry.epoch;
+  }
+  return epoch;
 }

@@ -1,8 +1,10 @@
 /**
- * Metadata: live brokers, and for each topic asked for (or all) its partitions and their leader —
- * the broker the partition is assigned to. A partition whose broker is down reports
- * LEADER_NOT_AVAILABLE (there is no replication to fail over to). A named unknown topic is created
- * when the client allows it and `auto.create.topics.enable` is on, and returned in the same answer.
+ * Metadata: live brokers, the controller, and for each topic asked for (or all) its partitions
+ * with their leader, leader epoch (v7+), replicas, in-sync replicas and offline replicas (v5+),
+ * from the partition states in the coordination store. A partition without a leader reports
+ * LEADER_NOT_AVAILABLE. A named unknown topic is created when the client allows it and
+ * `auto.create.topics.enable` is on, and returned in the same answer once its leaders are elected
+ * (or, if that takes long, without them, as LEADER_NOT_AVAILABLE: the client asks again).
  */
 import { KafkaErrorCode } from '../../protocol/kafka-errors.js';
 import {
@@ -17,6 +19,9 @@ import { validateTopicName } from '../../storage/log-manager.js';
 import type { TopicAssignment } from '../cluster.js';
 import type { BrokerContext } from '../context.js';
 import type { ApiHandler } from '../router.js';
+
+/** How long an auto-created topic's Metadata answer waits for the controller to elect its leaders. */
+const AUTO_CREATE_LEADER_WAIT_MS = 3_000;
 
 export function metadataHandler(context: BrokerContext): ApiHandler<MetadataRequest, MetadataResponse> {
   return {
@@ -43,7 +48,7 @@ export function metadataHandler(context: BrokerContext): ApiHandler<MetadataRequ
         throttleTimeMs: 0,
         brokers: cluster.liveBrokers().map((broker) => ({ nodeId: broker.id, host: broker.host, port: broker.port, rack: broker.rack ?? null })),
         clusterId: context.clusterId,
-        controllerId: cluster.liveBrokers()[0]?.id ?? context.brokerId,
+        controllerId: cluster.controllerId(),
         topics,
         clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
       };
@@ -59,8 +64,11 @@ async function autoCreate(context: BrokerContext, name: string, clientAllows: bo
   }
   if (!clientAllows || !context.config['auto.create.topics.enable']) return KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
   try {
-    const created = await context.cluster.createTopic(name, context.config['num.partitions']);
+    const created = await context.cluster.createTopic(name, context.config['num.partitions'], {}, { replicationFactor: Math.min(context.config['default.replication.factor'], context.cluster.liveBrokers().length) });
     context.logger.info({ topic: name, partitions: created.partitions.size }, 'auto-created topic');
+    // Answered with leaders when the controller is quick (it usually is): the client's first
+    // produce then needs no retry.
+    await context.cluster.waitForLeaders(name, AUTO_CREATE_LEADER_WAIT_MS);
     return created;
   } catch (error) {
     if (error instanceof TributaryError && error.code === 'TOPIC_ALREADY_EXISTS') {
@@ -73,20 +81,24 @@ async function autoCreate(context: BrokerContext, name: string, clientAllows: bo
 }
 
 function describe(context: BrokerContext, assignment: TopicAssignment): MetadataResponseTopic {
+  const { cluster } = context;
   const partitions = [...assignment.partitions.entries()]
     .sort(([a], [b]) => a - b)
-    .map(([partitionIndex, owner]) => {
+    .map(([partitionIndex, replicas]) => {
+      const state = cluster.partitionState(assignment.name, partitionIndex)?.state;
       // A log this broker could not open at start is offline, as a partition on a failed log dir is in Kafka.
-      const offline = owner === context.brokerId && context.logs.offlineReason(assignment.name, partitionIndex) !== undefined;
-      const live = context.cluster.isLive(owner) && !offline;
+      const offlineHere = (id: number): boolean => id === context.brokerId && context.logs.offlineReason(assignment.name, partitionIndex) !== undefined;
+      const offlineReplicas = replicas.filter((id) => !cluster.isLive(id) || offlineHere(id));
+      const leader = state !== undefined && state.leader >= 0 && cluster.isLive(state.leader) ? state.leader : -1;
+      const errorCode = leader === -1 ? KafkaErrorCode.LEADER_NOT_AVAILABLE : offlineHere(leader) ? KafkaErrorCode.KAFKA_STORAGE_ERROR : KafkaErrorCode.NONE;
       return {
-        errorCode: offline ? KafkaErrorCode.KAFKA_STORAGE_ERROR : live ? KafkaErrorCode.NONE : KafkaErrorCode.LEADER_NOT_AVAILABLE,
+        errorCode,
         partitionIndex,
-        leaderId: live ? owner : -1,
-        leaderEpoch: -1,
-        replicaNodes: [owner],
-        isrNodes: live ? [owner] : [],
-        offlineReplicas: live ? [] : [owner],
+        leaderId: leader,
+        leaderEpoch: state?.leaderEpoch ?? -1,
+        replicaNodes: [...replicas],
+        isrNodes: [...(state?.isr ?? [])],
+        offlineReplicas,
       };
     });
   return { errorCode: 0, name: assignment.name, isInternal: false, partitions, topicAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED };

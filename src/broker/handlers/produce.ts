@@ -1,7 +1,10 @@
 /**
- * Produce: appends each partition's batch to its log. acks=1 is answered once the batch is in the
- * file, acks=−1 once it is fsynced, acks=0 not at all (an error then closes the connection so the
- * producer notices, as Kafka does).
+ * Produce: appends each partition's batch to its leader's log, stamped with the leader epoch.
+ * On a partition with one replica, acks=1 is answered once the batch is in the file and acks=−1
+ * once it is fsynced; on a replicated partition acks=1 waits for the leader's fsync and acks=−1
+ * for the high watermark (fsynced on every in-sync replica), and acks=−1 is refused with
+ * NOT_ENOUGH_REPLICAS while the ISR is below min.insync.replicas. acks=0 is not answered at all
+ * (an error then closes the connection so the producer notices, as Kafka does).
  *
  * Order matters across pipelined requests (an idempotent producer's sequences, and the offsets of
  * a non-idempotent one), so the handler runs in three steps: every await that precedes an append
@@ -16,6 +19,7 @@ import { KafkaErrorCode, KafkaProtocolError, type RecordError } from '../../prot
 import { ProduceApi, type ProducePartitionResponse, type ProduceRequest, type ProduceResponse } from '../../protocol/apis/produce.js';
 import { RECORDS_COUNT_OFFSET } from '../../protocol/record-batch.js';
 import type { PartitionLog } from '../../storage/partition-log.js';
+import type { PartitionReplica } from '../replication/partition-replica.js';
 import type { BrokerContext, LocalPartition } from '../context.js';
 import { localPartition } from '../context.js';
 import { CloseConnection, NO_RESPONSE, type ApiHandler } from '../router.js';
@@ -54,13 +58,11 @@ export function produceHandler(context: BrokerContext): ApiHandler<ProduceReques
       if (acks !== 0 && acks !== 1 && acks !== -1) {
         return respondAll(request, KafkaErrorCode.INVALID_REQUIRED_ACKS, `acks must be -1, 0 or 1, not ${acks}`);
       }
-      const targets = await Promise.all(
-        request.topicData.map((topic) =>
-          Promise.all(topic.partitionData.map(async (data): Promise<PartitionTarget> => ({ topic: topic.name, partition: data.index, records: data.records, local: await localPartition(context, topic.name, data.index) }))),
-        ),
+      const targets = request.topicData.map((topic) =>
+        topic.partitionData.map((data): PartitionTarget => ({ topic: topic.name, partition: data.index, records: data.records, local: localPartition(context, topic.name, data.index) })),
       );
       // No await from here until every append has been called.
-      const answers = targets.map((partitions) => partitions.map((target) => appendOne(context, target, acks, version)));
+      const answers = targets.map((partitions) => partitions.map((target) => appendOne(context, target, acks, version, request.timeoutMs)));
       if (acks !== 0) requestContext.admitted();
       const responses = await Promise.all(
         request.topicData.map(async (topic, index) => ({ name: topic.name, partitionResponses: await Promise.all(answers[index] ?? []) })),
@@ -76,7 +78,7 @@ export function produceHandler(context: BrokerContext): ApiHandler<ProduceReques
 }
 
 /** Calls `append` before its first await, so appends start in the order of these calls. */
-async function appendOne(context: BrokerContext, target: PartitionTarget, acks: number, version: number): Promise<ProducePartitionResponse> {
+async function appendOne(context: BrokerContext, target: PartitionTarget, acks: -1 | 0 | 1, version: number, timeoutMs: number): Promise<ProducePartitionResponse> {
   const { topic, partition, records, local } = target;
   const failure = (errorCode: number, errorMessage: string | null, log: PartitionLog | undefined, recordErrors: readonly RecordError[] = []): ProducePartitionResponse => ({
     index: partition,
@@ -89,10 +91,11 @@ async function appendOne(context: BrokerContext, target: PartitionTarget, acks: 
   });
   if (local.log === undefined) return failure(local.errorCode, local.errorMessage ?? null, undefined);
   const log = local.log;
+  const replica: PartitionReplica = local.replica;
   if (records === null || records.length === 0) return failure(KafkaErrorCode.INVALID_RECORD, 'produce request carries no records', log);
   try {
     // The request buffer is ours alone: the base offset is rewritten in it and it is written as is.
-    const result = await log.append(records, { waitForFlush: acks === -1, allowZstd: version >= ZSTD_MIN_PRODUCE_VERSION });
+    const result = await context.replicas.append(replica, records, acks, version >= ZSTD_MIN_PRODUCE_VERSION, timeoutMs);
     // A duplicate (a retry of a batch already stored) is answered as its original was: error 0
     // and the original's offsets, which `result` carries. It added nothing to the log.
     if (!result.duplicate) {

@@ -1,7 +1,10 @@
 /**
- * CreateTopics, CreatePartitions and DeleteTopics. Replication factor must be 1 (or −1, "the default"): Tributary
- * keeps one copy of each partition, as the paper's system did. Configs use Kafka's topic-config
- * names and are validated before anything is written.
+ * CreateTopics, CreatePartitions and DeleteTopics. A topic's partitions get `ReplicationFactor`
+ * replicas each (−1: the broker's default.replication.factor), placed over the live brokers as
+ * Kafka places them (racks spread when every broker has one), or as the request's Assignments
+ * say. The answer comes once every partition has a leader (Kafka waits for the same, up to the
+ * request's timeout). Configs use Kafka's topic-config names and are validated before anything is
+ * written.
  *
  * One request may create at most `create.topic.max.partitions` partitions in all (over its
  * topics): beyond that the topics that do not fit are refused with POLICY_VIOLATION, so no single
@@ -37,11 +40,12 @@ export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTo
           topics.push(fail(KafkaErrorCode.INVALID_TOPIC_EXCEPTION, (error as Error).message));
           continue;
         }
-        const partitions = topic.numPartitions === -1 ? context.config['num.partitions'] : topic.numPartitions;
-        if (topic.assignments.length > 0) {
-          topics.push(fail(KafkaErrorCode.INVALID_REQUEST, 'manual replica assignments are not supported; give a partition count'));
+        const manual = topic.assignments.length > 0 ? new Map(topic.assignments.map((entry) => [entry.partitionIndex, [...entry.brokerIds]])) : undefined;
+        if (manual !== undefined && (topic.numPartitions !== -1 || topic.replicationFactor !== -1)) {
+          topics.push(fail(KafkaErrorCode.INVALID_REQUEST, 'give either assignments, or a partition count and replication factor, not both (set the counts to -1 with assignments)'));
           continue;
         }
+        const partitions = manual?.size ?? (topic.numPartitions === -1 ? context.config['num.partitions'] : topic.numPartitions);
         if (!Number.isInteger(partitions) || partitions < 1) {
           topics.push(fail(KafkaErrorCode.INVALID_PARTITIONS, `number of partitions must be at least 1, not ${partitions}`));
           continue;
@@ -50,8 +54,17 @@ export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTo
           topics.push(fail(KafkaErrorCode.POLICY_VIOLATION, partitionLimitMessage(partitions, partitionsThisRequest, maxPartitions)));
           continue;
         }
-        if (topic.replicationFactor !== -1 && topic.replicationFactor !== 1) {
-          topics.push(fail(KafkaErrorCode.INVALID_REPLICATION_FACTOR, `replication factor ${topic.replicationFactor} is not possible: Tributary keeps one copy of each partition (use 1)`));
+        const replicationFactor = topic.replicationFactor === -1 ? context.config['default.replication.factor'] : topic.replicationFactor;
+        const liveBrokers = context.cluster.liveBrokers().length;
+        if (manual === undefined && (!Number.isInteger(replicationFactor) || replicationFactor < 1 || replicationFactor > liveBrokers)) {
+          topics.push(
+            fail(
+              KafkaErrorCode.INVALID_REPLICATION_FACTOR,
+              replicationFactor < 1
+                ? `replication factor must be at least 1, not ${replicationFactor}`
+                : `replication factor ${replicationFactor} is larger than the ${liveBrokers} live broker${liveBrokers === 1 ? '' : 's'}; start more brokers or ask for fewer replicas`,
+            ),
+          );
           continue;
         }
         const configs: Record<string, string> = {};
@@ -72,12 +85,17 @@ export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTo
           continue;
         }
         try {
-          await context.cluster.createTopic(topic.name, partitions, configs);
-          context.logger.info({ topic: topic.name, partitions }, 'created topic');
+          const created = await context.cluster.createTopic(topic.name, partitions, configs, manual === undefined ? { replicationFactor } : { assignment: manual });
+          context.logger.info({ topic: topic.name, partitions, replicas: Object.fromEntries(created.partitions) }, 'created topic');
+          // Answered once every partition has a leader, so the client's first produce finds one.
+          const led = await context.cluster.waitForLeaders(topic.name, Math.min(Math.max(request.timeoutMs, 0), CREATE_LEADER_WAIT_MS));
+          if (!led) context.logger.warn({ topic: topic.name }, 'created topic; its leaders are not all elected yet');
           topics.push({ name: topic.name, errorCode: 0, errorMessage: null });
         } catch (error) {
           if (error instanceof TributaryError && error.code === 'TOPIC_ALREADY_EXISTS') topics.push(fail(KafkaErrorCode.TOPIC_ALREADY_EXISTS, error.message));
-          else {
+          else if (error instanceof TributaryError && (error.code === 'INVALID_REPLICA_ASSIGNMENT' || error.code === 'INVALID_REPLICATION_FACTOR')) {
+            topics.push(fail(KafkaErrorCode[error.code], error.message));
+          } else {
             context.logger.error({ err: error, topic: topic.name }, 'creating a topic failed');
             topics.push(fail(KafkaErrorCode.UNKNOWN_SERVER_ERROR, 'creating the topic failed; see the broker log'));
           }
@@ -151,6 +169,7 @@ export function createPartitionsHandler(context: BrokerContext): ApiHandler<Crea
         try {
           await context.cluster.addPartitions(topic.name, topic.count);
           context.logger.info({ topic: topic.name, partitions: topic.count }, 'added partitions');
+          await context.cluster.waitForLeaders(topic.name, Math.min(Math.max(request.timeoutMs, 0), CREATE_LEADER_WAIT_MS));
           results.push({ name: topic.name, errorCode: 0, errorMessage: null });
         } catch (error) {
           context.logger.error({ err: error, topic: topic.name }, 'adding partitions failed');
@@ -161,6 +180,9 @@ export function createPartitionsHandler(context: BrokerContext): ApiHandler<Crea
     },
   };
 }
+
+/** The longest a CreateTopics answer waits for the new partitions' leaders. */
+const CREATE_LEADER_WAIT_MS = 30_000;
 
 function partitionLimitMessage(wanted: number, earlier: number, limit: number): string {
   return `this request would create ${earlier + wanted} partitions (${wanted} here${earlier > 0 ? `, ${earlier} for earlier topics` : ''}); one request may create at most ${limit} (the broker's create.topic.max.partitions): create them in several requests or raise the limit`;

@@ -37,19 +37,21 @@ function parseConfigFlags(entries: readonly string[]): { name: string; value: st
 
 export async function createTopic(
   io: CommandIo,
-  options: { bootstrapServer: string; topic: string; partitions: number; config: readonly string[] },
+  options: { bootstrapServer: string; topic: string; partitions: number; replicationFactor?: number; config: readonly string[] },
 ): Promise<void> {
   const configs = parseConfigFlags(options.config);
+  const replicationFactor = options.replicationFactor ?? -1;
+  if (!Number.isInteger(replicationFactor) || replicationFactor === 0 || replicationFactor < -1) fail(`--replication-factor takes a whole number of at least 1, not ${String(options.replicationFactor)}`);
   await withBootstrap(options.bootstrapServer, async (connection) => {
     const response = await connection.request(CreateTopicsApi, 4, {
-      topics: [{ name: options.topic, numPartitions: options.partitions, replicationFactor: -1, assignments: [], configs }],
+      topics: [{ name: options.topic, numPartitions: options.partitions, replicationFactor, assignments: [], configs }],
       timeoutMs: 30_000,
       validateOnly: false,
     });
     const result = response.topics[0];
     if (result === undefined) fail('the broker returned no result');
     if (result.errorCode !== 0) fail(`could not create topic ${options.topic}: ${kafkaErrorName(result.errorCode)}${result.errorMessage === null ? '' : ` — ${result.errorMessage}`}`);
-    io.writeOut(`created topic ${options.topic} with ${options.partitions} partitions\n`);
+    io.writeOut(`created topic ${options.topic} with ${options.partitions} partitions${options.replicationFactor === undefined ? '' : ` of ${options.replicationFactor} replicas`}\n`);
   });
 }
 
@@ -131,10 +133,11 @@ export async function describeTopic(io: CommandIo, options: { bootstrapServer: s
     const topic = response.topics[0];
     if (topic === undefined || topic.errorCode !== 0) fail(`topic ${options.topic}: ${kafkaErrorName(topic?.errorCode ?? KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}`);
     const brokers = new Map(response.brokers.map((broker) => [broker.nodeId, broker]));
-    io.writeOut(`topic ${topic.name}: ${topic.partitions.length} partitions\n`);
-    io.writeOut(`${'partition'.padEnd(10)}${'broker'.padEnd(24)}${'log start'.padEnd(14)}${'log end'.padEnd(14)}status\n`);
+    const replicationFactor = topic.partitions[0]?.replicaNodes.length ?? 0;
+    const controller = response.controllerId >= 0 ? `; controller broker ${response.controllerId}` : '';
+    io.writeOut(`topic ${topic.name}: ${topic.partitions.length} partitions, replication factor ${replicationFactor}${controller}\n`);
+    io.writeOut(`${'partition'.padEnd(10)}${'leader'.padEnd(24)}${'epoch'.padEnd(7)}${'replicas'.padEnd(14)}${'isr'.padEnd(14)}${'log start'.padEnd(12)}${'log end'.padEnd(12)}status\n`);
     for (const partition of [...topic.partitions].sort((a, b) => a.partitionIndex - b.partitionIndex)) {
-      const owner = partition.replicaNodes[0] ?? partition.leaderId;
       const broker = brokers.get(partition.leaderId);
       let start = '-';
       let end = '-';
@@ -152,8 +155,13 @@ export async function describeTopic(io: CommandIo, options: { bootstrapServer: s
         start = String(offsets[0]);
         end = String(offsets[1]);
       }
-      const where = broker === undefined ? `${owner} (down)` : `${partition.leaderId} ${broker.host}:${broker.port}`;
-      io.writeOut(`${String(partition.partitionIndex).padEnd(10)}${where.padEnd(24)}${start.padEnd(14)}${end.padEnd(14)}${partition.errorCode === 0 ? 'ok' : kafkaErrorName(partition.errorCode)}\n`);
+      const leader = broker === undefined ? 'none' : `${partition.leaderId} ${broker.host}:${broker.port}`;
+      const offline = partition.offlineReplicas.length > 0 ? ` (down: ${partition.offlineReplicas.join(',')})` : '';
+      const underReplicated = partition.errorCode === 0 && partition.isrNodes.length < partition.replicaNodes.length ? 'under-replicated' : 'ok';
+      const status = partition.errorCode === 0 ? underReplicated : kafkaErrorName(partition.errorCode);
+      io.writeOut(
+        `${String(partition.partitionIndex).padEnd(10)}${leader.padEnd(24)}${String(partition.leaderEpoch).padEnd(7)}${partition.replicaNodes.join(',').padEnd(14)}${partition.isrNodes.join(',').padEnd(14)}${start.padEnd(12)}${end.padEnd(12)}${status}${offline}\n`,
+      );
     }
     await writeTopicConfigs(io, connection, topic.name);
   });

@@ -84,12 +84,12 @@ export function encodingError(batch: ProducerBatch, error: unknown): TributaryEr
 }
 
 /** The error the sends of a given-up batch reject with: the Kafka error name, and what to do. */
-export function finalError(batch: ProducerBatch, error: Error, retries: number): TributaryError {
+export function finalError(batch: ProducerBatch, error: Error, retries: number, deliveryTimeoutMs: number): TributaryError {
   const code = errorCode(error);
   const where = `${batch.records.length} records for partition ${batch.partition} of topic "${batch.topic}"`;
   const retriable = isRetriable(error);
   const advice = retriable
-    ? `gave up after ${batch.failures} attempts (retries: ${retries}); ${ADVICE[code] ?? 'the broker may be down or overloaded: check it, or raise retries'}`
+    ? `gave up after ${batch.failures} attempts (${batch.failures > retries ? `retries: ${retries}` : `delivery timeout: ${deliveryTimeoutMs} ms`}); ${ADVICE[code] ?? 'the broker may be down or overloaded: check it, or raise retries / deliveryTimeoutMs'}`
     : (ADVICE[code] ?? 'see the broker log');
   return new TributaryError({
     code,

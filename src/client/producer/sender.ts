@@ -18,7 +18,8 @@
  *   original offset, so a lost answer no longer stores a batch twice.
  * - **Failures.** NOT_LEADER_OR_FOLLOWER, UNKNOWN_TOPIC_OR_PARTITION, LEADER_NOT_AVAILABLE and a
  *   lost connection refresh the topic's metadata before the retry. A non-retriable error, or a
- *   retriable one after `retries`, rejects the sends whose records were in the batch.
+ *   retriable one after `retries` or once the batch is older than the delivery timeout, rejects
+ *   the sends whose records were in the batch.
  */
 import { TributaryError, isRetriable } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
@@ -48,6 +49,8 @@ export interface SenderOptions {
   readonly compression: CompressionName;
   readonly lingerMs: number;
   readonly retries: number;
+  /** A batch older than this is not retried again (Java's delivery.timeout.ms). */
+  readonly deliveryTimeoutMs: number;
   readonly retryBackoffMs: number;
   readonly retryBackoffMaxMs: number;
   readonly requestTimeoutMs: number;
@@ -65,6 +68,8 @@ export class Sender {
   private producerIdRequest: Promise<void> | undefined;
   private producerIdRetry: NodeJS.Timeout | undefined;
   private producerIdFailures = 0;
+  /** When the current run of InitProducerId failures began. */
+  private producerIdFailingSince = 0;
   /** Why the producer can send nothing at all (a broker without InitProducerId). */
   private fatal: Error | undefined;
   private drainTimer: NodeJS.Timeout | undefined;
@@ -85,12 +90,13 @@ export class Sender {
   async initProducerId(): Promise<void> {
     if (this.sequences === undefined) return;
     const attempts = this.options.retries + 1;
+    const deadline = Date.now() + this.options.deliveryTimeoutMs;
     for (let attempt = 1; ; attempt += 1) {
       try {
         this.sequences.setProducerId(await requestProducerId(this.options.cluster));
         return;
       } catch (error) {
-        if (!isRetriable(error) || attempt >= attempts) throw error;
+        if (!isRetriable(error) || attempt >= attempts || Date.now() >= deadline) throw error;
         await new Promise((resolve) => setTimeout(resolve, this.backoff(attempt)));
       }
     }
@@ -235,7 +241,8 @@ export class Sender {
         this.options.logger?.info({ producerId: sequences.current?.producerId.toString(), previous: before?.producerId.toString() }, 'idempotent producer: got a producer id');
       } catch (error) {
         this.producerIdFailures += 1;
-        if (isRetriable(error) && this.producerIdFailures > this.options.retries) {
+        if (this.producerIdFailures === 1) this.producerIdFailingSince = Date.now();
+        if (isRetriable(error) && (this.producerIdFailures > this.options.retries || Date.now() - this.producerIdFailingSince >= this.options.deliveryTimeoutMs)) {
           // As a batch would after `retries`: the waiting sends fail, later ones try again.
           this.producerIdFailures = 0;
           this.options.logger?.error({ err: error }, 'idempotent producer: no producer id after retries; failing the waiting sends');
@@ -412,7 +419,7 @@ export class Sender {
       counts = verdict !== 'retry-behind-earlier' || !this.hasEarlierOutstanding(queue, batch);
     }
     if (counts) batch.failures += 1;
-    if (retriable && batch.failures <= this.options.retries) {
+    if (retriable && batch.failures <= this.options.retries && Date.now() - batch.createdAt < this.options.deliveryTimeoutMs) {
       this.requeue(queue, batch);
       if (counts) {
         const delay = this.backoff(batch.failures);
@@ -428,7 +435,7 @@ export class Sender {
   }
 
   private giveUp(queue: PartitionQueue, batch: ProducerBatch, error: Error): void {
-    const final = finalError(batch, error, this.options.retries);
+    const final = finalError(batch, error, this.options.retries, this.options.deliveryTimeoutMs);
     this.options.logger?.error({ topic: batch.topic, partition: batch.partition, records: batch.records.length, err: final }, 'produce failed');
     if (this.sequences !== undefined && batch.identity !== undefined) this.sequences.gaveUp(queue.key, batch.identity, batch.records.length, mayHaveBeenStored(error));
     reportFailed(batch, final);
