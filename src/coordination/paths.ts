@@ -3,7 +3,8 @@
  * spells a path by hand. All paths are relative to the cluster's chroot.
  *
  *   /brokers/ids/<id>                                 ephemeral   broker registration
- *   /brokers/topics/<topic>                           persistent  partition assignment
+ *   /brokers/topics/<topic>                           persistent  partition assignment (replica lists)
+ *   /brokers/topics/<topic>/partitions/<p>/state      persistent  leader, leader epoch, ISR (partition-state.ts)
  *   /config/topics/<topic>                            persistent  per-topic overrides
  *   /consumers/<group>/ids/<consumerId>               ephemeral   consumer registration
  *   /consumers/<group>/owners/<topic>/<partition>     ephemeral   owning consumer thread
@@ -13,6 +14,8 @@
  *   /etl/locks/<load>                                 ephemeral   the run allowed to commit
  *   /latest_producer_id_block                         persistent  last producer-id block claimed
  *   /cluster/id                                       persistent  the cluster's id (Metadata)
+ *   /controller                                       ephemeral   the elected controller
+ *   /controller_epoch                                 persistent  the controller epoch (fences stale controllers)
  *
  * Every name placed into a path is checked: non-empty, no `/`, not `.` or `..`, no control
  * characters. A bad name throws INVALID_PATH rather than addressing some other node.
@@ -63,6 +66,20 @@ export function topicsPath(): string {
 
 export function topicPath(topic: string): string {
   return `${topicsPath()}/${pathSegment('topic', topic)}`;
+}
+
+/** Parent of the topic's per-partition nodes (Kafka's layout; only `state` lives below each). */
+export function topicPartitionsPath(topic: string): string {
+  return `${topicPath(topic)}/partitions`;
+}
+
+export function partitionPath(topic: string, partition: number): string {
+  return `${topicPartitionsPath(topic)}/${numberSegment('partition', partition)}`;
+}
+
+/** The partition's leader/ISR state; its version is the compare-and-set token of every change. */
+export function partitionStatePath(topic: string, partition: number): string {
+  return `${partitionPath(topic, partition)}/state`;
 }
 
 export function topicConfigsPath(): string {
@@ -134,4 +151,14 @@ export function latestProducerIdBlockPath(): string {
 /** Kafka's path for the cluster id every broker reports (coordination/cluster-id.ts). */
 export function clusterIdPath(): string {
   return '/cluster/id';
+}
+
+/** Kafka's ephemeral node of the elected controller: the broker that creates it first wins. */
+export function controllerPath(): string {
+  return '/controller';
+}
+
+/** Kafka's controller epoch, +1 at each election; checked in every controller write (stale controllers fail). */
+export function controllerEpochPath(): string {
+  return '/controller_epoch';
 }

@@ -14,13 +14,17 @@ export const KafkaErrorCode = {
   LEADER_NOT_AVAILABLE: 5,
   NOT_LEADER_OR_FOLLOWER: 6,
   REQUEST_TIMED_OUT: 7,
+  REPLICA_NOT_AVAILABLE: 9,
   MESSAGE_TOO_LARGE: 10,
+  STALE_CONTROLLER_EPOCH: 11,
   OFFSET_METADATA_TOO_LARGE: 12,
   COORDINATOR_LOAD_IN_PROGRESS: 14,
   COORDINATOR_NOT_AVAILABLE: 15,
   NOT_COORDINATOR: 16,
   INVALID_TOPIC_EXCEPTION: 17,
   RECORD_LIST_TOO_LARGE: 18,
+  NOT_ENOUGH_REPLICAS: 19,
+  NOT_ENOUGH_REPLICAS_AFTER_APPEND: 20,
   INVALID_REQUIRED_ACKS: 21,
   ILLEGAL_GENERATION: 22,
   INCONSISTENT_GROUP_PROTOCOL: 23,
@@ -35,7 +39,9 @@ export const KafkaErrorCode = {
   TOPIC_ALREADY_EXISTS: 36,
   INVALID_PARTITIONS: 37,
   INVALID_REPLICATION_FACTOR: 38,
+  INVALID_REPLICA_ASSIGNMENT: 39,
   INVALID_CONFIG: 40,
+  NOT_CONTROLLER: 41,
   INVALID_REQUEST: 42,
   UNSUPPORTED_FOR_MESSAGE_FORMAT: 43,
   POLICY_VIOLATION: 44,
@@ -49,7 +55,10 @@ export const KafkaErrorCode = {
   UNKNOWN_PRODUCER_ID: 59,
   NON_EMPTY_GROUP: 68,
   GROUP_ID_NOT_FOUND: 69,
+  FENCED_LEADER_EPOCH: 74,
+  UNKNOWN_LEADER_EPOCH: 75,
   UNSUPPORTED_COMPRESSION_TYPE: 76,
+  STALE_BROKER_EPOCH: 77,
   OFFSET_NOT_AVAILABLE: 78,
   MEMBER_ID_REQUIRED: 79,
   GROUP_MAX_SIZE_REACHED: 81,
@@ -59,17 +68,27 @@ export const KafkaErrorCode = {
 
 export type KafkaErrorName = keyof typeof KafkaErrorCode;
 
-/** Errors a client may retry unchanged (the Java client's RetriableException family). */
+/**
+ * Errors a client may retry unchanged: those whose Java exception is a RetriableException
+ * (InvalidMetadataException included: REPLICA_NOT_AVAILABLE, FENCED_LEADER_EPOCH). Not
+ * STALE_CONTROLLER_EPOCH or STALE_BROKER_EPOCH: the sender is the stale one and must not resend.
+ */
 const RETRIABLE: ReadonlySet<KafkaErrorName> = new Set<KafkaErrorName>([
   'CORRUPT_MESSAGE',
   'UNKNOWN_TOPIC_OR_PARTITION',
   'LEADER_NOT_AVAILABLE',
   'NOT_LEADER_OR_FOLLOWER',
   'REQUEST_TIMED_OUT',
+  'REPLICA_NOT_AVAILABLE',
   'COORDINATOR_LOAD_IN_PROGRESS',
   'COORDINATOR_NOT_AVAILABLE',
   'NOT_COORDINATOR',
+  'NOT_ENOUGH_REPLICAS',
+  'NOT_ENOUGH_REPLICAS_AFTER_APPEND',
+  'NOT_CONTROLLER',
   'KAFKA_STORAGE_ERROR',
+  'FENCED_LEADER_EPOCH',
+  'UNKNOWN_LEADER_EPOCH',
   'OFFSET_NOT_AVAILABLE',
 ]);
 
@@ -82,13 +101,8 @@ export function kafkaErrorName(code: number): string {
 
 /** Codes a broker may send that Tributary itself never does; names from the Java client. */
 const EXTRA_ERROR_NAMES: ReadonlyMap<number, string> = new Map([
-  [9, 'REPLICA_NOT_AVAILABLE'],
   [13, 'NETWORK_EXCEPTION'],
-  [19, 'NOT_ENOUGH_REPLICAS'],
-  [20, 'NOT_ENOUGH_REPLICAS_AFTER_APPEND'],
   [29, 'TOPIC_AUTHORIZATION_FAILED'],
-  [74, 'FENCED_LEADER_EPOCH'],
-  [75, 'UNKNOWN_LEADER_EPOCH'],
 ]);
 
 /** One refused record of a produced batch (Produce v8+ `record_errors`). */

@@ -50,6 +50,7 @@ import {
   MetadataApi,
   OffsetCommitApi,
   OffsetFetchApi,
+  OffsetForLeaderEpochApi,
   ProduceApi,
   SUPPORTED_APIS,
   SyncGroupApi,
@@ -67,6 +68,7 @@ import {
   type MetadataRequest,
   type OffsetCommitRequest,
   type OffsetFetchRequest,
+  type OffsetForLeaderEpochRequest,
   type ProduceRequest,
   type SyncGroupRequest,
 } from '../../src/protocol/apis/index.js';
@@ -419,6 +421,7 @@ export class FrameFactory {
       [DescribeGroupsApi, 2],
       [ListGroupsApi, 2],
       [DeleteGroupsApi, 2],
+      [OffsetForLeaderEpochApi, 2],
     ]);
     const correlationId = this.nextCorrelationId();
     const clientId = this.clientId();
@@ -585,6 +588,16 @@ export class FrameFactory {
         const topic = this.topic();
         const request: OffsetFetchRequest = { groupId: this.groupId(), topics: version >= 2 && rng.chance(0.3) ? null : [{ name: topic.name, partitionIndexes: [this.partitionOf(topic)] }] };
         return { api, version, body: requestBody(OffsetFetchApi, version, correlationId, request, clientId) };
+      }
+      case OffsetForLeaderEpochApi.apiKey: {
+        // As a consumer (-1), a follower (a broker id) or the pre-v3 default (-2) would ask.
+        const version = rng.between(0, 3);
+        const topic = this.topic();
+        const request: OffsetForLeaderEpochRequest = {
+          replicaId: rng.pick([-1, -2, 0, 1]),
+          topics: [{ topic: topic.name, partitions: [{ partition: this.partitionOf(topic), currentLeaderEpoch: rng.pick([-1, 0, 5]), leaderEpoch: rng.pick([0, 1, -1, 0x7fffffff]) }] }],
+        };
+        return { api, version, body: requestBody(OffsetForLeaderEpochApi, version, correlationId, request, clientId) };
       }
       case DescribeGroupsApi.apiKey: {
         const version = rng.between(0, 4);

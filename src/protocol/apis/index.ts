@@ -23,6 +23,7 @@ import { ListOffsetsApi } from './list-offsets.js';
 import { MetadataApi } from './metadata.js';
 import { OffsetCommitApi } from './offset-commit.js';
 import { OffsetFetchApi } from './offset-fetch.js';
+import { OffsetForLeaderEpochApi } from './offset-for-leader-epoch.js';
 import { ProduceApi } from './produce.js';
 import { SyncGroupApi } from './sync-group.js';
 
@@ -46,6 +47,7 @@ export * from './list-offsets.js';
 export * from './metadata.js';
 export * from './offset-commit.js';
 export * from './offset-fetch.js';
+export * from './offset-for-leader-epoch.js';
 export * from './produce.js';
 export * from './sync-group.js';
 
@@ -71,6 +73,7 @@ export const SUPPORTED_APIS: readonly AnyApiSchema[] = [
   CreateTopicsApi,
   DeleteTopicsApi,
   InitProducerIdApi,
+  OffsetForLeaderEpochApi,
   DescribeConfigsApi,
   AlterConfigsApi,
   CreatePartitionsApi,

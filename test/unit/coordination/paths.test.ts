@@ -5,14 +5,19 @@ import {
   brokerPath,
   consumerIdsPath,
   consumerPath,
+  controllerEpochPath,
+  controllerPath,
   etlLockPath,
   offsetPath,
   offsetsPath,
   ownerPath,
   ownersPath,
+  partitionPath,
+  partitionStatePath,
   schemasPath,
   topicConfigPath,
   topicConfigsPath,
+  topicPartitionsPath,
   topicPath,
   topicsPath,
 } from '../../../src/coordination/paths.js';
@@ -35,10 +40,15 @@ describe('coordination paths', () => {
     expect(offsetPath('etl', 'clicks', 12)).toBe('/consumers/etl/offsets/clicks/12');
     expect(schemasPath()).toBe('/schemas');
     expect(etlLockPath('hourly')).toBe('/etl/locks/hourly');
+    expect(controllerPath()).toBe('/controller');
+    expect(controllerEpochPath()).toBe('/controller_epoch');
+    expect(topicPartitionsPath('page-views')).toBe('/brokers/topics/page-views/partitions');
+    expect(partitionPath('page-views', 0)).toBe('/brokers/topics/page-views/partitions/0');
+    expect(partitionStatePath('page-views', 11)).toBe('/brokers/topics/page-views/partitions/11/state');
   });
 
   it('produces paths the store accepts', () => {
-    for (const path of [brokerPath(0), topicPath('a.b_c-d'), ownerPath('g', 't', 7), etlLockPath('load')]) {
+    for (const path of [brokerPath(0), topicPath('a.b_c-d'), ownerPath('g', 't', 7), etlLockPath('load'), controllerPath(), controllerEpochPath(), partitionStatePath('a.b_c-d', 3)]) {
       expect(() => validatePath(path)).not.toThrow();
     }
   });
@@ -51,6 +61,11 @@ describe('coordination paths', () => {
     ['a slash in a group', () => offsetPath('g/x', 't', 0)],
     ['a negative partition', () => ownerPath('g', 't', -1)],
     ['a fractional broker id', () => brokerPath(1.5)],
+    ['a slash in a partitioned topic', () => topicPartitionsPath('a/b')],
+    ['a relative topic in a partition path', () => partitionPath('..', 0)],
+    ['a negative partition state', () => partitionStatePath('t', -1)],
+    ['a fractional partition state', () => partitionStatePath('t', 0.5)],
+    ['a NaN partition', () => partitionPath('t', Number.NaN)],
   ])('refuses %s with INVALID_PATH', (_name, build) => {
     expect(build).toThrow(TributaryError);
     try {

@@ -20,6 +20,7 @@ import {
   MetadataApi,
   OffsetCommitApi,
   OffsetFetchApi,
+  OffsetForLeaderEpochApi,
   ProduceApi,
   SyncGroupApi,
   SUPPORTED_APIS,
@@ -49,6 +50,7 @@ describe('SUPPORTED_APIS', () => {
       { apiKey: 19, minVersion: 0, maxVersion: 4 },
       { apiKey: 20, minVersion: 0, maxVersion: 3 },
       { apiKey: 22, minVersion: 0, maxVersion: 1 },
+      { apiKey: 23, minVersion: 0, maxVersion: 3 },
       { apiKey: 32, minVersion: 1, maxVersion: 3 },
       { apiKey: 33, minVersion: 0, maxVersion: 1 },
       { apiKey: 37, minVersion: 0, maxVersion: 1 },
@@ -73,6 +75,7 @@ describe('SUPPORTED_APIS', () => {
       CreateTopicsApi,
       DeleteTopicsApi,
       InitProducerIdApi,
+      OffsetForLeaderEpochApi,
       DescribeConfigsApi,
       AlterConfigsApi,
       CreatePartitionsApi,
@@ -106,6 +109,10 @@ describe('SUPPORTED_APIS', () => {
     expect(findApi(22)).toBe(InitProducerIdApi);
     expect(isSupportedVersion(22, 1)).toBe(true);
     expect(isSupportedVersion(22, 2)).toBe(false);
+    expect(findApi(23)).toBe(OffsetForLeaderEpochApi);
+    expect(isSupportedVersion(23, 0)).toBe(true);
+    expect(isSupportedVersion(23, 3)).toBe(true);
+    expect(isSupportedVersion(23, 4)).toBe(false);
     expect(isSupportedVersion(1, 3)).toBe(false);
     expect(isSupportedVersion(1, 4)).toBe(true);
     expect(isSupportedVersion(1, 11)).toBe(true);
