@@ -1,10 +1,10 @@
 /**
  * The leader/ISR state of one partition, kept at `/brokers/topics/<t>/partitions/<p>/state`
  * (paths.ts `partitionStatePath`). Kafka's JSON (ZkData.scala's TopicPartitionStateZNode), plus
- * one field of ours:
+ * two fields of ours:
  *
  *   {"version":1,"leader":2,"leader_epoch":5,"isr":[2,3],"controller_epoch":7,
- *    "replica_storage":{"2":"<storage id>","3":"<storage id>"}}
+ *    "replica_storage":{"2":"<storage id>","3":"<storage id>"},"leader_incarnation":"<uuid>"}
  *
  *   version           1, Kafka's only version (absent is read as 1)
  *   leader            the leader's broker id, or −1 (NO_LEADER) while no ISR member is live
@@ -14,6 +14,9 @@
  *   replica_storage   broker id → the storage id of that ISR member's data directory when it
  *                     joined the ISR; a broker back with another id lost its disk and must not
  *                     count as in sync (replication.md §5.2). Absent in nodes Kafka wrote: {}
+ *   leader_incarnation the incarnation (cluster.ts: new at every broker start) the leader was
+ *                     elected in; a leader that restarted must not resume from this state, the
+ *                     controller elects anew (replication.md §5.3 step 4). "" or absent: not known
  *
  * All numbers are int32 on the wire (Metadata, LeaderAndIsr, Fetch), so they are bounded to
  * int32 here. Whoever changes the node writes it with the version it read (compare-and-set);
@@ -33,6 +36,8 @@ export interface PartitionState {
   readonly controllerEpoch: number;
   /** storage id of each ISR member's data dir when it joined (a wiped disk shows a new id) */
   readonly replicaStorage: Readonly<Record<string, string>>;
+  /** The incarnation of the leader's process when it was elected; "" when not known. */
+  readonly leaderIncarnation: string;
 }
 
 const INT32_MAX = 2 ** 31 - 1;
@@ -57,6 +62,7 @@ const stateSchema = z.object({
       }
     })
     .optional(),
+  leader_incarnation: z.string().optional(),
 });
 
 /** The node's bytes for `state`; throws INVALID_PARTITION_STATE rather than write what could not be read back. */
@@ -68,6 +74,7 @@ export function encodePartitionState(state: PartitionState): Buffer {
     isr: [...state.isr],
     controller_epoch: state.controllerEpoch,
     replica_storage: { ...state.replicaStorage },
+    ...(state.leaderIncarnation === '' ? {} : { leader_incarnation: state.leaderIncarnation }),
   };
   check(json, 'the partition state to write');
   return Buffer.from(JSON.stringify(json));
@@ -88,6 +95,7 @@ export function decodePartitionState(data: Buffer, where: string): PartitionStat
     isr: parsed.isr,
     controllerEpoch: parsed.controller_epoch,
     replicaStorage: parsed.replica_storage ?? {},
+    leaderIncarnation: parsed.leader_incarnation ?? '',
   };
 }
 

@@ -6,7 +6,8 @@ const WHERE = '/brokers/topics/orders/partitions/0/state';
 const STORAGE_2 = '6f1c2a52-5f0e-4d8e-9a63-0c8f3b1d2e47';
 const STORAGE_3 = 'b0e7d1c4-1a2b-4c3d-8e9f-a1b2c3d4e5f6';
 
-const STATE: PartitionState = { leader: 2, leaderEpoch: 5, isr: [2, 3], controllerEpoch: 7, replicaStorage: { '2': STORAGE_2, '3': STORAGE_3 } };
+const INCARNATION = '0d9b7e0c-3f41-4b8a-9d52-6a1e2f3c4b5d';
+const STATE: PartitionState = { leader: 2, leaderEpoch: 5, isr: [2, 3], controllerEpoch: 7, replicaStorage: { '2': STORAGE_2, '3': STORAGE_3 }, leaderIncarnation: INCARNATION };
 
 function decode(json: string): PartitionState {
   return decodePartitionState(Buffer.from(json), WHERE);
@@ -24,15 +25,15 @@ function refusal(json: string): TributaryError {
 }
 
 describe('partition state', () => {
-  it("writes Kafka's JSON, in Kafka's field order, plus replica_storage", () => {
+  it("writes Kafka's JSON, in Kafka's field order, plus replica_storage and leader_incarnation", () => {
     expect(encodePartitionState(STATE).toString('utf8')).toBe(
-      `{"version":1,"leader":2,"leader_epoch":5,"isr":[2,3],"controller_epoch":7,"replica_storage":{"2":"${STORAGE_2}","3":"${STORAGE_3}"}}`,
+      `{"version":1,"leader":2,"leader_epoch":5,"isr":[2,3],"controller_epoch":7,"replica_storage":{"2":"${STORAGE_2}","3":"${STORAGE_3}"},"leader_incarnation":"${INCARNATION}"}`,
     );
   });
 
   it('reads back what it writes', () => {
     expect(decodePartitionState(encodePartitionState(STATE), WHERE)).toStrictEqual(STATE);
-    const leaderless: PartitionState = { leader: NO_LEADER, leaderEpoch: 9, isr: [3], controllerEpoch: 8, replicaStorage: { '3': STORAGE_3 } };
+    const leaderless: PartitionState = { leader: NO_LEADER, leaderEpoch: 9, isr: [3], controllerEpoch: 8, replicaStorage: { '3': STORAGE_3 }, leaderIncarnation: '' };
     expect(decodePartitionState(encodePartitionState(leaderless), WHERE)).toStrictEqual(leaderless);
   });
 
@@ -43,6 +44,7 @@ describe('partition state', () => {
       isr: [1, 2, 3],
       controllerEpoch: 1,
       replicaStorage: {},
+      leaderIncarnation: '',
     });
   });
 
@@ -53,6 +55,7 @@ describe('partition state', () => {
       isr: [],
       controllerEpoch: 2,
       replicaStorage: {},
+      leaderIncarnation: '',
     });
   });
 
