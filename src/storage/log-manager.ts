@@ -4,9 +4,26 @@
  * stops cleanly.
  *
  * Data-dir files besides the `<topic>-<partition>/` folders:
+ *   meta.properties                    which broker owns the dir, and its storage id (below)
  *   recovery-point-offset-checkpoint   flushed end per partition (checkpoint.ts)
  *   log-start-offset-checkpoint        first retained offset per partition
+ *   replication-offset-checkpoint      high watermark per replicated partition (every 5 s and at close)
  *   .clean-shutdown                    present only between a clean stop and the next start
+ *
+ * `meta.properties` is Java properties text, written durably once (temp file, fsync, rename):
+ *
+ *   version=1
+ *   broker.id=<id>            absent until a broker id is known
+ *   storage.id=<uuid v4>      made when the file is; a new one means "this disk's data is gone"
+ *
+ * It is read before anything else in the dir is touched: a dir naming another broker is refused
+ * (DATA_DIR_OF_ANOTHER_BROKER), and an unreadable file stops the start (META_PROPERTIES_INVALID)
+ * rather than make a new storage id, which would tell the cluster this replica lost its data.
+ *
+ * The high-watermark checkpoint holds the partitions whose log is in 'replicated' mode (their
+ * high watermark is the replica manager's, and a restarted replica starts from it); entries read
+ * at start are written back unchanged until their log switches to that mode, so a start that
+ * has not yet configured replication does not replace them with flushed ends.
  *
  * The marker is deleted first thing at start, so a crash during recovery is still unclean, and
  * written last at a clean stop, only if every log flushed and closed without error.
@@ -16,20 +33,23 @@
  * KAFKA_STORAGE_ERROR, while every other partition is served. Its checkpoint entries are kept as
  * they were, and deleting its topic still removes its folder.
  */
-import { existsSync, mkdirSync, readdirSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
+import { existsSync, mkdirSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { systemClock, type Clock } from '../common/clock.js';
 import { causeMessages, TributaryError } from '../common/errors.js';
 import { KafkaProtocolError } from '../protocol/kafka-errors.js';
 import type { Logger } from '../common/logger.js';
 import { checkpointKey, readCheckpoint, writeCheckpoint, type OffsetCheckpoint } from './checkpoint.js';
-import { fsyncDirectory, fsyncDirectoryAsync } from './durable-files.js';
+import { fsyncDirectory, fsyncDirectoryAsync, writeFileDurably } from './durable-files.js';
 import { DEFAULT_LOG_CONFIG, type LogConfig } from './log-config.js';
 import { PartitionLog } from './partition-log.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
 export const LOG_START_CHECKPOINT = 'log-start-offset-checkpoint';
 export const CLEAN_SHUTDOWN_MARKER = '.clean-shutdown';
+export const HIGH_WATERMARK_CHECKPOINT = 'replication-offset-checkpoint';
+export const META_PROPERTIES = 'meta.properties';
 
 export interface LogManagerOptions {
   readonly dataDir: string;
@@ -49,6 +69,14 @@ export interface LogManagerOptions {
   readonly producerIdExpirationCheckIntervalMs?: number;
   /** Called when a log's high watermark moves (new records readable). */
   readonly onHighWatermarkAdvanced?: (log: PartitionLog) => void;
+  /** Called when a log's flushed end moves (a follower may fetch again; a leader's HW may move). */
+  readonly onFlushed?: (log: PartitionLog) => void;
+  /** Called when new batches reach a log's file (followers' fetch long-polls wake on this). */
+  readonly onAppended?: (log: PartitionLog) => void;
+  /** This broker's id: `meta.properties` naming another refuses the dir. */
+  readonly brokerId?: number;
+  /** How often the high-watermark checkpoint is written (default 5 s). */
+  readonly highWatermarkCheckpointIntervalMs?: number;
 }
 
 /** A partition whose log could not be opened at start. */
@@ -83,6 +111,11 @@ export class LogManager {
   private readonly clock: Clock;
   private readonly configFor: (topic: string) => LogConfig;
   private closed = false;
+  /** The high watermarks in `replication-offset-checkpoint` as read at start (minus deleted partitions). */
+  private readonly highWatermarksAtStart: OffsetCheckpoint = new Map();
+  /** The checkpoint's contents as last read or written, so an unchanged one is not written again. */
+  private lastHighWatermarkCheckpoint: string | undefined;
+  private identity: { readonly storageId: string } | undefined;
   /** Whether the previous stop was clean (for reporting). */
   recoveredFromUncleanShutdown = false;
 
@@ -101,6 +134,17 @@ export class LogManager {
     return this.options.dataDir;
   }
 
+  /** The data dir's storage id (from `meta.properties`): a replica whose id changed lost its data. */
+  get storageId(): string {
+    if (this.identity === undefined) throw new Error('the log manager is not open');
+    return this.identity.storageId;
+  }
+
+  /** A partition's high watermark in `replication-offset-checkpoint` as read at start, if it had one. */
+  highWatermarkCheckpoint(topic: string, partition: number): number | undefined {
+    return this.highWatermarksAtStart.get(checkpointKey(topic, partition));
+  }
+
   /** Starts the flush, retention and checkpoint schedules. */
   startSchedules(): void {
     const every = (ms: number, task: () => unknown): void => {
@@ -115,6 +159,7 @@ export class LogManager {
     every(this.options.flushCheckIntervalMs ?? 20, () => this.flushDue());
     every(this.options.retentionCheckIntervalMs ?? 300_000, () => this.applyRetention());
     every(this.options.checkpointIntervalMs ?? 60_000, () => this.writeRecoveryCheckpoint());
+    every(this.options.highWatermarkCheckpointIntervalMs ?? 5_000, () => this.writeHighWatermarkCheckpoint());
     every(this.options.producerIdExpirationCheckIntervalMs ?? 600_000, () => this.expireProducers());
   }
 
@@ -198,6 +243,7 @@ export class LogManager {
     const doomed: { log: PartitionLog | undefined; folder: string | undefined }[] = [];
     for (const { topic, partition } of partitions) {
       const key = checkpointKey(topic, partition);
+      this.highWatermarksAtStart.delete(key);
       const offline = this.offline.get(key);
       if (offline !== undefined) {
         this.offline.delete(key);
@@ -221,6 +267,7 @@ export class LogManager {
     }
     this.writeLogStartCheckpoint();
     this.writeRecoveryCheckpoint();
+    this.writeHighWatermarkCheckpoint();
   }
 
   /** Renames a log's folder to `<name>.<now>.deleted`; undefined when there is none. */
@@ -275,6 +322,21 @@ export class LogManager {
   }
 
   /**
+   * Writes `replication-offset-checkpoint`: the high watermark of every log in 'replicated' mode,
+   * and the entries read at start for the others (see the file comment). Skipped when unchanged.
+   */
+  writeHighWatermarkCheckpoint(): void {
+    const entries: OffsetCheckpoint = new Map(this.highWatermarksAtStart);
+    for (const log of this.logs.values()) {
+      if (log.highWatermarkMode === 'replicated') entries.set(checkpointKey(log.topic, log.partition), log.highWatermark);
+    }
+    const contents = [...entries].map(([key, offset]) => `${key} ${offset}`).sort().join('\n');
+    if (contents === this.lastHighWatermarkCheckpoint) return;
+    writeCheckpoint(join(this.dataDir, HIGH_WATERMARK_CHECKPOINT), entries);
+    this.lastHighWatermarkCheckpoint = contents;
+  }
+
+  /**
    * Clean stop: stops the schedules, flushes and closes every log, writes the checkpoints, and
    * only then the clean-shutdown marker. Any failure leaves no marker (the next start recovers).
    */
@@ -286,6 +348,7 @@ export class LogManager {
     const failures = results.filter((result) => result.status === 'rejected');
     this.writeRecoveryCheckpoint();
     this.writeLogStartCheckpoint();
+    this.writeHighWatermarkCheckpoint();
     if (failures.length > 0) {
       this.options.logger.error({ failures: failures.length }, 'logs failed to close; no clean-shutdown marker, the next start recovers');
       throw new TributaryError({
@@ -301,6 +364,8 @@ export class LogManager {
   private async loadAll(): Promise<void> {
     const { dataDir, logger } = this.options;
     mkdirSync(dataDir, { recursive: true });
+    // Before anything in the dir is touched: the dir of another broker is left exactly as it is.
+    this.identity = this.loadIdentity();
     const marker = join(dataDir, CLEAN_SHUTDOWN_MARKER);
     const clean = existsSync(marker);
     if (clean) {
@@ -310,6 +375,7 @@ export class LogManager {
     const recoveryPoints = this.readCheckpointOrEmpty(RECOVERY_POINT_CHECKPOINT);
     const logStarts = this.readCheckpointOrEmpty(LOG_START_CHECKPOINT);
     const trustIndexes = clean && recoveryPoints.ok;
+    this.readHighWatermarkCheckpoint();
 
     const folders: { topic: string; partition: number; directory: string }[] = [];
     for (const entry of readdirSync(dataDir, { withFileTypes: true })) {
@@ -346,6 +412,64 @@ export class LogManager {
     // Recovery made everything that survived durable: record that before taking writes.
     this.writeRecoveryCheckpoint();
     this.writeLogStartCheckpoint();
+  }
+
+  /**
+   * Reads `meta.properties`, or makes it (with a new storage id) when absent; records this
+   * broker's id in it when it has none yet. See the file comment for what is refused.
+   */
+  private loadIdentity(): { readonly storageId: string } {
+    const { dataDir, logger, brokerId } = this.options;
+    if (brokerId !== undefined && (!Number.isInteger(brokerId) || brokerId < 0)) {
+      throw new TributaryError({ code: 'CONFIG_INVALID', message: `broker id ${brokerId} is not an integer ≥ 0`, details: { brokerId } });
+    }
+    const path = join(dataDir, META_PROPERTIES);
+    let text: string;
+    try {
+      text = readFileSync(path, 'utf8');
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOENT') {
+        throw new TributaryError({
+          code: 'META_PROPERTIES_INVALID',
+          message: `cannot read ${path} (${(error as NodeJS.ErrnoException).code ?? 'unknown'}): fix its permissions or restore it; deleting it would give this data dir a new storage id, which tells the cluster its data was wiped`,
+          cause: error,
+          details: { path },
+        });
+      }
+      const holdsLogs = readdirSync(dataDir).some(
+        (name) => name === RECOVERY_POINT_CHECKPOINT || name === LOG_START_CHECKPOINT || (PARTITION_FOLDER.test(name) && !name.endsWith('.deleted')),
+      );
+      const storageId = randomUUID();
+      writeMetaProperties(path, dataDir, { brokerId, storageId });
+      if (holdsLogs) {
+        logger.warn({ path, storageId, brokerId }, 'data dir holds logs but no meta.properties (written by an older version, or deleted): created one with a new storage id');
+      } else {
+        logger.info({ path, storageId, brokerId }, 'new data dir: created meta.properties');
+      }
+      return { storageId };
+    }
+    const found = parseMetaProperties(text, path);
+    if (brokerId !== undefined && found.brokerId !== undefined && found.brokerId !== brokerId) {
+      throw new TributaryError({
+        code: 'DATA_DIR_OF_ANOTHER_BROKER',
+        message: `data dir ${dataDir} belongs to broker ${found.brokerId} (its meta.properties says so), not to this broker ${brokerId}: give this broker its own data dir, or start broker ${found.brokerId} on it`,
+        details: { dataDir, brokerId, owner: found.brokerId },
+      });
+    }
+    if (brokerId !== undefined && found.brokerId === undefined) {
+      writeMetaProperties(path, dataDir, { brokerId, storageId: found.storageId });
+      logger.info({ path, brokerId, storageId: found.storageId }, 'recorded this broker id in meta.properties');
+    }
+    return { storageId: found.storageId };
+  }
+
+  private readHighWatermarkCheckpoint(): void {
+    try {
+      for (const [key, offset] of readCheckpoint(join(this.dataDir, HIGH_WATERMARK_CHECKPOINT))) this.highWatermarksAtStart.set(key, offset);
+      this.lastHighWatermarkCheckpoint = [...this.highWatermarksAtStart].map(([key, offset]) => `${key} ${offset}`).sort().join('\n');
+    } catch (error) {
+      this.options.logger.warn({ err: error }, 'high-watermark checkpoint unreadable; replicas start without a checkpointed high watermark');
+    }
   }
 
   private markOffline(found: Omit<OfflineLog, 'reason'>): void {
@@ -386,6 +510,8 @@ export class LogManager {
       events: {
         logStartOffsetChanged: () => this.writeLogStartCheckpoint(),
         highWatermarkAdvanced: (advanced) => this.options.onHighWatermarkAdvanced?.(advanced),
+        flushed: (flushed) => this.options.onFlushed?.(flushed),
+        appended: (appended) => this.options.onAppended?.(appended),
       },
       recoveryPoint: recoveryPoints.get(key) ?? 0,
       logStartOffset: logStarts.get(key) ?? 0,
@@ -395,6 +521,40 @@ export class LogManager {
     this.logs.set(key, log);
     return log;
   }
+}
+
+const STORAGE_ID = /^[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
+
+/** Reads `meta.properties` (see the file comment); throws META_PROPERTIES_INVALID naming what is wrong. */
+export function parseMetaProperties(text: string, path: string): { readonly brokerId: number | undefined; readonly storageId: string } {
+  const properties = new Map<string, string>();
+  for (const raw of text.split(/\r?\n/)) {
+    const line = raw.trim();
+    if (line === '' || line.startsWith('#') || line.startsWith('!')) continue;
+    const equals = line.indexOf('=');
+    if (equals < 0) continue;
+    properties.set(line.slice(0, equals).trim(), line.slice(equals + 1).trim());
+  }
+  const invalid = (why: string): TributaryError =>
+    new TributaryError({
+      code: 'META_PROPERTIES_INVALID',
+      message: `${path} is invalid (${why}): repair or restore it; deleting it would give this data dir a new storage id, which tells the cluster its data was wiped`,
+      details: { path },
+    });
+  const version = properties.get('version');
+  if (version !== '1') throw invalid(`version ${version ?? 'missing'}, expected 1`);
+  const storageId = properties.get('storage.id');
+  if (storageId === undefined || !STORAGE_ID.test(storageId)) throw invalid(`storage.id ${storageId ?? 'missing'} is not a UUID v4`);
+  const brokerText = properties.get('broker.id');
+  if (brokerText !== undefined && !/^\d{1,10}$/.test(brokerText)) throw invalid(`broker.id ${brokerText} is not an integer ≥ 0`);
+  return { brokerId: brokerText === undefined ? undefined : Number(brokerText), storageId: storageId.toLowerCase() };
+}
+
+function writeMetaProperties(path: string, dataDir: string, { brokerId, storageId }: { brokerId: number | undefined; storageId: string }): void {
+  const lines = ['#Tributary data dir identity: do not edit or delete (a new storage.id means this disk was wiped)', 'version=1'];
+  if (brokerId !== undefined) lines.push(`broker.id=${brokerId}`);
+  lines.push(`storage.id=${storageId}`);
+  writeFileDurably(path, `${lines.join('\n')}\n`, dataDir);
 }
 
 /** What requests to an offline partition get: Kafka's storage error, naming the reason. */

@@ -9,6 +9,21 @@
  * restarts by `<offset>.snapshot` files (producer-snapshot.ts) taken on every roll and at close,
  * and rebuilt at load from the newest valid one plus a replay of the batches after it
  * (producer-replay.ts).
+ *
+ * Replication (reference/replication.md §5.5–5.6). A leader's appends carry its epoch, stamped
+ * into each batch and recorded in the folder's leader-epoch cache (leader-epoch-cache.ts) before
+ * the first batch of a new epoch is written; a follower appends the leader's bytes unchanged
+ * (`appendAsFollower`) and cuts its log back where it diverged (`truncateTo`,
+ * `truncateFullyAndStartAt`). Three ends, each at a batch boundary:
+ *
+ *   written end     one past the last batch in the file (the page cache): what followers read
+ *   flushed end     one past the last fsynced batch (the recovery point)
+ *   high watermark  what consumers read: the flushed end (or the written end with
+ *                   visible.on.append) in 'flushed' mode, today's and the default; in
+ *                   'replicated' mode only the replica manager moves it (`updateHighWatermark`)
+ *
+ * A truncation never cuts a batch in half, and never runs beside a flush: it waits for the one
+ * in progress, and flushes wait for it (it holds the flush slot while it fsyncs the cut).
  */
 import { mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { dirname, join } from 'node:path';
@@ -17,9 +32,21 @@ import type { Logger } from '../common/logger.js';
 import { TributaryError } from '../common/errors.js';
 import { KafkaProtocolError } from '../protocol/kafka-errors.js';
 import { validateProducerBatch } from '../protocol/batch-validation.js';
-import { setBaseOffset } from '../protocol/record-batch.js';
+import {
+  BATCH_LENGTH_OFFSET,
+  computeBatchCrc,
+  CURRENT_MAGIC,
+  LOG_OVERHEAD,
+  PARTITION_LEADER_EPOCH_OFFSET,
+  readBatchHeader,
+  RECORD_BATCH_OVERHEAD,
+  setBaseOffset,
+  TIMESTAMP_TYPE_FLAG,
+  type RecordBatchHeader,
+} from '../protocol/record-batch.js';
 import { readFully, verifyBatches } from './batch-scan.js';
 import { fsyncDirectoryAsync } from './durable-files.js';
+import { LeaderEpochCache } from './leader-epoch-cache.js';
 import type { LogConfig } from './log-config.js';
 import { firstRecordAtOrAfter, type RecordTime } from './record-timestamps.js';
 import { deleteSnapshot, listSnapshots, readSnapshot, writeSnapshot } from './producer-snapshot.js';
@@ -45,6 +72,33 @@ export interface AppendOptions {
   readonly waitForFlush?: boolean;
   /** The request may carry zstd (Produce v7+). */
   readonly allowZstd?: boolean;
+  /**
+   * A replicated partition's leader epoch: written into the batch's PartitionLeaderEpoch (outside
+   * the CRC), and recorded in the leader-epoch cache when newer than its latest. Absent: the batch
+   * is stored as the producer sent it, as for a partition that is not replicated.
+   */
+  readonly leaderEpoch?: number;
+}
+
+export interface ReadOptions {
+  /**
+   * How far a read may go: the high watermark (consumers; the default) or the written end (a
+   * follower's fetch: batches in the file, fsynced or not).
+   */
+  readonly upTo?: 'highWatermark' | 'written';
+}
+
+/**
+ * Who moves the high watermark: the log itself as it flushes ('flushed', a partition that is
+ * not replicated) or only the replica manager, through `updateHighWatermark` ('replicated').
+ */
+export type HighWatermarkMode = 'flushed' | 'replicated';
+
+/** The offsets of the batches a follower appended. */
+export interface FollowerAppendResult {
+  readonly batches: number;
+  readonly firstOffset: number;
+  readonly lastOffset: number;
 }
 
 /** Whole batches from one segment: `size` bytes of the segment file from `position`. */
@@ -82,12 +136,25 @@ export interface LogEvents {
   logStartOffsetChanged(log: PartitionLog): void;
   /** New records became readable (the fetch long-poll wakes on this). */
   highWatermarkAdvanced(log: PartitionLog): void;
+  /** The flushed end moved forward (a follower's next fetch may go; a leader's HW may move). */
+  flushed?(log: PartitionLog): void;
+  /** New batches reached the file (followers' fetch long-polls wake on this). */
+  appended?(log: PartitionLog): void;
 }
 
 interface Mark {
   readonly offset: number;
   readonly segment: LogSegment;
   readonly position: number;
+}
+
+/** A whole batch of a leader's records, checked, at `position` in the buffer. */
+interface FollowerBatch {
+  readonly position: number;
+  readonly size: number;
+  readonly header: RecordBatchHeader;
+  readonly baseOffset: number;
+  readonly lastOffset: number;
 }
 
 export interface LoadOptions {
@@ -112,6 +179,9 @@ export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
 
 const SEGMENT_FILE = /^(\d{20})\.log$/;
 
+/** Truncations remembered for `truncatedAway` (a waiter older than these is told its batch may be gone). */
+const CUTS_REMEMBERED = 64;
+
 /**
  * open: serving. closing: a clean stop is flushing it (no new appends). closed: stopped, files
  * kept. deleted: its topic is gone; queued appends were refused and its files are being removed.
@@ -123,6 +193,16 @@ export class PartitionLog {
   private baseOffsets: number[] = [];
   private highWatermarkMark!: Mark;
   private flushedMark!: Mark;
+  /** The end of the batches in the file; queued batches lie past it until `writePendingNow`. */
+  private writtenMark!: Mark;
+  private highWatermarkPolicy: HighWatermarkMode = 'flushed';
+  private epochCache!: LeaderEpochCache;
+  /**
+   * Truncations so far, and where the recent ones cut: an acks=−1 append waiting for its flush
+   * learns that its batch was cut away instead of waiting for offsets that now hold other data.
+   */
+  private truncations = 0;
+  private readonly cuts: { readonly generation: number; readonly end: number }[] = [];
   private unflushedSegments = new Set<LogSegment>();
   private unflushedRecords = 0;
   private firstUnflushedAt = 0;
@@ -170,6 +250,11 @@ export class PartitionLog {
     try {
       await log.loadSegments(options);
       log.loadProducerState();
+      // Epochs past what recovery kept (assigned just before a crash, or on becoming leader with
+      // nothing appended since) and before the log start are gone with their batches.
+      log.epochCache = LeaderEpochCache.load(log.directory, log.logger);
+      log.epochCache.truncateFromEnd(log.logEndOffset);
+      log.epochCache.truncateFromStart(log.logStartOffset);
     } catch (error) {
       // Whatever was opened before the failure is let go: an offline log holds no descriptors.
       for (const segment of log.segments) segment.abandon();
@@ -193,6 +278,24 @@ export class PartitionLog {
   /** Everything before this offset is fsynced. */
   get recoveryPoint(): number {
     return this.flushedMark.offset;
+  }
+
+  /** The same as `recoveryPoint`: one past the last fsynced batch. */
+  get flushedEndOffset(): number {
+    return this.flushedMark.offset;
+  }
+
+  /** One past the last batch in the file; batches queued for the next write are not counted. */
+  get writtenEndOffset(): number {
+    return this.writtenMark.offset;
+  }
+
+  get leaderEpochCache(): LeaderEpochCache {
+    return this.epochCache;
+  }
+
+  get highWatermarkMode(): HighWatermarkMode {
+    return this.highWatermarkPolicy;
   }
 
   get sizeInBytes(): number {
@@ -220,9 +323,15 @@ export class PartitionLog {
    * its predecessors left. A batch of an idempotent producer that repeats one of its last five is
    * a duplicate: nothing is appended, and it resolves with the original's offsets once the
    * original is as durable as this request asks.
+   *
+   * With `leaderEpoch` (a replicated partition's leader) the epoch is written into the batch's
+   * PartitionLeaderEpoch field, which the CRC does not cover, and a newer epoch is recorded in the
+   * leader-epoch cache (durably) before the batch is queued. An epoch older than the cache's latest
+   * is refused with NOT_LEADER_OR_FOLLOWER: a newer leader has written to this log since.
    */
-  async append(batch: Buffer, { waitForFlush = false, allowZstd = true }: AppendOptions = {}): Promise<AppendResult> {
+  async append(batch: Buffer, { waitForFlush = false, allowZstd = true, leaderEpoch }: AppendOptions = {}): Promise<AppendResult> {
     this.checkWritable();
+    if (leaderEpoch !== undefined) this.checkLeaderEpoch(leaderEpoch);
     const now = this.clock.now();
     const config = this.config;
     const validated = validateProducerBatch(batch, {
@@ -243,6 +352,12 @@ export class PartitionLog {
     }
     const segment = this.activeSegment;
     this.ensureFile(segment);
+    if (leaderEpoch !== undefined) {
+      // Recorded before the batch can reach the file: after a crash no batch has an epoch the cache lacks.
+      if (leaderEpoch > this.epochCache.latestEpoch()) this.assignEpoch(leaderEpoch, baseOffset);
+      batch.writeInt32BE(leaderEpoch, PARTITION_LEADER_EPOCH_OFFSET);
+    }
+    const generation = this.truncations;
     setBaseOffset(batch, BigInt(baseOffset));
     // The batch's MaxTimestamp as stored: the validator sets it to the records' maximum (or the append time).
     segment.append(batch, { baseOffset, lastOffset, maxTimestamp: validated.maxTimestamp }, this.config.indexIntervalBytes, now);
@@ -255,8 +370,37 @@ export class PartitionLog {
     if (this.unflushedRecords >= this.config.flushMessages) void this.flush().catch(() => {});
     await written;
     const result = { baseOffset, lastOffset, logStartOffset: this.logStartOffset, logAppendTime: validated.logAppendTime, duplicate: false };
-    if (waitForFlush) await this.flushUpTo(lastOffset + 1);
+    if (waitForFlush) await this.flushUpTo(lastOffset + 1, generation);
     return result;
+  }
+
+  /** A leader epoch must be an int32 ≥ 0 and not older than the newest this log has seen. */
+  private checkLeaderEpoch(leaderEpoch: number): void {
+    if (!Number.isInteger(leaderEpoch) || leaderEpoch < 0 || leaderEpoch > 0x7fffffff) {
+      throw new TributaryError({
+        code: 'LEADER_EPOCH_INVALID',
+        message: `leader epoch ${leaderEpoch} for log ${this.name} is not an int32 ≥ 0`,
+        details: { leaderEpoch },
+      });
+    }
+    const latest = this.epochCache.latestEpoch();
+    if (leaderEpoch < latest) {
+      throw new KafkaProtocolError(
+        'NOT_LEADER_OR_FOLLOWER',
+        `log ${this.name} has data of leader epoch ${latest}; an append as leader of epoch ${leaderEpoch} comes from a deposed leader`,
+        { details: { leaderEpoch, latestEpoch: latest } },
+      );
+    }
+  }
+
+  /** Records a new epoch in the cache; a failed write refuses the batch (nothing was queued yet). */
+  private assignEpoch(epoch: number, startOffset: number): void {
+    try {
+      this.epochCache.assign(epoch, startOffset);
+    } catch (error) {
+      this.logger.error({ err: error, epoch, startOffset }, 'could not record a leader epoch; the batch was not appended');
+      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not record leader epoch ${epoch} of log ${this.name}; the batch was not written`, { cause: error });
+    }
   }
 
   /**
@@ -265,8 +409,9 @@ export class PartitionLog {
    * fails, the original is gone (and forgotten by the producer state) and this answer fails with it.
    */
   private async answerDuplicate(original: ProducerBatch, waitForFlush: boolean): Promise<AppendResult> {
+    const generation = this.truncations;
     if (this.writeGroup !== undefined) await this.writeGroup.promise;
-    if (waitForFlush) await this.flushUpTo(original.lastOffset + 1);
+    if (waitForFlush) await this.flushUpTo(original.lastOffset + 1, generation);
     return {
       baseOffset: original.firstOffset,
       lastOffset: original.lastOffset,
@@ -312,15 +457,29 @@ export class PartitionLog {
     try {
       this.activeSegment.writePending();
     } catch (error) {
-      // The segment cut its file and offsets back; the producer state follows.
+      // The segment cut its file and offsets back; the producer state and the epochs follow.
       this.producers.forgetFrom(this.logEndOffset);
+      this.forgetEpochsFrom(this.logEndOffset);
       const failure = this.writeFailure(error);
       group?.reject(failure);
       throw failure;
     }
     this.producers.settleBelow(this.logEndOffset);
-    if (this.config.visibleOnAppend) this.advanceHighWatermark(this.endMark());
+    const written = this.endMark();
+    const advanced = written.offset > this.writtenMark.offset;
+    this.writtenMark = written;
+    if (this.config.visibleOnAppend) this.advanceHighWatermarkByPolicy(written);
     group?.resolve();
+    if (advanced) this.events.appended?.(this);
+  }
+
+  /** Epochs recorded for batches that never reached the file (best effort: load does it again). */
+  private forgetEpochsFrom(offset: number): void {
+    try {
+      this.epochCache.truncateFromEnd(offset);
+    } catch (error) {
+      this.logger.warn({ err: error, offset }, 'could not remove leader epochs of batches that were not written; the next start removes them');
+    }
   }
 
   /** Whether the flush policy wants a flush now: enough records waiting, or the oldest waiting long enough. */
@@ -366,7 +525,8 @@ export class PartitionLog {
         throw this.failure;
       }
       this.flushedMark = target;
-      this.advanceHighWatermark(target);
+      this.advanceHighWatermarkByPolicy(target);
+      this.events.flushed?.(this);
     })();
     this.flushing = run.finally(() => {
       this.flushing = undefined;
@@ -412,25 +572,117 @@ export class PartitionLog {
     }
   }
 
-  private advanceHighWatermark(mark: Mark): void {
-    if (mark.offset <= this.highWatermarkMark.offset) return;
+  private advanceHighWatermark(mark: Mark): boolean {
+    if (mark.offset <= this.highWatermarkMark.offset) return false;
     this.highWatermarkMark = mark;
     this.events.highWatermarkAdvanced(this);
+    return true;
   }
 
-  private async flushUpTo(offset: number): Promise<void> {
-    while (this.flushedMark.offset < offset) {
+  /** A flush or a write moved an end: the high watermark follows in 'flushed' mode only. */
+  private advanceHighWatermarkByPolicy(mark: Mark): void {
+    if (this.highWatermarkPolicy === 'flushed') this.advanceHighWatermark(mark);
+  }
+
+  /**
+   * Waits until everything before `offset` is fsynced. The batch was numbered at truncation
+   * `generation`; if a truncation since cut it away, its offsets may now hold other batches, so
+   * the wait fails (NOT_LEADER_OR_FOLLOWER: the log became a follower's) instead of answering for them.
+   */
+  private async flushUpTo(offset: number, generation: number): Promise<void> {
+    for (;;) {
+      if (this.truncatedAway(generation, offset - 1)) {
+        throw new KafkaProtocolError('NOT_LEADER_OR_FOLLOWER', `the records up to offset ${offset - 1} of log ${this.name} were truncated (a leader change) before they were flushed`, {
+          details: { offset: offset - 1 },
+        });
+      }
+      if (this.flushedMark.offset >= offset) return;
       this.checkWritable();
       await this.flush();
     }
   }
 
+  /** Whether a truncation since `generation` removed the offset `lastOffset` (unsure = yes). */
+  private truncatedAway(generation: number, lastOffset: number): boolean {
+    if (generation === this.truncations) return false;
+    const oldest = this.cuts[0];
+    if (oldest === undefined || oldest.generation > generation + 1) return true;
+    return this.cuts.some((cut) => cut.generation > generation && cut.end <= lastOffset);
+  }
+
+  private recordCut(end: number): void {
+    this.truncations += 1;
+    this.cuts.push({ generation: this.truncations, end });
+    if (this.cuts.length > CUTS_REMEMBERED) this.cuts.shift();
+  }
+
+  /** Chooses who moves the high watermark (see HighWatermarkMode); back to 'flushed', it catches up at once. */
+  setHighWatermarkMode(mode: HighWatermarkMode): void {
+    if (mode === this.highWatermarkPolicy) return;
+    this.highWatermarkPolicy = mode;
+    if (mode === 'flushed') this.advanceHighWatermark(this.config.visibleOnAppend ? this.writtenMark : this.flushedMark);
+  }
+
+  /**
+   * Moves the high watermark forward to `offset` (the replica manager, in 'replicated' mode):
+   * never past the written end, and an offset inside a batch counts from that batch's start
+   * (a consumer is never sent part of a batch). Returns whether it moved; fires
+   * highWatermarkAdvanced when it did. Never moves it back.
+   */
+  updateHighWatermark(offset: number): boolean {
+    if (this.state === 'closed' || this.state === 'deleted') return false;
+    const target = Math.min(offset, this.writtenMark.offset);
+    if (target <= this.highWatermarkMark.offset) return false;
+    return this.advanceHighWatermark(this.markAt(target));
+  }
+
+  /**
+   * Sets the high watermark to `offset`, backwards too (a replica starting from its checkpointed
+   * high watermark), within [log start, written end] and rounded down to a batch start. Returns
+   * the new high watermark; fires highWatermarkAdvanced if it moved forward.
+   */
+  resetHighWatermark(offset: number): number {
+    this.checkReadable();
+    const target = Math.max(this.logStartOffset, Math.min(offset, this.writtenMark.offset));
+    const mark = this.markAt(target);
+    const before = this.highWatermarkMark.offset;
+    this.highWatermarkMark = mark;
+    if (mark.offset > before) this.events.highWatermarkAdvanced(this);
+    return mark.offset;
+  }
+
+  /**
+   * The mark of the batch boundary at or below `offset`: the start of the batch holding it, or
+   * the written end. Offsets below the first segment give its start.
+   */
+  private markAt(offset: number): Mark {
+    const written = this.writtenMark;
+    if (offset >= written.offset) return written;
+    for (const known of [this.highWatermarkMark, this.flushedMark]) {
+      if (known.offset === offset && !known.segment.isClosed) return known;
+    }
+    const segment = this.segments[this.segmentIndexFor(offset)];
+    if (segment === undefined) throw new Error(`log ${this.name} has no segment`);
+    if (offset <= segment.baseOffset) return { offset: segment.baseOffset, segment, position: 0 };
+    const batch = segment.findBatch(offset, segment === written.segment ? written.position : segment.size);
+    if (batch === undefined) {
+      throw new TributaryError({
+        code: 'LOG_INCONSISTENT',
+        message: `log ${this.name}: no batch holds offset ${offset} in segment ${segment.baseOffset}, which ends at ${segment.nextOffset}`,
+        details: { offset, segment: segment.baseOffset },
+      });
+    }
+    return { offset: batch.baseOffset, segment, position: batch.position };
+  }
+
   /**
    * Whole batches from the one holding `offset`, up to the high watermark and `maxBytes`; the
    * first batch comes whole even when larger. Offsets before the log start or after its end are
-   * OFFSET_OUT_OF_RANGE; offsets at or after the high watermark read nothing.
+   * OFFSET_OUT_OF_RANGE; offsets at or after the high watermark read nothing. With
+   * `upTo: 'written'` (a follower's fetch) the limit is the written end instead: offsets from it
+   * to the log end (batches queued for the next write) read nothing.
    */
-  async read(offset: number, maxBytes: number): Promise<ReadResult> {
+  async read(offset: number, maxBytes: number, options: ReadOptions = {}): Promise<ReadResult> {
     this.checkReadable();
     const bounds = { highWatermark: this.highWatermark, logStartOffset: this.logStartOffset, logEndOffset: this.logEndOffset };
     if (offset < this.logStartOffset || offset > this.logEndOffset) {
@@ -440,13 +692,14 @@ export class PartitionLog {
         { details: { offset, ...bounds } },
       );
     }
-    const hw = this.highWatermarkMark;
-    if (offset >= hw.offset) return { slice: undefined, ...bounds };
+    // A follower reads what is in the file; a consumer what is visible.
+    const end = options.upTo === 'written' ? this.writtenMark : this.highWatermarkMark;
+    if (offset >= end.offset) return { slice: undefined, ...bounds };
     for (let index = this.segmentIndexFor(offset); index < this.segments.length; index += 1) {
       const segment = this.segments[index];
-      if (segment === undefined || segment.baseOffset >= hw.offset) break;
-      const atHighWatermark = segment === hw.segment;
-      const range = segment.readRange(offset, atHighWatermark ? hw.position : segment.size, maxBytes, atHighWatermark ? hw.offset : undefined);
+      if (segment === undefined || segment.baseOffset >= end.offset) break;
+      const atEnd = segment === end.segment;
+      const range = segment.readRange(offset, atEnd ? end.position : segment.size, maxBytes, atEnd ? end.offset : undefined);
       if (range === undefined) continue;
       return { slice: this.slice(segment, range.position, range.size, range.firstBatchOffset, range.cached), ...bounds };
     }
@@ -518,8 +771,319 @@ export class PartitionLog {
     // Producers whose batches are all gone are unknown again (any sequence is accepted), as in Kafka.
     this.producers.removeBefore(this.logStartOffset);
     this.deleteSnapshots((offset) => offset < this.logStartOffset);
+    try {
+      this.epochCache.truncateFromStart(this.logStartOffset);
+    } catch (error) {
+      // Epochs left before the log start only make OffsetForLeaderEpoch answer offsets no longer held.
+      this.logger.warn({ err: error, logStartOffset: this.logStartOffset }, 'could not move the leader epochs to the new log start; the next start does');
+    }
     this.logger.info({ segments: removed.map((s) => s.baseOffset), logStartOffset: this.logStartOffset }, 'retention deleted segments');
     return deletable;
+  }
+
+  // ---- replication: follower appends and truncation --------------------------------------
+
+  /**
+   * Appends what a leader's Fetch response carried for this partition: RecordBatch v2 batches
+   * back to back, possibly ending in a partial batch (the leader's size limit cut it), which is
+   * ignored — the next fetch brings it whole. Every whole batch is checked first (magic, length,
+   * CRC-32C, counts, offsets following on from the log end without gap or overlap); one failure
+   * refuses them all with a TributaryError (REPLICA_BATCH_INVALID or REPLICA_OFFSET_MISMATCH,
+   * not retriable) and changes nothing.
+   *
+   * The bytes are stored unchanged: the leader numbered them, stamped its epoch and set their
+   * timestamps. Segments roll as for `append`; producer state follows each batch as replay does
+   * (no sequence checks: the leader made them), so this replica answers duplicates as the leader
+   * would once it leads. A batch whose PartitionLeaderEpoch is newer than the cache's latest has
+   * it recorded (durably) before the batch is written. Resolves once the bytes are in the file;
+   * the caller flushes (`flush`) before its next fetch. Undefined when no whole batch came.
+   *
+   * A write failure after some batches were written leaves those (whole, contiguous) in the log
+   * and throws KAFKA_STORAGE_ERROR: the next fetch starts at the new log end.
+   */
+  async appendAsFollower(records: Buffer): Promise<FollowerAppendResult | undefined> {
+    this.checkWritable();
+    const batches = this.checkFollowerBatches(records);
+    const first = batches[0];
+    const last = batches[batches.length - 1];
+    if (first === undefined || last === undefined) return undefined;
+    const now = this.clock.now();
+    try {
+      for (const batch of batches) {
+        const { header } = batch;
+        this.maybeRoll(batch.size, header.recordsCount, now);
+        const segment = this.activeSegment;
+        this.ensureFile(segment);
+        if (header.partitionLeaderEpoch > this.epochCache.latestEpoch()) this.assignEpoch(header.partitionLeaderEpoch, batch.baseOffset);
+        const bytes = records.subarray(batch.position, batch.position + batch.size);
+        segment.append(bytes, { baseOffset: batch.baseOffset, lastOffset: batch.lastOffset, maxTimestamp: header.maxTimestamp }, this.config.indexIntervalBytes, now);
+        const logAppendTime = (header.attributes & TIMESTAMP_TYPE_FLAG) !== 0 ? header.maxTimestamp : -1n;
+        this.producers.record(header, { firstOffset: batch.baseOffset, maxTimestamp: header.maxTimestamp, logAppendTime, appendedAt: now });
+        if (this.unflushedRecords === 0) this.firstUnflushedAt = now;
+        this.unflushedRecords += header.recordsCount;
+        this.unflushedSegments.add(segment);
+      }
+    } finally {
+      // Written in this call, not after this turn: `records` is the caller's buffer, and the
+      // bytes queued so far are valid whatever stopped the loop.
+      this.writePendingNow();
+    }
+    return { batches: batches.length, firstOffset: first.baseOffset, lastOffset: last.lastOffset };
+  }
+
+  /** The whole batches of a leader's records, checked (see `appendAsFollower`); throws on the first bad one. */
+  private checkFollowerBatches(records: Buffer): FollowerBatch[] {
+    const largest = this.largestBatchBytes();
+    const batches: FollowerBatch[] = [];
+    let expected = this.logEndOffset;
+    let position = 0;
+    while (records.length - position >= LOG_OVERHEAD) {
+      const at = position;
+      const index = batches.length;
+      const refuse = (code: 'REPLICA_BATCH_INVALID' | 'REPLICA_OFFSET_MISMATCH', why: string, details: Record<string, unknown> = {}): TributaryError =>
+        new TributaryError({
+          code,
+          message: `batch ${index} (at byte ${at}) replicated to log ${this.name} ${why}; nothing was appended`,
+          details: { topic: this.topic, partition: this.partition, batch: index, position: at, logEndOffset: this.logEndOffset, ...details },
+        });
+      const size = records.readInt32BE(at + BATCH_LENGTH_OFFSET) + LOG_OVERHEAD;
+      if (size < RECORD_BATCH_OVERHEAD || size > largest) {
+        throw refuse('REPLICA_BATCH_INVALID', `declares ${size} bytes, outside ${RECORD_BATCH_OVERHEAD} to ${largest}`, { size });
+      }
+      // The leader's response stopped inside this batch: the next fetch brings it whole.
+      if (at + size > records.length) break;
+      const header = readBatchHeader(records, at);
+      if (header.magic !== CURRENT_MAGIC) throw refuse('REPLICA_BATCH_INVALID', `has magic ${header.magic}, not ${CURRENT_MAGIC}`, { magic: header.magic });
+      const crc = computeBatchCrc(records, at, size);
+      if (crc !== header.crc) throw refuse('REPLICA_BATCH_INVALID', `fails its CRC-32C (stored ${header.crc}, computed ${crc})`, { storedCrc: header.crc, computedCrc: crc });
+      if (header.recordsCount <= 0 || header.lastOffsetDelta !== header.recordsCount - 1) {
+        throw refuse('REPLICA_BATCH_INVALID', `holds ${header.recordsCount} records with last offset delta ${header.lastOffsetDelta}`, {
+          recordsCount: header.recordsCount,
+          lastOffsetDelta: header.lastOffsetDelta,
+        });
+      }
+      const baseOffset = Number(header.baseOffset);
+      if (baseOffset !== expected) {
+        throw refuse('REPLICA_OFFSET_MISMATCH', `starts at offset ${header.baseOffset} where ${expected} was expected (${index === 0 ? 'the log end' : 'the end of the batch before'})`, {
+          baseOffset: String(header.baseOffset),
+          expected,
+        });
+      }
+      const lastOffset = baseOffset + header.lastOffsetDelta;
+      if (lastOffset >= Number.MAX_SAFE_INTEGER) throw refuse('REPLICA_BATCH_INVALID', `ends at offset ${lastOffset}, past the largest offset this broker can hold`);
+      batches.push({ position: at, size, header, baseOffset, lastOffset });
+      expected = lastOffset + 1;
+      position = at + size;
+    }
+    return batches;
+  }
+
+  /** The largest batch any topic setting allows: what recovery accepts, and so what a follower may store. */
+  private largestBatchBytes(): number {
+    return Math.max(this.config.maxMessageBytes, 1_048_588);
+  }
+
+  /**
+   * A follower's truncation (reference/replication.md §5.6): cuts the log so it ends at or below
+   * `offset`, never inside a batch — the new end is the base offset of the first batch whose last
+   * offset is ≥ `offset`. At or past the log end nothing is cut (only leader epochs starting at
+   * the log end, which no batch has, are removed); at or below the log start the log is emptied
+   * and starts afresh there (`truncateFullyAndStartAt(logStartOffset)`).
+   *
+   * Waits for a flush (or another truncation) in progress and for snapshot writes, then in one
+   * synchronous step: refuses the appends queued for the next write (NOT_LEADER_OR_FOLLOWER;
+   * a leader becoming follower), deletes later segments, cuts the file, rebuilds the cut
+   * segment's offsets and index, pulls the written and flushed ends and the high watermark back
+   * to the new end, rebuilds producer state (newest snapshot at or below the new end, deleting
+   * later ones, plus replay) and removes leader epochs from the new end. Then it fsyncs the cut
+   * file and the folder, holding the flush slot (flushes wait). Resolves with the end it cut to.
+   *
+   * Readers: a slice of a deleted segment stays readable (it holds the descriptor); a slice of
+   * the cut segment that reached past the cut reads short (the Fetch writer then fails that
+   * response rather than frame it wrong) or, once new batches are appended, may end in bytes of
+   * them. Consumers never read above the high watermark, which a replica never holds above what
+   * its leader committed, and followers fetch only from leaders, which do not truncate: a cut
+   * under a reader is not expected, only made harmless.
+   */
+  async truncateTo(offset: number): Promise<number> {
+    this.checkOffsetArgument(offset, 'truncate to');
+    for (let busy = this.busyForTruncation(); busy !== undefined; busy = this.busyForTruncation()) await busy;
+    // From here to the fsync nothing awaits: no append, flush or read runs inside the cut.
+    this.cancelPendingWrites(this.truncatingError());
+    const previousEnd = this.logEndOffset;
+    if (offset >= previousEnd) {
+      try {
+        this.epochCache.truncateFromEnd(previousEnd);
+      } catch (error) {
+        throw this.truncationFailure(error);
+      }
+      return previousEnd;
+    }
+    if (offset <= this.logStartOffset) {
+      await this.startAfresh(this.logStartOffset, offset);
+      return this.logEndOffset;
+    }
+    const index = this.segmentIndexFor(offset);
+    const segment = this.segments[index];
+    if (segment === undefined) throw new Error(`log ${this.name} has no segment`);
+    const holding = segment.findBatch(offset, segment.size);
+    const cutPosition = holding?.position ?? segment.size;
+    const newEnd = holding?.baseOffset ?? segment.nextOffset;
+    if (newEnd <= this.logStartOffset) {
+      await this.startAfresh(this.logStartOffset, offset);
+      return this.logEndOffset;
+    }
+    const removed = this.segments.splice(index + 1);
+    this.baseOffsets.splice(index + 1);
+    let bytesCut = segment.size - cutPosition;
+    const toSync = new Set(this.unflushedSegments);
+    toSync.add(segment);
+    this.unflushedSegments.clear();
+    this.unflushedRecords = 0;
+    try {
+      for (const later of removed) {
+        bytesCut += later.size;
+        toSync.delete(later);
+        later.delete();
+      }
+      if (cutPosition < segment.size) segment.truncateTo(cutPosition);
+      // Truncation is rare: the cut segment's offsets, timestamps and index are rebuilt from its batches.
+      segment.resetForRebuild();
+      if (segment.hasFile) {
+        segment.loadTail(this.config.indexIntervalBytes);
+        segment.index.rewriteFiles();
+      }
+      if (segment.nextOffset !== newEnd) throw new Error(`segment ${segment.baseOffset} ends at ${segment.nextOffset} after the cut, not ${newEnd}`);
+      const end = this.endMark();
+      this.writtenMark = end;
+      if (this.flushedMark.offset >= newEnd) this.flushedMark = end;
+      if (this.highWatermarkMark.offset >= newEnd) this.highWatermarkMark = end;
+      this.recordCut(newEnd);
+      this.rebuildProducerState();
+      this.epochCache.truncateFromEnd(newEnd);
+    } catch (error) {
+      throw this.truncationFailure(error);
+    }
+    this.logger.info(
+      { requested: offset, logEndOffset: newEnd, previousLogEndOffset: previousEnd, segmentsDeleted: removed.map((later) => later.baseOffset), bytesTruncated: bytesCut },
+      'truncated the log (follower)',
+    );
+    await this.syncTruncation([...toSync], this.endMark());
+    return newEnd;
+  }
+
+  /**
+   * Deletes every segment, snapshot and leader epoch and starts an empty log at `offset` (log
+   * start = high watermark = log end): a follower too far behind its leader's log start, or a
+   * replica re-replicated from nothing. Queued appends are refused, as in `truncateTo`. Resolves
+   * once the deletions are durable and the new log start has been reported (logStartOffsetChanged).
+   */
+  async truncateFullyAndStartAt(offset: number): Promise<void> {
+    this.checkOffsetArgument(offset, 'start afresh at');
+    for (let busy = this.busyForTruncation(); busy !== undefined; busy = this.busyForTruncation()) await busy;
+    this.cancelPendingWrites(this.truncatingError());
+    await this.startAfresh(offset, offset);
+  }
+
+  /** What a truncation must wait for: a flush or truncation under way, or snapshot writes (which could land a snapshot it deleted). */
+  private busyForTruncation(): Promise<unknown> | undefined {
+    this.checkWritable();
+    if (this.flushing !== undefined) return this.flushing.catch(() => undefined);
+    if (this.snapshotWrites.size > 0) return this.whenSnapshotsWritten();
+    return undefined;
+  }
+
+  /** The synchronous part of `truncateFullyAndStartAt`, then its fsync (see there). */
+  private startAfresh(offset: number, requested: number): Promise<void> {
+    const previous = { logStartOffset: this.logStartOffset, logEndOffset: this.logEndOffset, segments: this.baseOffsets.slice() };
+    const highWatermark = this.highWatermark;
+    try {
+      const doomed = this.segments;
+      this.segments = [];
+      this.baseOffsets = [];
+      this.unflushedSegments.clear();
+      this.unflushedRecords = 0;
+      this.addSegment(LogSegment.create(this.directory, offset, this.clock.now()));
+      this.logStartOffset = offset;
+      const start = this.endMark();
+      this.writtenMark = start;
+      this.flushedMark = start;
+      this.highWatermarkMark = start;
+      this.recordCut(-1);
+      for (const segment of doomed) segment.delete();
+      this.producers.load([]);
+      this.lastSnapshot = { offset: -1, changes: -1 };
+      for (const snapshot of listSnapshots(this.directory)) deleteSnapshot(this.directory, snapshot);
+      this.epochCache.clear();
+    } catch (error) {
+      throw this.truncationFailure(error);
+    }
+    this.logger.info({ requested, logStartOffset: offset, previous }, 'emptied the log and started it afresh (follower)');
+    if (offset > highWatermark) this.events.highWatermarkAdvanced(this);
+    const run = (async () => {
+      try {
+        await fsyncDirectoryAsync(this.directory);
+      } catch (error) {
+        throw this.truncationFailure(error);
+      }
+      // Only once the deletions are durable: a start checkpoint past resurrected files would keep them.
+      this.events.logStartOffsetChanged(this);
+    })();
+    this.flushing = run.finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  /** fsyncs a truncation (the cut file, files with unflushed batches, the folder), holding the flush slot; then the flushed end is `end`. */
+  private syncTruncation(segments: readonly LogSegment[], end: Mark): Promise<void> {
+    const run = (async () => {
+      try {
+        for (const segment of segments) await segment.flush();
+        await fsyncDirectoryAsync(this.directory);
+      } catch (error) {
+        throw this.truncationFailure(error);
+      }
+      if (end.offset > this.flushedMark.offset) {
+        this.flushedMark = end;
+        this.advanceHighWatermarkByPolicy(end);
+        this.events.flushed?.(this);
+      }
+    })();
+    this.flushing = run.finally(() => {
+      this.flushing = undefined;
+    });
+    return this.flushing;
+  }
+
+  /** Producer state for the log as it now is: from nothing, the newest snapshot at or below the end, then replay. */
+  private rebuildProducerState(): void {
+    const end = this.logEndOffset;
+    // Strict, unlike load: a snapshot of the cut suffix left behind would be loaded once the log grows past it again.
+    for (const snapshot of listSnapshots(this.directory)) if (snapshot > end) deleteSnapshot(this.directory, snapshot);
+    this.producers.load([]);
+    this.lastSnapshot = { offset: -1, changes: -1 };
+    this.loadProducerState();
+  }
+
+  /** A truncation that failed halfway leaves the log in no known state: offline until restart and recovery. */
+  private truncationFailure(error: unknown): KafkaProtocolError {
+    if (this.state === 'deleted') return this.unavailableError();
+    if (error instanceof KafkaProtocolError && error === this.failure) return error;
+    const failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `truncating log ${this.name} failed; the log is offline until restart and recovery`, { cause: error });
+    this.failure = failure;
+    this.logger.error({ err: error }, 'truncation failed; taking the log offline');
+    return failure;
+  }
+
+  private truncatingError(): KafkaProtocolError {
+    return new KafkaProtocolError('NOT_LEADER_OR_FOLLOWER', `log ${this.name} is being truncated to follow a new leader; the batch was not written`);
+  }
+
+  private checkOffsetArgument(offset: number, what: string): void {
+    if (!Number.isSafeInteger(offset) || offset < 0) {
+      throw new TributaryError({ code: 'OFFSET_INVALID', message: `cannot ${what} offset ${offset} of log ${this.name}: offsets are integers ≥ 0`, details: { offset } });
+    }
   }
 
   /** Flushes and closes the files (a clean stop). New appends are refused from the start. */
@@ -617,14 +1181,14 @@ export class PartitionLog {
     this.cancelPendingWrites();
   }
 
-  /** Refuses the batches queued for the next write (the log is closing or deleted under them). */
-  private cancelPendingWrites(): void {
+  /** Refuses the batches queued for the next write (the log is closing, deleted or truncated under them). */
+  private cancelPendingWrites(error: KafkaProtocolError = this.unavailableError()): void {
     const group = this.writeGroup;
     this.writeGroup = undefined;
     // Only the active segment ever holds queued batches: a roll writes the old one's first.
     this.segments[this.segments.length - 1]?.discardPending();
     if (this.segments.length > 0) this.producers.forgetFrom(this.logEndOffset);
-    group?.reject(this.unavailableError());
+    group?.reject(error);
   }
 
   private checkWritable(): void {
@@ -788,6 +1352,7 @@ export class PartitionLog {
       );
     }
     this.flushedMark = this.endMark();
+    this.writtenMark = this.flushedMark;
     this.highWatermarkMark = this.flushedMark;
   }
 
@@ -857,7 +1422,7 @@ export class PartitionLog {
   private async recoverSegment(segment: LogSegment): Promise<boolean> {
     segment.resetForRebuild();
     // Batches up to the largest size any topic setting allows were valid when written.
-    const largestBatch = Math.max(this.config.maxMessageBytes, 1_048_588);
+    const largestBatch = this.largestBatchBytes();
     const scan = await verifyBatches(
       segment.fd, 0, segment.size, segment.baseOffset, largestBatch,
       (batch) => segment.track(batch, this.config.indexIntervalBytes),
