@@ -167,6 +167,8 @@ export interface CompareOptions {
  * falls on a batch boundary and every replica in the ISR holds the batches that start below it.
  */
 export function compareReplicas(replicas: readonly ReplicaLocation[], topic: string, partition: number, highWatermark: number, options: CompareOptions = {}): ReplicaComparison {
+  // Nothing to compare would pass vacuously: a caller that found no replicas has a bug to see.
+  if (replicas.length === 0) throw new Error(`${topic}-${partition}: no replicas given to compare`);
   const byteIdentical = options.byteIdentical ?? true;
   const problems: ReplicaProblem[] = [];
   const logs = replicas.map((replica) => ({ replica, log: readReplicaLog(replica.dataDir, topic, partition) }));

@@ -178,14 +178,15 @@ export class ReplicatedCluster {
     return found;
   }
 
+  /** What the harness did to the broker last; 'stopped' too when its process ended by itself (a crash). */
   state(id: number): BrokerState {
-    this.broker(id);
-    return this.states.get(id) ?? 'stopped';
+    const broker = this.broker(id);
+    return broker.daemon.hasExited() ? 'stopped' : (this.states.get(id) ?? 'stopped');
   }
 
   /** Brokers that are running and not paused: the ones that can answer. */
   liveBrokerIds(): number[] {
-    return this.brokerIds.filter((id) => this.states.get(id) === 'running');
+    return this.brokerIds.filter((id) => this.state(id) === 'running');
   }
 
   /** `host:port` of every broker, for clients: they find the live ones. */
@@ -206,7 +207,7 @@ export class ReplicatedCluster {
   /** SIGTERM (a paused broker is resumed first, or it could not act on it); resolves with the exit code. */
   async stop(id: number): Promise<number | string> {
     const broker = this.broker(id);
-    if (this.states.get(id) === 'paused') broker.daemon.signal('SIGCONT');
+    if (this.state(id) === 'paused') broker.daemon.signal('SIGCONT');
     const code = await broker.stop();
     this.states.set(id, 'stopped');
     return code;
@@ -448,12 +449,17 @@ export class ReplicatedCluster {
 
   /**
    * I6 for one partition: the replica files of its ISR (leader first), compared batch by batch
-   * below the high watermark. Both come from the cluster now unless given.
+   * below the high watermark. The ISR is ZooKeeper's (the partition's state znode) when it has
+   * one, else a broker's Metadata; the high watermark is the leader's. Both can be given instead.
    */
   async checkReplicaFiles(topic: string, partition: number, options: { readonly highWatermark?: number; readonly isr?: readonly number[]; readonly byteIdentical?: boolean } = {}): Promise<ReplicaComparison> {
-    const state = options.isr === undefined ? await this.partitionState(topic, partition) : undefined;
-    const isr = options.isr ?? state?.isr ?? [];
-    const leader = state?.leader ?? -1;
+    const stored = options.isr === undefined ? await this.zookeeperPartitionState(topic, partition).catch(() => undefined) : undefined;
+    const usable = stored !== undefined && stored.isr.length > 0 ? stored : undefined;
+    const described = options.isr === undefined && usable === undefined ? await this.partitionState(topic, partition) : undefined;
+    const isr = options.isr ?? usable?.isr ?? described?.isr ?? [];
+    const leader = usable?.leader ?? described?.leader ?? -1;
+    // An empty list would compare nothing and pass: that is a failure to find the ISR, not I6 holding.
+    if (isr.length === 0) throw new Error(`${topic}-${partition}: no ISR to compare (ZooKeeper: ${JSON.stringify(stored)}; metadata: ${JSON.stringify(described)})`);
     const ordered = [...isr].sort((a, b) => Number(b === leader) - Number(a === leader));
     const highWatermark = options.highWatermark ?? (await this.highWatermark(topic, partition));
     const replicas = ordered.map((brokerId) => ({ brokerId, dataDir: this.dataDir(brokerId) }));
@@ -473,6 +479,20 @@ export class ReplicatedCluster {
   async zookeeperJson(path: string): Promise<unknown> {
     const node = await (await this.zookeeper()).get(path);
     return node === undefined ? undefined : (JSON.parse(node.data.toString('utf8')) as unknown);
+  }
+
+  /**
+   * The partition's state znode, `/brokers/topics/<topic>/partitions/<partition>/state`:
+   * `{"leader":L,"leader_epoch":E,"isr":[…],"controller_epoch":C}`; undefined when there is none.
+   */
+  async zookeeperPartitionState(topic: string, partition: number): Promise<{ readonly leader: number; readonly leaderEpoch: number; readonly isr: readonly number[]; readonly controllerEpoch: number } | undefined> {
+    const state = (await this.zookeeperJson(`/brokers/topics/${topic}/partitions/${partition}/state`)) as
+      | { leader?: unknown; leader_epoch?: unknown; isr?: unknown; controller_epoch?: unknown }
+      | undefined;
+    if (state === undefined) return undefined;
+    const isr = Array.isArray(state.isr) ? state.isr.filter((id): id is number => typeof id === 'number') : [];
+    const number = (value: unknown): number => (typeof value === 'number' ? value : -1);
+    return { leader: number(state.leader), leaderEpoch: number(state.leader_epoch), isr, controllerEpoch: number(state.controller_epoch) };
   }
 
   /** The controller's broker id (`/controller`) and the controller epoch (`/controller_epoch`); undefined parts when absent. */
@@ -589,9 +609,13 @@ export interface WorkloadOptions {
   readonly ratePerSecond?: number;
   /** Default false. */
   readonly idempotent?: boolean;
-  /** Default −1. */
+  /** Default −1. With 1, losses on failover are allowed (the checker counts them apart). */
   readonly acks?: -1 | 1;
-  /** Producer retries per batch; default 30 (with backoff up to 1 s: rides out a failover). */
+  /**
+   * Producer retries per batch; default 30 (with backoff up to 1 s: rides out a failover). A
+   * failure after retries is recorded as unknown (an earlier attempt may have stored the record);
+   * to see refusals such as NOT_ENOUGH_REPLICAS as sure failures, use 0 (and idempotent false).
+   */
   readonly retries?: number;
   /** How long the broker may take to answer a Produce; default 10 s. */
   readonly requestTimeoutMs?: number;
@@ -737,7 +761,7 @@ export class Workload {
       const drained = Promise.allSettled([...this.inFlight]);
       await Promise.race([drained, sleep(options.drainTimeoutMs ?? 60_000)]);
       for (const [value, pending] of this.pending) {
-        this.sends.push({ partition: pending.partition, value, idempotent: this.producer.idempotent, outcome: { type: 'unknown', error: 'NO_ANSWER_BEFORE_STOP' }, time: pending.time });
+        this.sends.push({ partition: pending.partition, value, idempotent: this.producer.idempotent, acks: this.producer.acks, outcome: { type: 'unknown', error: 'NO_ANSWER_BEFORE_STOP' }, time: pending.time });
       }
       this.pending.clear();
       // close() delivers what is left, which can take all the retries: closing the cluster client
@@ -795,7 +819,7 @@ export class Workload {
     const record = (outcome: SendOutcome): void => {
       // Recorded as unknown already if the workload stopped waiting for it.
       if (!this.pending.delete(value)) return;
-      this.sends.push({ partition, value, idempotent: this.producer.idempotent, outcome, time });
+      this.sends.push({ partition, value, idempotent: this.producer.idempotent, acks: this.producer.acks, outcome, time });
     };
     const sent = this.producer.send(this.topic, [{ partition, value: encodeValue(value) }]).then(
       ([metadata]) => {

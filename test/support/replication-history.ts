@@ -31,6 +31,12 @@ export interface SendRecord {
   readonly value: number;
   /** Whether the producer deduplicated retries; only then is a duplicate of this value an error. */
   readonly idempotent: boolean;
+  /**
+   * The producer's acks; absent means −1. Only an acks=−1 acknowledgement promises anything: an
+   * acks=1 record may be lost, and its offset reused, on failover (replication.md §5.1 G4), so
+   * its acknowledgement counts as evidence neither for I1 nor for I2.
+   */
+  readonly acks?: -1 | 0 | 1;
   readonly outcome: SendOutcome;
   /** Milliseconds since the epoch when the send was made, for reports only. */
   readonly time?: number;
@@ -202,6 +208,8 @@ export interface HistorySummary {
   readonly lost: number;
   /** … of which this many are nowhere in the final read. */
   readonly unseen: number;
+  /** Sends acknowledged with acks 1 or 0 that are not where they were acknowledged (allowed). */
+  readonly lostWithoutAllAcks: number;
   /** Values stored at more than one offset, and the extra copies (a value stored 3 times counts 2). */
   readonly duplicatedValues: number;
   readonly extraCopies: number;
@@ -222,13 +230,22 @@ export interface HistorySummary {
   readonly violations: number;
 }
 
+export type LostFinding = Extract<Violation, { kind: 'lost' }>;
+
 export interface CheckResult {
   /** No violation. */
   readonly ok: boolean;
   readonly violations: readonly Violation[];
   /** Duplicates from producers without idempotence: at-least-once delivery allows them, so they are counted, not failed. */
   readonly toleratedDuplicates: readonly DuplicateFinding[];
+  /** Records acknowledged with acks 1 or 0 and not where they were acknowledged: allowed on failover, so counted, not failed. */
+  readonly toleratedLosses: readonly LostFinding[];
   readonly summary: HistorySummary;
+}
+
+/** Whether an acknowledgement of this send promises the record survives (acks=−1). */
+export function acknowledgedByAll(send: SendRecord): boolean {
+  return (send.acks ?? -1) === -1;
 }
 
 const FINAL: Source = 'final read';
@@ -242,7 +259,9 @@ export function checkReplicationHistory(history: ReplicationHistory): CheckResul
   validateHistory(history);
   const log = indexFinalRead(history.finalRead);
   const sends = indexSends(history.sends);
-  const lost = checkLost(history.sends, log);
+  const strong = history.sends.filter(acknowledgedByAll);
+  const lost = checkLost(strong, log);
+  const toleratedLosses = history.sends.length === strong.length ? [] : checkLost(history.sends.filter((send) => !acknowledgedByAll(send)), log).filter((finding): finding is LostFinding => finding.kind === 'lost');
   const inconsistent = checkInconsistentOffsets(history, log);
   const vanished = checkVanishedPolls(history.polls, log);
   const duplicates = checkDuplicates(log, sends);
@@ -265,6 +284,7 @@ export function checkReplicationHistory(history: ReplicationHistory): CheckResul
     ...outcomes,
     lost: count('lost'),
     unseen: lost.filter((violation) => violation.kind === 'lost' && violation.unseen).length,
+    lostWithoutAllAcks: toleratedLosses.length,
     duplicatedValues: duplicates.length,
     extraCopies: duplicates.reduce((sum, duplicate) => sum + duplicate.positions.length - 1, 0),
     inconsistentOffsets: count('inconsistent-offset'),
@@ -282,7 +302,7 @@ export function checkReplicationHistory(history: ReplicationHistory): CheckResul
     badSends: badSends.length,
     violations: violations.length,
   };
-  return { ok: violations.length === 0, violations, toleratedDuplicates: tolerated, summary };
+  return { ok: violations.length === 0, violations, toleratedDuplicates: tolerated, toleratedLosses, summary };
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -380,7 +400,9 @@ export function checkInconsistentOffsets(history: Pick<ReplicationHistory, 'send
   /** Calls `visit` with every (partition, offset, value) observed; `source` names the observer, built only when asked for. */
   const observations = (visit: (partition: number, offset: number, value: number, source: () => Source) => void): void => {
     for (const { partition, records } of history.finalRead) for (const record of records) visit(partition, record.offset, record.value, () => FINAL);
-    for (const send of history.sends) if (send.outcome.type === 'acknowledged' && send.outcome.offset >= 0) visit(send.partition, send.outcome.offset, send.value, () => ACKNOWLEDGED);
+    for (const send of history.sends) {
+      if (send.outcome.type === 'acknowledged' && send.outcome.offset >= 0 && acknowledgedByAll(send)) visit(send.partition, send.outcome.offset, send.value, () => ACKNOWLEDGED);
+    }
     for (const event of history.polls) if (event.type === 'record') visit(event.partition, event.offset, event.value, () => pollSource(event.consumer));
   };
   // Two passes: the first finds the offsets with more than one value, the second collects who saw
@@ -606,7 +628,7 @@ export function formatSummary(summary: HistorySummary): string {
   return [
     `sends ${summary.sends}: ${summary.acknowledged} acknowledged, ${summary.failed} failed, ${summary.unknown} unknown (${summary.unknownStored} of them stored)`,
     `final read ${summary.finalRecords} records in ${summary.finalPartitions} partitions`,
-    `lost ${summary.lost} (unseen ${summary.unseen}), duplicated values ${summary.duplicatedValues} (${summary.extraCopies} extra copies), inconsistent offsets ${summary.inconsistentOffsets}`,
+    `lost ${summary.lost} (unseen ${summary.unseen}${summary.lostWithoutAllAcks > 0 ? `; ${summary.lostWithoutAllAcks} more acknowledged with acks 1 or 0` : ''}), duplicated values ${summary.duplicatedValues} (${summary.extraCopies} extra copies), inconsistent offsets ${summary.inconsistentOffsets}`,
     `polls ${summary.polledRecords} by ${summary.consumers} consumers (${summary.seeks} seeks): vanished ${summary.vanishedPolls}, skips ${summary.pollSkips}, nonmonotonic ${summary.nonmonotonicPolls}`,
     `epochs: ${summary.metadataSamples} samples, ${summary.epochRegressions} regressions, ${summary.sharedEpochs} shared`,
     `bad sends ${summary.badSends}`,

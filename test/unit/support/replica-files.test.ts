@@ -153,6 +153,10 @@ describe('compareReplicas', () => {
     expect(problems[2]?.kind === 'diverged' && problems[2].differences[0]).toBe('baseOffset: 2 ≠ 5');
   });
 
+  it('throws when given no replicas, rather than passing with nothing compared', () => {
+    expect(() => compareReplicas([], TOPIC, 0, 6)).toThrow(/no replicas given/);
+  });
+
   it('compares from the highest log start when retention removed old batches on one replica', () => {
     const trimmed = replica(2, [[B2(), B5()]]);
     const comparison = compareReplicas([replica(1, [[B0(), B2(), B5()]]), trimmed], TOPIC, 0, 6);

@@ -106,6 +106,21 @@ describe('checkReplicationHistory', () => {
       expect(kinds(result.violations).filter((kind) => kind === 'inconsistent-offset')).toHaveLength(2);
     });
 
+    it('tolerates, and counts, the loss of a record acknowledged with acks=1, whose offset was reused', () => {
+      const history = cleanHistory();
+      // A zombie leader acknowledged 50 at offset 6 with acks=1; the new leader stored 6 there.
+      const weak: SendRecord = { partition: 0, value: 50, idempotent: false, acks: 1, outcome: { type: 'acknowledged', offset: 6 } };
+      const result = checkReplicationHistory({
+        ...history,
+        sends: [...history.sends, weak, acknowledged(0, 6, 6)],
+        finalRead: [partitionLog(0, [0, 1, 2, 3, 4, 5, 6]), partitionLog(1, [10, 11, 12, 13])],
+      });
+      expect(result.violations).toEqual([]);
+      expect(result.toleratedLosses).toEqual([{ invariant: 'I1', kind: 'lost', partition: 0, offset: 6, value: 50, finalValue: 6, foundAt: [], unseen: true }]);
+      expect(result.summary.lostWithoutAllAcks).toBe(1);
+      expect(formatSummary(result.summary)).toContain('lost 0 (unseen 0; 1 more acknowledged with acks 1 or 0)');
+    });
+
     it('reports a partition with acknowledged sends that the final read left out, once', () => {
       const result = checkReplicationHistory(edited({ polls: [], finalRead: [partitionLog(0, [0, 1, 2, 3, 4, 5])] }));
       expect(result.violations).toEqual([{ invariant: 'I1', kind: 'partition-not-read', partition: 1, acknowledged: 4 }]);
