@@ -141,7 +141,7 @@ export class ReplicatedCluster {
     for (const broker of processes) this.states.set(broker.id, 'running');
   }
 
-  /** Starts the brokers on a fresh ZooKeeper chroot and waits until each one sees all of them. */
+  /** Starts the brokers on a fresh ZooKeeper chroot and waits until each one lists all of them. */
   static async start(options: ReplicatedClusterOptions): Promise<ReplicatedCluster> {
     const count = options.brokers ?? 3;
     const firstId = options.firstBrokerId ?? 1;
@@ -247,27 +247,25 @@ export class ReplicatedCluster {
   // What the brokers say
 
   /**
-   * Sends `run` a fresh connection to a live broker (`via`, or the first live one that accepts a
-   * connection). Short-lived connections: a broker that was killed or restarted leaves nothing stale.
+   * Runs `run` on a fresh connection to `via`, or to each live broker in turn until one answers
+   * (a broker can die between the choice and the request). Short-lived connections: a broker
+   * that was killed or restarted leaves nothing stale behind.
    */
   private async withConnection<T>(via: number | undefined, run: (connection: KafkaConnection, brokerId: number) => Promise<T>): Promise<T> {
     const candidates = via === undefined ? this.liveBrokerIds() : [via];
     const failures: string[] = [];
     for (const id of candidates) {
-      let connection: KafkaConnection;
+      let connection: KafkaConnection | undefined;
       try {
         connection = await KafkaConnection.open(LOOPBACK, this.broker(id).port, { clientId: 'replication-harness', requestTimeoutMs: ADMIN_REQUEST_TIMEOUT_MS, connectTimeoutMs: ADMIN_REQUEST_TIMEOUT_MS });
+        return await run(connection, id);
       } catch (error) {
         failures.push(`broker ${id}: ${messageOf(error)}`);
-        continue;
-      }
-      try {
-        return await run(connection, id);
       } finally {
-        connection.close();
+        connection?.close();
       }
     }
-    throw new Error(`no live broker accepted a connection (${failures.join('; ') || 'none is running'})`);
+    throw new Error(`no live broker answered (${failures.join('; ') || 'none is running'})`);
   }
 
   /** Metadata v8 of `topics` (null: all; []: brokers only) from `via` or any live broker. */
@@ -317,7 +315,10 @@ export class ReplicatedCluster {
     return (await this.partitionState(topic, partition, via)).leader;
   }
 
-  /** Polls `probe` until it returns a value; fails naming `what` and the last thing seen. */
+  /**
+   * Polls `probe` until it returns a value; fails naming `what` and the last thing seen. A probe
+   * throws to say what it saw instead ("leader 2 at epoch 5"): that is the "last" of the failure.
+   */
   async waitFor<T>(what: string, probe: () => Promise<T | undefined>, options: WaitOptions = {}): Promise<T> {
     const timeoutMs = options.timeoutMs ?? DEFAULT_WAIT_MS;
     const deadline = Date.now() + timeoutMs;
@@ -335,13 +336,20 @@ export class ReplicatedCluster {
     }
   }
 
-  /** Until every broker in `ids` (default: the live ones) is in the Metadata broker list of a live broker. */
+  /**
+   * Until every live broker lists every broker in `ids` (default: the live ones) in its Metadata:
+   * each has seen the others register (a restarted broker included).
+   */
   async waitForRegistered(ids: readonly number[] = this.liveBrokerIds(), options: WaitOptions = {}): Promise<void> {
     await this.waitFor(
-      `brokers ${ids.join(', ')} to be registered`,
+      `brokers ${ids.join(', ')} to be registered and seen by every live broker`,
       async () => {
-        const listed = new Set((await this.metadata([])).brokers.map((broker) => broker.nodeId));
-        return ids.every((id) => listed.has(id)) ? true : undefined;
+        for (const via of this.liveBrokerIds()) {
+          const listed = new Set((await this.metadata([], via)).brokers.map((broker) => broker.nodeId));
+          const missing = ids.filter((id) => !listed.has(id));
+          if (missing.length > 0) throw new Error(`broker ${via} does not list ${missing.join(', ')}`);
+        }
+        return true;
       },
       options,
     );
@@ -351,7 +359,8 @@ export class ReplicatedCluster {
   async waitForLeader(topic: string, partition: number, options: WaitOptions = {}): Promise<PartitionState> {
     return this.waitFor(`a leader of ${topic}-${partition}`, async () => {
       const state = await this.partitionState(topic, partition);
-      return state.leader >= 0 ? state : undefined;
+      if (state.leader < 0) throw new Error(describeState(state));
+      return state;
     }, options);
   }
 
@@ -362,7 +371,8 @@ export class ReplicatedCluster {
   async waitForLeaderChange(from: PartitionState, options: WaitOptions = {}): Promise<PartitionState> {
     return this.waitFor(`${from.topic}-${from.partition} to change leader from ${from.leader} (epoch ${from.leaderEpoch})`, async () => {
       const state = await this.partitionState(from.topic, from.partition);
-      return state.leader >= 0 && (state.leader !== from.leader || state.leaderEpoch > from.leaderEpoch) ? state : undefined;
+      if (state.leader < 0 || (state.leader === from.leader && state.leaderEpoch <= from.leaderEpoch)) throw new Error(describeState(state));
+      return state;
     }, options);
   }
 
@@ -371,7 +381,8 @@ export class ReplicatedCluster {
     const wanted = [...expected].sort((a, b) => a - b).join(',');
     return this.waitFor(`${topic}-${partition} to have ISR [${wanted}]`, async () => {
       const state = await this.partitionState(topic, partition);
-      return [...state.isr].sort((a, b) => a - b).join(',') === wanted ? state : undefined;
+      if ([...state.isr].sort((a, b) => a - b).join(',') !== wanted) throw new Error(describeState(state));
+      return state;
     }, options);
   }
 
@@ -395,7 +406,8 @@ export class ReplicatedCluster {
       `every partition of ${topic} to have a leader and ${fullIsr} in-sync replicas`,
       async () => {
         const states = await this.topicState(topic);
-        return states.length === options.partitions && states.every((state) => state.leader >= 0 && state.isr.length >= fullIsr) ? states : undefined;
+        if (states.length !== options.partitions || states.some((state) => state.leader < 0 || state.isr.length < fullIsr)) throw new Error(states.map(describeState).join('; '));
+        return states;
       },
       { timeoutMs: options.timeoutMs ?? DEFAULT_WAIT_MS },
     );
@@ -964,6 +976,12 @@ export class MetadataSampler {
       void connection.then((open) => open.close(), () => undefined);
     }
   }
+}
+
+/** "events-0: leader 2, epoch 5, replicas [1,2,3], ISR [2,3] (as broker 3 says)", for wait failures. */
+export function describeState(state: PartitionState): string {
+  const error = state.errorCode === 0 ? '' : `, ${kafkaErrorName(state.errorCode)}`;
+  return `${state.topic}-${state.partition}: leader ${state.leader}, epoch ${state.leaderEpoch}, replicas [${state.replicas.join(',')}], ISR [${state.isr.join(',')}]${error} (as broker ${state.observedBy} says)`;
 }
 
 function messageOf(error: unknown): string {
