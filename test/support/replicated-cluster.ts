@@ -355,13 +355,27 @@ export class ReplicatedCluster {
     );
   }
 
-  /** Until the partition has a leader. */
+  /**
+   * The partition as ZooKeeper holds it and as its leader (asked directly) serves it, once the two
+   * agree. A broker just back from a pause answers from a cache it has not refreshed yet, so no
+   * other broker's answer is trusted for a wait.
+   */
+  private async authoritativeState(topic: string, partition: number): Promise<PartitionState> {
+    const stored = await this.zookeeperPartitionState(topic, partition);
+    if (stored === undefined) throw new Error(`${topic}-${partition} has no state in ZooKeeper yet`);
+    if (stored.leader < 0) throw new Error(`${topic}-${partition} has no leader in ZooKeeper (epoch ${stored.leaderEpoch}, ISR [${stored.isr.join(',')}])`);
+    if (this.state(stored.leader) !== 'running') throw new Error(`${topic}-${partition}: ZooKeeper names broker ${stored.leader} leader, which is ${this.state(stored.leader)}`);
+    const served = await this.partitionState(topic, partition, stored.leader);
+    const sameIsr = [...served.isr].sort((a, b) => a - b).join(',') === [...stored.isr].sort((a, b) => a - b).join(',');
+    if (served.leader !== stored.leader || served.leaderEpoch !== stored.leaderEpoch || !sameIsr) {
+      throw new Error(`${topic}-${partition}: broker ${stored.leader} serves ${describeState(served)}, ZooKeeper holds leader ${stored.leader} epoch ${stored.leaderEpoch} ISR [${stored.isr.join(',')}]`);
+    }
+    return served;
+  }
+
+  /** Until the partition has a leader (in ZooKeeper, and that broker serves it so). */
   async waitForLeader(topic: string, partition: number, options: WaitOptions = {}): Promise<PartitionState> {
-    return this.waitFor(`a leader of ${topic}-${partition}`, async () => {
-      const state = await this.partitionState(topic, partition);
-      if (state.leader < 0) throw new Error(describeState(state));
-      return state;
-    }, options);
+    return this.waitFor(`a leader of ${topic}-${partition}`, () => this.authoritativeState(topic, partition), options);
   }
 
   /**
@@ -370,17 +384,17 @@ export class ReplicatedCluster {
    */
   async waitForLeaderChange(from: PartitionState, options: WaitOptions = {}): Promise<PartitionState> {
     return this.waitFor(`${from.topic}-${from.partition} to change leader from ${from.leader} (epoch ${from.leaderEpoch})`, async () => {
-      const state = await this.partitionState(from.topic, from.partition);
-      if (state.leader < 0 || (state.leader === from.leader && state.leaderEpoch <= from.leaderEpoch)) throw new Error(describeState(state));
+      const state = await this.authoritativeState(from.topic, from.partition);
+      if (state.leader === from.leader && state.leaderEpoch <= from.leaderEpoch) throw new Error(describeState(state));
       return state;
     }, options);
   }
 
-  /** Until the partition's ISR is exactly `expected` (in any order). */
+  /** Until the partition's ISR is exactly `expected` (in any order), in ZooKeeper and at its leader. */
   async waitForIsr(topic: string, partition: number, expected: readonly number[], options: WaitOptions = {}): Promise<PartitionState> {
     const wanted = [...expected].sort((a, b) => a - b).join(',');
     return this.waitFor(`${topic}-${partition} to have ISR [${wanted}]`, async () => {
-      const state = await this.partitionState(topic, partition);
+      const state = await this.authoritativeState(topic, partition);
       if ([...state.isr].sort((a, b) => a - b).join(',') !== wanted) throw new Error(describeState(state));
       return state;
     }, options);
