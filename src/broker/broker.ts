@@ -274,6 +274,16 @@ export class Broker {
     return this.logs;
   }
 
+  /** This broker's replicas and their roles (tests and tools look at them). */
+  get replicaManager(): ReplicaManager {
+    return this.replicas;
+  }
+
+  /** Whether this broker is the elected controller now. */
+  get isController(): boolean {
+    return this.controller.isActive;
+  }
+
   /**
    * Opens the logs of partitions newly assigned here, applies config changes, and deletes the
    * logs of topics that were deleted. Serialized: one sync at a time, in order of events.

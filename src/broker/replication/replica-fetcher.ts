@@ -19,6 +19,7 @@
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Clock } from '../../common/clock.js';
+import { TributaryError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { KafkaConnection } from '../../client/connection.js';
 import { FetchApi, type FetchRequestTopic } from '../../protocol/apis/fetch.js';
@@ -267,10 +268,12 @@ export class ReplicaFetcher {
         const leaderHighWatermark = Number(answer.highWatermark);
         const records = answer.records;
         if (Buffer.isBuffer(records) && records.length > 0) {
-          const result = await entry.replica.withExclusive(async () => {
-            if (this.partitions.get(name) !== entry || log.logEndOffset !== fetchOffset) return undefined;
-            return log.appendAsFollower(records);
-          });
+          const result = await entry.replica
+            .withExclusive(async () => {
+              if (this.partitions.get(name) !== entry || log.logEndOffset !== fetchOffset) return undefined;
+              return log.appendAsFollower(records);
+            })
+            .catch((error: unknown) => this.refused(entry, fetchOffset, records, error));
           if (result !== undefined) appended.push({ entry, leaderHighWatermark });
           else heard.push({ entry, leaderHighWatermark });
         } else {
@@ -285,6 +288,28 @@ export class ReplicaFetcher {
       log.updateHighWatermark(Math.min(log.flushedEndOffset, leaderHighWatermark));
       this.host.followerProgressed?.(entry.replica);
     }
+  }
+
+  /**
+   * The follower's log refused what the leader sent (one partition's trouble never stops the
+   * others'). A first batch starting below the fetch offset means this replica's log ends inside
+   * one of the leader's batches: the logs diverged in a way truncation by epoch did not see, so
+   * the replica cuts back to the leader's batch boundary and copies from there. Anything else
+   * parks the partition for a backoff.
+   */
+  private async refused(entry: Followed, fetchOffset: number, records: Buffer, error: unknown): Promise<undefined> {
+    const log = entry.replica.log;
+    const firstBase = records.length >= 8 ? Number(records.readBigInt64BE(0)) : -1;
+    if (error instanceof TributaryError && error.code === 'REPLICA_OFFSET_MISMATCH' && firstBase >= log.logStartOffset && firstBase < fetchOffset) {
+      this.logger.warn({ partition: entry.replica.name, fetchOffset, leaderBatchStart: firstBase }, 'this replica’s log ends inside a batch of the leader’s: cutting back to the leader’s batch boundary');
+      await entry.replica.withExclusive(async () => {
+        if (this.partitions.get(entry.replica.name) === entry && log.logEndOffset === fetchOffset) await log.truncateTo(firstBase);
+      });
+      return undefined;
+    }
+    entry.backoffUntil = this.host.clock.now() + this.settings.backoffMs;
+    this.logger.error({ err: error, partition: entry.replica.name, fetchOffset }, 'could not append what the leader sent; retrying after a backoff');
+    return undefined;
   }
 
   private parkOnError(entry: Followed, errorCode: number, api: string): void {
