@@ -48,7 +48,9 @@ export function metadataHandler(context: BrokerContext): ApiHandler<MetadataRequ
         throttleTimeMs: 0,
         brokers: cluster.liveBrokers().map((broker) => ({ nodeId: broker.id, host: broker.host, port: broker.port, rack: broker.rack ?? null })),
         clusterId: context.clusterId,
-        controllerId: cluster.controllerId(),
+        // Admin clients send CreateTopics and the like to the controller; any broker here serves
+        // them, so while no election has been seen (a broker just started) this one answers.
+        controllerId: cluster.controllerId() >= 0 && cluster.isLive(cluster.controllerId()) ? cluster.controllerId() : context.brokerId,
         topics,
         clusterAuthorizedOperations: AUTHORIZED_OPERATIONS_OMITTED,
       };
@@ -68,7 +70,7 @@ async function autoCreate(context: BrokerContext, name: string, clientAllows: bo
     context.logger.info({ topic: name, partitions: created.partitions.size }, 'auto-created topic');
     // Answered with leaders when the controller is quick (it usually is): the client's first
     // produce then needs no retry.
-    await context.cluster.waitForLeaders(name, AUTO_CREATE_LEADER_WAIT_MS);
+    if (await context.cluster.waitForLeaders(name, AUTO_CREATE_LEADER_WAIT_MS)) await context.replicas.leadershipTaken(name, AUTO_CREATE_LEADER_WAIT_MS);
     return created;
   } catch (error) {
     if (error instanceof TributaryError && error.code === 'TOPIC_ALREADY_EXISTS') {

@@ -88,7 +88,8 @@ export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTo
           const created = await context.cluster.createTopic(topic.name, partitions, configs, manual === undefined ? { replicationFactor } : { assignment: manual });
           context.logger.info({ topic: topic.name, partitions, replicas: Object.fromEntries(created.partitions) }, 'created topic');
           // Answered once every partition has a leader, so the client's first produce finds one.
-          const led = await context.cluster.waitForLeaders(topic.name, Math.min(Math.max(request.timeoutMs, 0), CREATE_LEADER_WAIT_MS));
+          const wait = Math.min(Math.max(request.timeoutMs, 0), CREATE_LEADER_WAIT_MS);
+          const led = (await context.cluster.waitForLeaders(topic.name, wait)) && (await context.replicas.leadershipTaken(topic.name, wait));
           if (!led) context.logger.warn({ topic: topic.name }, 'created topic; its leaders are not all elected yet');
           topics.push({ name: topic.name, errorCode: 0, errorMessage: null });
         } catch (error) {
@@ -169,7 +170,8 @@ export function createPartitionsHandler(context: BrokerContext): ApiHandler<Crea
         try {
           await context.cluster.addPartitions(topic.name, topic.count);
           context.logger.info({ topic: topic.name, partitions: topic.count }, 'added partitions');
-          await context.cluster.waitForLeaders(topic.name, Math.min(Math.max(request.timeoutMs, 0), CREATE_LEADER_WAIT_MS));
+          const wait = Math.min(Math.max(request.timeoutMs, 0), CREATE_LEADER_WAIT_MS);
+          if (await context.cluster.waitForLeaders(topic.name, wait)) await context.replicas.leadershipTaken(topic.name, wait);
           results.push({ name: topic.name, errorCode: 0, errorMessage: null });
         } catch (error) {
           context.logger.error({ err: error, topic: topic.name }, 'adding partitions failed');

@@ -158,6 +158,28 @@ export class ReplicaManager {
     return false;
   }
 
+  /**
+   * Resolves once every partition of `topic` that the states name this broker leader of is led
+   * here (its log open, its epoch recorded), or after `timeoutMs`: CreateTopics answers then, so
+   * a client's first produce to this broker finds its leader ready.
+   */
+  async leadershipTaken(topic: string, timeoutMs: number): Promise<boolean> {
+    const { cluster, brokerId } = this.options;
+    const deadline = this.options.clock.now() + timeoutMs;
+    for (;;) {
+      const partitions = [...(cluster.topic(topic)?.partitions.keys() ?? [])];
+      const waiting = partitions.filter((partition) => {
+        const state = cluster.partitionState(topic, partition)?.state;
+        if (state === undefined || state.leader !== brokerId) return false;
+        const replica = this.replica(topic, partition);
+        return replica === undefined || replica.role !== 'leader' || replica.leaderEpoch < state.leaderEpoch;
+      });
+      if (waiting.length === 0) return true;
+      if (this.stopped || this.options.clock.now() >= deadline) return false;
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+  }
+
   // ---- requests -------------------------------------------------------------------------
 
   /**

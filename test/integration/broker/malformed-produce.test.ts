@@ -29,6 +29,7 @@ import {
   ATTRIBUTES_OFFSET,
   BASE_SEQUENCE_OFFSET,
   BATCH_LENGTH_OFFSET,
+  PARTITION_LEADER_EPOCH_OFFSET,
   Compression,
   CONTROL_FLAG,
   LOG_OVERHEAD,
@@ -229,13 +230,29 @@ function storedBatches(topic: string): { baseOffset: bigint; bytes: Buffer }[] {
   return batches;
 }
 
+/**
+ * Bytes from BatchLength on, with PartitionLeaderEpoch (bytes 12–15 of the batch, outside the CRC)
+ * set to `epoch`: the leader stamps its epoch there, as Kafka does; every other byte is the producer's.
+ */
+function withLeaderEpoch(fromBatchLength: Buffer, epoch: number): string {
+  const copy = Buffer.from(fromBatchLength);
+  copy.writeInt32BE(epoch, PARTITION_LEADER_EPOCH_OFFSET - BATCH_LENGTH_OFFSET);
+  return copy.toString('hex');
+}
+
+/** The leader epoch a stored batch carries (a new partition's first leader has epoch 0; a restart elects anew). */
+function storedEpoch(batch: Buffer): number {
+  return batch.readInt32BE(PARTITION_LEADER_EPOCH_OFFSET);
+}
+
 /** The partition's segment files hold exactly its acknowledged batches, byte for byte, each one the validator accepts as stored. */
 function expectStoredAsAcknowledged(topic: string): void {
   const expected = acknowledged.filter((batch) => batch.topic === topic);
   const stored = storedBatches(topic);
   expect(stored.map((batch) => batch.baseOffset), `${topic}: stored batches`).toEqual(expected.map((batch) => batch.baseOffset));
   stored.forEach((batch, i) => {
-    expect(batch.bytes.subarray(BATCH_LENGTH_OFFSET).toString('hex'), `${topic} batch at ${batch.baseOffset}`).toBe(expected[i]?.stored.toString('hex'));
+    expect(storedEpoch(batch.bytes), `${topic} batch at ${batch.baseOffset}: a leader epoch`).toBeGreaterThanOrEqual(0);
+    expect(batch.bytes.subarray(BATCH_LENGTH_OFFSET).toString('hex'), `${topic} batch at ${batch.baseOffset}`).toBe(withLeaderEpoch(expected[i]?.stored ?? Buffer.alloc(0), storedEpoch(batch.bytes)));
     expect(() => validation.validation.validateStoredBatch(Buffer.from(batch.bytes)), `${topic} batch at ${batch.baseOffset} (${validation.source} validator)`).not.toThrow();
   });
 }
@@ -320,7 +337,8 @@ describe('issue 16: a malformed produce request never corrupts, skips or bricks 
     await new Promise((resolve) => setTimeout(resolve, 600));
     await expectServing('repro-ts-max', 'later');
     expect(await latestOffset('repro-ts-max', INT64_MAX)).toMatchObject({ errorCode: 0, offset: 0n, timestamp: INT64_MAX });
-    expect(storedBatches('repro-ts-max')[0]?.bytes.subarray(BATCH_LENGTH_OFFSET).toString('hex')).toBe(batch.subarray(BATCH_LENGTH_OFFSET).toString('hex'));
+    const first = storedBatches('repro-ts-max')[0]?.bytes ?? Buffer.alloc(0);
+    expect(first.subarray(BATCH_LENGTH_OFFSET).toString('hex')).toBe(withLeaderEpoch(batch.subarray(BATCH_LENGTH_OFFSET), storedEpoch(first)));
 
     // The start-up failure of the issue: a 5,000-byte record at 2^63−1 and one more batch, default index interval.
     await createTopic('repro-ts-big', { 'message.timestamp.after.max.ms': '9223372036854775807' });
