@@ -174,7 +174,7 @@ describe('replication: scripted interleavings', () => {
     const brokerA = await start(tree, 1, a);
     await until('A back in the ISR', async () => ((await stateOf(tree)).isr.includes(1) ? true : undefined));
     expect(await readValues(bootstrapOf(brokerB))).toEqual(['m0', 'm1', 'b-new-1', 'b-new-2']);
-    const comparison = await compareReplicas([{ brokerId: 2, dataDir: b }, { brokerId: 1, dataDir: a }], TOPIC, 0, 4);
+    const comparison = compareReplicas([{ brokerId: 2, dataDir: b }, { brokerId: 1, dataDir: a }], TOPIC, 0, 4);
     expect(comparison.ok, formatReplicaComparison(comparison)).toBe(true);
     expect(brokerA.broker.logManager.getLog(TOPIC, 0)?.leaderEpochCache.entries()).toEqual(brokerB.broker.logManager.getLog(TOPIC, 0)?.leaderEpochCache.entries());
   });
@@ -195,7 +195,7 @@ describe('replication: scripted interleavings', () => {
     const brokerA = await start(tree, 1, a);
     await until('A back in the ISR', async () => ((await stateOf(tree)).isr.includes(1) ? true : undefined));
     expect(await readValues(bootstrapOf(brokerB))).toEqual(['m0', 'm1', 'e3-x', 'e3-y']);
-    const comparison = await compareReplicas([{ brokerId: 2, dataDir: b }, { brokerId: 1, dataDir: a }], TOPIC, 0, 4);
+    const comparison = compareReplicas([{ brokerId: 2, dataDir: b }, { brokerId: 1, dataDir: a }], TOPIC, 0, 4);
     expect(comparison.ok, formatReplicaComparison(comparison)).toBe(true);
     const epochs = brokerA.broker.logManager.getLog(TOPIC, 0)?.leaderEpochCache.entries().map((entry) => entry.epoch);
     expect(epochs, 'epoch 2 is gone from A').not.toContain(2);
