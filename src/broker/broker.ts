@@ -176,7 +176,6 @@ export class Broker {
         logger,
         metrics: replicationMetrics,
         replicaWaiters,
-        minInsyncReplicas: (topic) => minInsyncReplicasOf(clusterView.topic(topic)?.configs ?? {}, config['min.insync.replicas']),
         replicaLagTimeMaxMs: config['replica.lag.time.max.ms'],
         fetcher: {
           maxWaitMs: config['replica.fetch.wait.max.ms'],
@@ -353,8 +352,3 @@ export class Broker {
   }
 }
 
-/** A topic's min.insync.replicas: its override, else the broker's. */
-function minInsyncReplicasOf(configs: Readonly<Record<string, string>>, brokerDefault: number): number {
-  const override = Number(configs['min.insync.replicas']);
-  return Number.isInteger(override) && override >= 1 ? override : brokerDefault;
-}

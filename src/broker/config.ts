@@ -110,5 +110,6 @@ export function defaultLogConfig(config: BrokerConfig): LogConfig {
     timestampType: config['log.message.timestamp.type'],
     timestampBeforeMaxMs: config['log.message.timestamp.before.max.ms'],
     timestampAfterMaxMs: config['log.message.timestamp.after.max.ms'],
+    minInsyncReplicas: config['min.insync.replicas'],
   });
 }

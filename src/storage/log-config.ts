@@ -51,6 +51,11 @@ export const logConfigSchema = z.object({
   timestampAfterMaxMs: timestampBoundMs.default(3_600_000),
   /** Old segments are only ever deleted (by retention); compaction is not implemented. */
   cleanupPolicy: z.literal('delete').default('delete'),
+  /**
+   * Replication: acks=−1 is refused while fewer replicas are in sync, and the high watermark moves
+   * only while at least this many are (read by the replica manager; the log itself ignores it).
+   */
+  minInsyncReplicas: z.number().int().min(1).default(1),
 });
 
 export type LogConfig = z.output<typeof logConfigSchema>;
@@ -86,6 +91,7 @@ export const TOPIC_CONFIGS: readonly TopicConfigDefinition[] = [
   { name: 'max.message.bytes', field: 'maxMessageBytes', type: 'INT', brokerSynonym: 'message.max.bytes', allowed: `an integer from 1 to ${INT_MAX} (bytes)`, documentation: 'The largest record batch the topic accepts, in bytes.' },
   { name: 'message.timestamp.after.max.ms', field: 'timestampAfterMaxMs', type: 'LONG', brokerSynonym: 'log.message.timestamp.after.max.ms', allowed: `${LONG_BOUND}, at least 0 (milliseconds)`, documentation: 'CreateTime records more than this many milliseconds ahead of the broker clock are refused.' },
   { name: 'message.timestamp.before.max.ms', field: 'timestampBeforeMaxMs', type: 'LONG', brokerSynonym: 'log.message.timestamp.before.max.ms', allowed: `${LONG_BOUND}, at least 0 (milliseconds)`, documentation: 'CreateTime records more than this many milliseconds behind the broker clock are refused.' },
+  { name: 'min.insync.replicas', field: 'minInsyncReplicas', type: 'INT', brokerSynonym: 'min.insync.replicas', allowed: `an integer from 1 to ${INT_MAX}`, documentation: 'acks=-1 writes are refused with NOT_ENOUGH_REPLICAS while fewer replicas are in sync, and records become readable only while at least this many are.' },
   { name: 'message.timestamp.type', field: 'timestampType', type: 'STRING', brokerSynonym: 'log.message.timestamp.type', allowed: 'CreateTime or LogAppendTime', documentation: "Whose clock a record's timestamp is: the producer's (CreateTime) or the broker's at append (LogAppendTime)." },
   { name: 'retention.bytes', field: 'retentionBytes', type: 'LONG', brokerSynonym: 'log.retention.bytes', allowed: 'an integer of at least -1 (bytes; -1 = no size limit)', documentation: 'Delete the oldest closed segments of a partition while it is larger than this; -1 means no limit.' },
   { name: 'retention.ms', field: 'retentionMs', type: 'LONG', brokerSynonym: 'log.retention.ms', allowed: 'an integer of at least -1 (milliseconds; -1 = keep forever)', documentation: 'Delete closed segments whose newest record is older than this many milliseconds; -1 keeps them forever.' },

@@ -43,8 +43,6 @@ export interface ReplicaManagerOptions {
   readonly metrics: ReplicationMetrics;
   /** Follower fetches park here and wake when a leader appends (not when its HW moves). */
   readonly replicaWaiters: FetchWaiters;
-  /** min.insync.replicas of a topic (its override, or the broker's). */
-  readonly minInsyncReplicas: (topic: string) => number;
   readonly replicaLagTimeMaxMs: number;
   readonly fetcher: ReplicaFetcherSettings;
 }
@@ -213,7 +211,7 @@ export class ReplicaManager {
    * in request order); the promise settles when the acks level is met.
    */
   append(replica: PartitionReplica, batch: Buffer, acks: -1 | 0 | 1, allowZstd: boolean, timeoutMs: number): Promise<AppendResult> {
-    return replica.appendAsLeader(batch, { acks, allowZstd, timeoutMs, minInsyncReplicas: this.options.minInsyncReplicas(replica.topic) });
+    return replica.appendAsLeader(batch, { acks, allowZstd, timeoutMs, minInsyncReplicas: replica.log.config.minInsyncReplicas });
   }
 
   /**
@@ -298,7 +296,7 @@ export class ReplicaManager {
         return;
       }
       if (replica.role === 'leader' && replica.leaderEpoch === state.leaderEpoch) {
-        replica.updateLeaderState(state, version, this.options.minInsyncReplicas(replica.topic));
+        replica.updateLeaderState(state, version, replica.log.config.minInsyncReplicas);
         this.advanceHighWatermark(replica);
         return;
       }
@@ -373,7 +371,7 @@ export class ReplicaManager {
   // ---- high watermark and ISR -------------------------------------------------------------
 
   private advanceHighWatermark(replica: PartitionReplica): void {
-    replica.maybeAdvanceHighWatermark(this.options.minInsyncReplicas(replica.topic), replica.log.config.visibleOnAppend);
+    replica.maybeAdvanceHighWatermark(replica.log.config.minInsyncReplicas, replica.log.config.visibleOnAppend);
   }
 
   private maybeExpandIsr(replica: PartitionReplica): void {
@@ -417,7 +415,7 @@ export class ReplicaManager {
     try {
       const version = await this.options.store.set(path, encodePartitionState(next), replica.stateVersion);
       if (replica.role === 'leader' && replica.leaderEpoch === next.leaderEpoch) {
-        replica.updateLeaderState(next, version, this.options.minInsyncReplicas(replica.topic));
+        replica.updateLeaderState(next, version, replica.log.config.minInsyncReplicas);
         (kind === 'expand' ? this.options.metrics.isrExpands : this.options.metrics.isrShrinks).inc();
         this.logger.info({ partition: replica.name, isr, leaderEpoch: next.leaderEpoch, highWatermark: replica.log.highWatermark }, kind === 'expand' ? 'ISR expanded' : 'ISR shrank');
       }
