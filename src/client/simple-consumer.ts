@@ -52,8 +52,12 @@ const LEADERSHIP_ERRORS = new Set<number>([
 /** Client-side failures of a request to a broker that may have died: find the leader again. */
 const CONNECTION_FAILURES = new Set(['CONNECTION_LOST', 'BROKER_UNREACHABLE', 'BROKER_NOT_AVAILABLE', 'REQUEST_TIMED_OUT', 'LEADER_NOT_AVAILABLE']);
 
-/** How long a request keeps looking for a leader: longer than a failover (session timeout + election). */
-const DEFAULT_RETRY_TIMEOUT_MS = 60_000;
+/**
+ * How long a request keeps looking for a leader: longer than a failover (session timeout +
+ * election, and the new leader's followers catching up or leaving the ISR). Other readers that
+ * ride out failovers (the loader) use the same budget.
+ */
+export const FAILOVER_RETRY_TIMEOUT_MS = 60_000;
 
 export class SimpleConsumer {
   constructor(
@@ -117,7 +121,7 @@ export class SimpleConsumer {
     attempt: (connection: KafkaConnection) => Promise<{ errorCode: 0; value: T } | { errorCode: number; details: Record<string, unknown> }>,
   ): Promise<T> {
     const retries = this.options.retries ?? 100;
-    const deadline = Date.now() + (this.options.retryTimeoutMs ?? DEFAULT_RETRY_TIMEOUT_MS);
+    const deadline = Date.now() + (this.options.retryTimeoutMs ?? FAILOVER_RETRY_TIMEOUT_MS);
     const backoff = (tries: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, Math.min((this.options.retryBackoffMs ?? 200) * 2 ** tries, 1_000)));
     for (let tries = 0; ; tries += 1) {
       let outcome: { errorCode: 0; value: T } | { errorCode: number; details: Record<string, unknown> };

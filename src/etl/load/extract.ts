@@ -16,7 +16,7 @@ import { eventTimeOf } from '../records/event-time.js';
 import { hourOf } from '../layout.js';
 import type { ReaderSchema } from './plan.js';
 import { isRecordFailure, type QuarantinedRecord } from './quarantine.js';
-import type { LoadSource, SourceRecord } from './source.js';
+import { HIGH_WATERMARK_WAIT_MS, highWatermarkBackoff, type LoadSource, type SourceRecord } from './source.js';
 import { compileTransform, type TransformDefinition } from '../records/transform.js';
 
 export interface HourBucket {
@@ -55,6 +55,8 @@ export interface ExtractInputs {
   readonly transform?: TransformDefinition | undefined;
   /** Told after each fetch how many records of the range it brought and their bytes (progress bars). */
   readonly onFetched?: ((records: number, bytes: number) => void) | undefined;
+  /** How long the partition's high watermark may stay below the range before the task fails; default HIGH_WATERMARK_WAIT_MS. */
+  readonly highWatermarkWaitMs?: number;
 }
 
 const MAX_FETCH_BYTES = 256 * 1024 * 1024;
@@ -105,14 +107,26 @@ export async function readRange(inputs: ExtractInputs, visitor: RangeVisitor): P
   let maxBytes = inputs.maxBytes ?? 1024 * 1024;
   let offset = inputs.start;
   let maxEventTime: number | undefined;
+  const highWatermarkWaitMs = inputs.highWatermarkWaitMs ?? HIGH_WATERMARK_WAIT_MS;
+  /** Since when, and how many looks, the high watermark has been at or below `offset`. */
+  let behind: { since: number; looks: number } | undefined;
   while (offset < end) {
     const batch = await source.fetch(topic, partition, offset, maxBytes);
     const records = batch.records.filter((record) => record.offset >= offset && record.offset < end);
     if (records.length === 0 && batch.nextOffset <= offset) {
       if (batch.highWatermark <= offset) {
+        // The plan's end was a high watermark: everything below it was committed. A leader elected
+        // since (a failover) serves its own high watermark, behind until its followers fetch from
+        // it; only one that stays behind means the log was truncated.
+        behind ??= { since: Date.now(), looks: 0 };
+        if (Date.now() - behind.since < highWatermarkWaitMs) {
+          await highWatermarkBackoff(behind.looks);
+          behind.looks += 1;
+          continue;
+        }
         throw etlError(
           'ETL_FETCH_INCOMPLETE',
-          `partition ${topic}-${partition} ends at ${batch.highWatermark} now, but the plan reads up to ${end}: the log was truncated during the run. Nothing was committed; run again`,
+          `partition ${topic}-${partition} ends at ${batch.highWatermark} now, and stayed there for ${Math.round(highWatermarkWaitMs / 1000)} s, but the plan reads up to ${end}: the log was truncated during the run. Nothing was committed; run again`,
           { retriable: true, details: { topic, partition, offset, end, highWatermark: batch.highWatermark } },
         );
       }
@@ -124,6 +138,7 @@ export async function readRange(inputs: ExtractInputs, visitor: RangeVisitor): P
       maxBytes *= 2; // a batch larger than maxBytes comes back cut off, and is dropped
       continue;
     }
+    behind = undefined;
     inputs.onFetched?.(records.length, records.reduce((sum, record) => sum + (record.key?.length ?? 0) + (record.value?.length ?? 0), 0));
     await prefetchWriterSchemas(inputs.deserializer, records);
     const reader = inputs.reader.schema;

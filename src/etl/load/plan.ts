@@ -6,7 +6,8 @@
  * A start below the log start means retention deleted records nobody loaded. The partition is
  * then marked lost [start, logStart) and nothing of it is committed, unless the run was told
  * --accept-gap: the gap is recorded in the manifest and reading resumes at the log start. A start
- * past the high watermark (topic recreated, log truncated) is marked ahead and not read.
+ * past the high watermark (topic recreated, log truncated) is marked ahead and not read, once the
+ * high watermark stays below it (after a failover a new leader's is behind for a moment).
  */
 import type { TributaryError } from '../../common/errors.js';
 import { etlError } from '../errors.js';
@@ -15,7 +16,7 @@ import type { ReaderSchema } from '../load-types.js';
 
 export type { ReaderSchema } from '../load-types.js';
 import { nextOffsetOf, type Manifest, type OffsetGap } from './manifest.js';
-import type { LoadSource } from './source.js';
+import { HIGH_WATERMARK_WAIT_MS, highWatermarkBackoff, type LoadSource, type PartitionBounds } from './source.js';
 import { checkTimeField } from '../records/event-time.js';
 
 export type PartitionProblem = 'lost' | 'ahead';
@@ -56,6 +57,8 @@ export interface PlanInputs {
   readonly readerSchema: ReaderSchemaLookup;
   readonly acceptGap: boolean;
   readonly now: Date;
+  /** How long a high watermark below the committed offset is asked again before the partition is ahead; default HIGH_WATERMARK_WAIT_MS. */
+  readonly highWatermarkWaitMs?: number;
 }
 
 export async function planRun(inputs: PlanInputs): Promise<LoadPlan> {
@@ -65,7 +68,11 @@ export async function planRun(inputs: PlanInputs): Promise<LoadPlan> {
   for (const topic of topics) {
     const numbers = await source.partitions(topic);
     const decided = await Promise.all(
-      numbers.map(async (partition) => decidePartition(topic, partition, nextOffsetOf(base?.nextOffsets, topic, partition), await source.bounds(topic, partition), load.maxRecordsPerRun, inputs.acceptGap)),
+      numbers.map(async (partition) => {
+        const committed = nextOffsetOf(base?.nextOffsets, topic, partition);
+        const bounds = await boundsReaching(source, topic, partition, committed, inputs.highWatermarkWaitMs ?? HIGH_WATERMARK_WAIT_MS);
+        return decidePartition(topic, partition, committed, bounds, load.maxRecordsPerRun, inputs.acceptGap);
+      }),
     );
     partitions.push(...decided);
   }
@@ -76,6 +83,22 @@ export async function planRun(inputs: PlanInputs): Promise<LoadPlan> {
     readerSchemas.set(topic, reader);
   }
   return { load: load.name, seq: (base?.seq ?? 0) + 1, plannedAt: inputs.now.toISOString(), partitions, readerSchemas };
+}
+
+/**
+ * The partition's bounds; while its high watermark is below the committed offset, asked again for
+ * up to `waitMs`. That offset was a high watermark once, so the records below it were committed: a
+ * leader elected since (a failover) serves a high watermark behind it only until its followers
+ * have fetched from it. One that stays behind is a truncated log or a recreated topic ('ahead').
+ */
+async function boundsReaching(source: LoadSource, topic: string, partition: number, committed: number | undefined, waitMs: number): Promise<PartitionBounds> {
+  let bounds = await source.bounds(topic, partition);
+  const since = Date.now();
+  for (let looks = 0; committed !== undefined && bounds.highWatermark < committed && Date.now() - since < waitMs; looks += 1) {
+    await highWatermarkBackoff(looks);
+    bounds = await source.bounds(topic, partition);
+  }
+  return bounds;
 }
 
 /** One partition's range, from its committed offset (undefined: never loaded) and its bounds now. */

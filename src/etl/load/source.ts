@@ -4,7 +4,7 @@
  * SimpleConsumer). Offsets are numbers here: safe integers, checked at this boundary.
  */
 import { ClusterClient } from '../../client/cluster-client.js';
-import { SimpleConsumer } from '../../client/simple-consumer.js';
+import { FAILOVER_RETRY_TIMEOUT_MS, SimpleConsumer } from '../../client/simple-consumer.js';
 import { TributaryError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { MetadataApi } from '../../protocol/apis/metadata.js';
@@ -39,6 +39,21 @@ export interface LoadSource {
   bounds(topic: string, partition: number): Promise<PartitionBounds>;
   fetch(topic: string, partition: number, offset: number, maxBytes: number): Promise<SourceBatch>;
   close(): void;
+}
+
+/**
+ * How long the loader waits for a partition's high watermark to come back up to an offset it
+ * knows was committed (the end of its plan, the next offset of the last manifest) before it
+ * believes the log was truncated. Right after a failover the new leader serves its own high
+ * watermark, which can be behind the old leader's until its followers have fetched from it (about
+ * replica.fetch.wait.max.ms; up to replica.lag.time.max.ms when one of them is gone and must
+ * leave the ISR first): the client's failover budget covers that.
+ */
+export const HIGH_WATERMARK_WAIT_MS = FAILOVER_RETRY_TIMEOUT_MS;
+
+/** The pause before the `attempt`-th (0-based) look again at a high watermark that is behind: 100 ms doubling to 1 s. */
+export function highWatermarkBackoff(attempt: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, Math.min(100 * 2 ** attempt, 1_000)));
 }
 
 function toNumber(value: bigint, what: string): number {

@@ -96,3 +96,31 @@ describe('extractRange decoding', () => {
     });
   });
 });
+
+describe('extractRange after a failover', () => {
+  function views(count: number): FakeSource {
+    const source = new FakeSource();
+    source.addTopic('views', 1);
+    for (let index = 0; index < count; index += 1) source.append('views', 0, frame(1, v1.toBuffer({ id: index, time: T0 })), T0);
+    return source;
+  }
+
+  it('waits while a new leader serves a high watermark behind the plan, then reads the range whole', async () => {
+    const source = views(120);
+    // The plan read up to 120 from the old leader; the new one says 70 for its next 5 answers.
+    source.lagging = { highWatermark: 70, looks: 5 };
+    const { client } = fakeRegistry();
+    const range = await extractRange({ topic: 'views', partition: 0, start: 0, end: 120, reader: reader(), timeField: 'time', source, deserializer: new AvroDeserializer(client), highWatermarkWaitMs: 10_000 });
+    expect(range.hours.flatMap((bucket) => bucket.offsets)).toEqual(Array.from({ length: 120 }, (_, offset) => offset));
+    expect(source.lagging.looks).toBe(0);
+  });
+
+  it('fails with ETL_FETCH_INCOMPLETE when the high watermark stays behind the plan (the log was truncated)', async () => {
+    const source = views(120);
+    source.lagging = { highWatermark: 70, looks: Number.MAX_SAFE_INTEGER };
+    const { client } = fakeRegistry();
+    const read = extractRange({ topic: 'views', partition: 0, start: 0, end: 120, reader: reader(), timeField: 'time', source, deserializer: new AvroDeserializer(client), highWatermarkWaitMs: 500 });
+    await expect(read).rejects.toMatchObject({ code: 'ETL_FETCH_INCOMPLETE', details: { topic: 'views', partition: 0, offset: 70, end: 120, highWatermark: 70 } });
+    await expect(read).rejects.toThrow('ends at 70 now, and stayed there for 1 s, but the plan reads up to 120');
+  });
+});

@@ -159,6 +159,11 @@ export interface FakePartition {
 export class FakeSource implements LoadSource {
   readonly partitionsByTopic = new Map<string, FakePartition[]>();
   fetches = 0;
+  /**
+   * A leader just elected in a failover: its next `looks` answers (fetches and bounds, any
+   * partition) give this high watermark, below the records it holds, and nothing at or above it.
+   */
+  lagging: { highWatermark: number; looks: number } | undefined;
 
   addTopic(topic: string, partitions: number): void {
     this.partitionsByTopic.set(topic, Array.from({ length: partitions }, () => ({ logStart: 0, records: [] })));
@@ -197,25 +202,37 @@ export class FakeSource implements LoadSource {
     return (this.partitionsByTopic.get(topic) ?? []).map((_, index) => index);
   }
 
+  /** The high watermark an answer gives now (a lagging one while `lagging` has looks left). */
+  private highWatermarkOf(log: FakePartition): number {
+    const lagging = this.lagging;
+    if (lagging !== undefined && lagging.looks > 0) {
+      lagging.looks -= 1;
+      return lagging.highWatermark;
+    }
+    return log.logStart + log.records.length;
+  }
+
   async bounds(topic: string, partition: number): Promise<PartitionBounds> {
     const log = this.log(topic, partition);
-    return { logStart: log.logStart, highWatermark: log.logStart + log.records.length };
+    return { logStart: log.logStart, highWatermark: this.highWatermarkOf(log) };
   }
 
   async fetch(topic: string, partition: number, offset: number, maxBytes: number): Promise<SourceBatch> {
     this.fetches += 1;
     const log = this.log(topic, partition);
+    const highWatermark = this.highWatermarkOf(log);
     const records: SourceRecord[] = [];
     let bytes = 0;
     for (const record of log.records) {
       if (record.offset < offset) continue;
+      if (record.offset >= highWatermark) break;
       bytes += (record.value?.length ?? 0) + 20;
       if (bytes > maxBytes && records.length > 0) break;
       records.push(record);
       if (records.length >= 50) break; // small batches: the task must loop
     }
     const last = records.at(-1);
-    return { records, nextOffset: last === undefined ? offset : last.offset + 1, logStart: log.logStart, highWatermark: log.logStart + log.records.length };
+    return { records, nextOffset: last === undefined ? offset : last.offset + 1, logStart: log.logStart, highWatermark };
   }
 
   close(): void {}

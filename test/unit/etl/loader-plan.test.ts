@@ -166,6 +166,24 @@ describe('planRun', () => {
     await expect(wrongType).rejects.toMatchObject({ code: 'ETL_SCHEMA_PROBLEM', message: expect.stringContaining('has it as string, not int or long') as unknown });
   });
 
+  it('asks again while a new leader (a failover) serves a high watermark below the committed offset, and plans from it', async () => {
+    const failedOver = new FakeSource();
+    failedOver.addTopic('views-y', 1);
+    for (let index = 0; index < 40; index += 1) failedOver.append('views-y', 0, Buffer.from('x'), 0);
+    failedOver.lagging = { highWatermark: 20, looks: 3 };
+    const plan = await planRun({ load: load(), base: baseManifest({ 'views-y': { '0': 30 } }), source: failedOver, readerSchema, acceptGap: false, now: new Date(0), highWatermarkWaitMs: 10_000 });
+    expect(plan.partitions).toMatchObject([{ topic: 'views-y', partition: 0, start: 30, end: 40, highWatermark: 40 }]);
+    expect(plan.partitions[0]?.problem).toBeUndefined();
+  });
+
+  it('marks a partition ahead once its high watermark stays below the committed offset', async () => {
+    const truncated = new FakeSource();
+    truncated.addTopic('views-z', 1);
+    for (let index = 0; index < 20; index += 1) truncated.append('views-z', 0, Buffer.from('x'), 0);
+    const plan = await planRun({ load: load(), base: baseManifest({ 'views-z': { '0': 30 } }), source: truncated, readerSchema, acceptGap: false, now: new Date(0), highWatermarkWaitMs: 300 });
+    expect(plan.partitions).toMatchObject([{ topic: 'views-z', partition: 0, start: 30, end: 30, highWatermark: 20, problem: 'ahead' }]);
+  });
+
   it('shows a lost range in the printed plan', async () => {
     const gapped = new FakeSource();
     gapped.addTopic('views-x', 1);
