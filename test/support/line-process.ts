@@ -2,6 +2,7 @@
  * A long-running client (a group member: kcat -G, a kafkajs member script, a Java consumer) as a
  * child process in its own process group, recorded in the run's pid folder so the run's guardian
  * stops it if the test process dies. What it prints is collected: stdout as lines, stderr whole.
+ * With `input: true` its stdin is a pipe the test writes to (a producer fed line by line).
  */
 import { spawn } from 'node:child_process';
 import { rmSync, writeFileSync } from 'node:fs';
@@ -27,6 +28,10 @@ export interface LineProcess {
   stop(graceMs?: number): Promise<number | string>;
   /** Waits until `probe` holds, failing early (with the stderr tail) if the process exits. */
   waitFor(probe: () => boolean, what: string, timeoutMs?: number): Promise<void>;
+  /** Writes to its stdin (started with `input: true`); ignored once the process has gone. */
+  write(text: string): void;
+  /** Closes its stdin (started with `input: true`): end of input. */
+  endInput(): void;
 }
 
 export interface LineProcessOptions {
@@ -37,15 +42,18 @@ export interface LineProcessOptions {
   readonly args: readonly string[];
   readonly cwd?: string;
   readonly env?: NodeJS.ProcessEnv;
+  /** Give it a stdin pipe (`write`, `endInput`); default false: stdin is /dev/null. */
+  readonly input?: boolean;
 }
 
 export function startLineProcess(options: LineProcessOptions): LineProcess {
-  const child = spawn(options.command, [...options.args], {
-    cwd: options.cwd ?? options.run.dir,
-    env: options.env ?? process.env,
-    detached: true,
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const common = { cwd: options.cwd ?? options.run.dir, env: options.env ?? process.env, detached: true };
+  const child =
+    options.input === true
+      ? spawn(options.command, [...options.args], { ...common, stdio: ['pipe', 'pipe', 'pipe'] })
+      : spawn(options.command, [...options.args], { ...common, stdio: ['ignore', 'pipe', 'pipe'] });
+  // A process that exits before reading all its input must not crash the test with EPIPE.
+  child.stdin?.on('error', () => {});
   const pid = child.pid;
   if (pid === undefined) throw new Error(`could not start ${options.name}: ${options.command} did not spawn`);
   const pidFile = join(options.run.pidDir, `${options.name}.pid`);
@@ -105,6 +113,14 @@ export function startLineProcess(options: LineProcessOptions): LineProcess {
       const how = await exited;
       clearTimeout(timer);
       return how;
+    },
+    write(text) {
+      if (child.stdin === null) throw new Error(`${options.name} was started without input: true`);
+      if (!done && child.stdin.writable) child.stdin.write(text);
+    },
+    endInput() {
+      if (child.stdin === null) throw new Error(`${options.name} was started without input: true`);
+      child.stdin.end();
     },
     async waitFor(probe, what, timeoutMs = 60_000) {
       try {
