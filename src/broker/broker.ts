@@ -177,6 +177,7 @@ export class Broker {
         metrics: replicationMetrics,
         replicaWaiters,
         replicaLagTimeMaxMs: config['replica.lag.time.max.ms'],
+        sessionTimeoutMs: config['zookeeper.session.timeout.ms'],
         fetcher: {
           maxWaitMs: config['replica.fetch.wait.max.ms'],
           partitionMaxBytes: config['replica.fetch.max.bytes'],

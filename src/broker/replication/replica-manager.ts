@@ -45,7 +45,15 @@ export interface ReplicaManagerOptions {
   readonly replicaWaiters: FetchWaiters;
   readonly replicaLagTimeMaxMs: number;
   readonly fetcher: ReplicaFetcherSettings;
+  /**
+   * The coordination session timeout: a process frozen for 2/3 of it (SIGSTOP, a long pause) may
+   * have lost its session and its leaderships without hearing it yet (replication.md §5.3 step 5).
+   */
+  readonly sessionTimeoutMs: number;
 }
+
+/** How often the event loop's liveness is sampled, to notice a freeze. */
+const STALL_CHECK_MS = 100;
 
 /** What a request to a partition gets: its replica here, or the error code and why. */
 export type LeaderLookup =
@@ -79,9 +87,45 @@ export class ReplicaManager {
     };
     every(Math.max(100, Math.floor(replicaLagTimeMaxMs / 2)), () => this.shrinkLaggingIsrs());
     every(1_000, () => this.updateGauges());
+    // Timers run before I/O in each turn of the event loop: after a freeze, this check runs before
+    // any request that waited meanwhile, so a leader deposed while frozen takes none of them.
+    let lastTick = this.options.clock.now();
+    const stallMs = Math.floor((this.options.sessionTimeoutMs * 2) / 3);
+    every(STALL_CHECK_MS, () => {
+      const now = this.options.clock.now();
+      const gap = now - lastTick;
+      lastTick = now;
+      if (gap > stallMs) void this.afterStall(gap);
+    });
     this.unsubscribe = this.options.store.onSessionEvent((event) => {
       if (event === 'expired') this.fenceAllLeaders('the coordination session expired');
     });
+  }
+
+  /**
+   * The process was frozen for `gap` ms, two thirds of the session timeout or more: another broker
+   * may lead its partitions now. Stops leading at once, then reads each partition's state from the
+   * coordination store itself (not the cache, which may be just as stale) and acts on it.
+   */
+  private async afterStall(gap: number): Promise<void> {
+    const fenced = [...this.replicas.values()].filter((replica) => replica.role === 'leader');
+    if (fenced.length === 0) return;
+    this.fenceAllLeaders(`this process was frozen for ${gap} ms, over 2/3 of the ${this.options.sessionTimeoutMs} ms session timeout`);
+    for (const replica of fenced) {
+      const path = partitionStatePath(replica.topic, replica.partition);
+      for (let attempt = 0; attempt < 20 && !this.stopped; attempt += 1) {
+        try {
+          const node = await this.options.store.get(path);
+          if (node !== undefined) this.options.cluster.noteState(replica.topic, replica.partition, { state: decodePartitionState(node.data, path), version: node.version });
+          await this.apply(replica, true);
+          break;
+        } catch (error) {
+          // A session being replaced: the states read on the new one decide (the cluster reloads them).
+          this.logger.warn({ err: error, partition: replica.name }, 'could not read a partition state after a freeze; trying again');
+          await new Promise((resolve) => setTimeout(resolve, 250));
+        }
+      }
+    }
   }
 
   async stop(): Promise<void> {
