@@ -35,7 +35,8 @@
  *                        three kcat -G members of one group on a 6-partition topic, one stopped
  *                        with SIGTERM (it sends LeaveGroup); the figure is the time from the
  *                        signal to the moment both others have printed their new assignment.
- *   EndToEndLatency      org.apache.kafka.tools.EndToEndLatency <bootstrap> <topic> <n> 1 200: one
+ *   EndToEndLatency      org.apache.kafka.tools.EndToEndLatency <bootstrap> <topic> <n> 1 200 (acks=1;
+ *                        `all` instead of 1 in the replication scenario): one
  *                        record at a time, sent and then polled by an assigned consumer; it prints
  *                        whole-millisecond percentiles. It is stopped once it has printed them:
  *                        the offset commit it does afterwards is not part of the measure.
