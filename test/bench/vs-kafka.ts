@@ -32,7 +32,8 @@
  *                             its default settings (idempotent, acks=all), kcat -P acks=all, kcat -C, Java
  *                             EndToEndLatency acks=all p50/p99, and the failover time — a leader SIGKILLed
  *                             under a small acks=all producer, until the new leader acknowledges a write
- *                             (vs-kafka/failover.ts) — with the same session timeout on both. Kafka keeps
+ *                             (vs-kafka/failover.ts), 3 times per session, the killed broker restarted in
+ *                             between — with the same session timeout on both. Kafka keeps
  *                             its default flush settings (no fsync on the write path); Tributary answers
  *                             acks=-1 once the record is fsynced on every in-sync replica.
  *
@@ -53,7 +54,8 @@
  * Environment (see vs-kafka/options.ts): BENCH_RECORDS, BENCH_ROUNDS, BENCH_SCENARIOS (comma list of
  * the names above), BENCH_PARTITIONS, BENCH_PARTITION_RECORDS, BENCH_PREFILL (e.g. 1GB,10GB),
  * BENCH_SCALE_RECORDS, BENCH_CODECS (e.g. gzip,lz4,zstd), BENCH_LATENCY_MESSAGES, BENCH_WARMUP_RECORDS, BENCH_STORAGE_RECORDS,
- * BENCH_REPLICATION_RECORDS, BENCH_SESSION_TIMEOUT_MS (replication; default 6000),
+ * BENCH_REPLICATION_RECORDS, BENCH_SESSION_TIMEOUT_MS (replication; default 6000), BENCH_FAILOVERS (leader kills per
+ * replication session, default 3),
  * BENCH_FLUSH=paper|os, BENCH_HEAP_MB, BENCH_FETCH_BYTES, BENCH_OUT (docs folder to write),
  * BENCH_DIR (parent of the run folder = the brokers' disk), BENCH_KEEP=1, BENCH_SMOKE=1, BENCH_PROFILE=1,
  * BENCH_TRIBUTARY_DIR (the checkout whose bin/tributary.js is the Tributary broker; default this one).
@@ -66,7 +68,7 @@ import { fileURLToPath } from 'node:url';
 import { openRun, startGuardian, stopRun, type ServiceRun } from '../services/run-dir.js';
 import { ensureJars, KAFKA_SERVER_JARS, KAFKA_TOOLS_JARS, KAFKA_VERSION } from '../services/service-jars.js';
 import { createReplicatedTopic, createTopic, expectStored, logBytes, scanLog, storedRecords, type LogScan } from './vs-kafka/admin.js';
-import { FSYNC_NOTE, replicationSettings, startCluster, type RunningCluster } from './vs-kafka/cluster.js';
+import { FSYNC_NOTE, replicationSettings, startCluster, type ClusterBroker, type RunningCluster } from './vs-kafka/cluster.js';
 import { writeDocs } from './vs-kafka/charts.js';
 import { measureFailover } from './vs-kafka/failover.js';
 import {
@@ -77,7 +79,7 @@ import { currentLoad, describeCheckout, describeMachine } from './vs-kafka/machi
 import { formatSize, needsSingleBroker, parseOptions, reductions, THIS_CHECKOUT, type BenchOptions, type Codec, type ScenarioName } from './vs-kafka/options.js';
 import { summarizeProfiles } from './vs-kafka/profile.js';
 import { headlineTable } from './vs-kafka/report.js';
-import { consoleTable, type Figure, type Results, type Sample } from './vs-kafka/results.js';
+import { consoleTable, median, type Figure, type Results, type Sample } from './vs-kafka/results.js';
 import { brokerSettings, startSystem, type RunningSystem, type SystemName } from './vs-kafka/systems.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -477,21 +479,45 @@ async function replicationSession(round: number, system: SystemName, options: Be
       record('replication.latency.p99', spec(label('p99'), 'ms', 'lower'), latency.p99, { 'p99.9 ms': latency.p999, 'avg ms': latency.avg });
     });
     await step('failover', async () => {
-      const controller = await cluster.controllerBroker();
-      const leader = cluster.brokers.find((broker) => broker.id !== controller);
-      if (leader === undefined) throw new Error('no broker that is not the controller');
-      if (controller === undefined) say(`  (the controller of ${system} could not be told; broker ${leader.id} may be it)`);
-      const replicas = [leader.id, ...cluster.brokers.filter((broker) => broker !== leader).map((broker) => broker.id)];
-      const t = await replicatedTopic('repl-failover', replicas);
-      const result = await measureFailover(cluster.brokers, t, leader.id, () => leader.kill(), { warmupAcks: options.smoke ? 20 : 100 });
-      record('replication.failover', spec(`leader SIGKILL → first acks=all write acknowledged by the new leader (session timeout ${fmt(options.sessionTimeoutMs / 1000, 0)} s)`, 'ms', 'lower'), result.ms, {
-        'killed leader': leader.id,
-        'new leader': result.newLeader,
-        ...(controller === undefined ? {} : { 'controller (not killed)': controller }),
-        ...(result.leaderSeenMs === undefined ? {} : { 'new leader in Metadata after ms': Math.round(result.leaderSeenMs) }),
-        'failed attempts': Object.values(result.failures).reduce((a, n) => a + n, 0),
-        ...Object.fromEntries(Object.entries(result.failures).map(([what, n]) => [what, n])),
-      });
+      // Each failover on a fresh topic led by a broker that is not the controller (taking turns);
+      // the broker killed last is started again first, and the next one waits until all three are back.
+      const each: { ms: number; seenMs: number | undefined; failed: number; killed: number; newLeader: number; controller: number | undefined }[] = [];
+      let killed: ClusterBroker | undefined;
+      for (let i = 1; i <= options.failovers; i += 1) {
+        if (killed !== undefined) {
+          const restartStart = performance.now();
+          killed.restart();
+          await cluster.waitForAll();
+          say(`  broker ${killed.id} restarted and listed by every broker in ${fmt((performance.now() - restartStart) / 1000, 1)} s`);
+          killed = undefined;
+        }
+        const controller = await cluster.controllerBroker();
+        const candidates = cluster.brokers.filter((broker) => broker.id !== controller);
+        const leader = candidates[(i - 1) % candidates.length];
+        if (leader === undefined) throw new Error('no broker that is not the controller');
+        if (controller === undefined) say(`  (the controller of ${system} could not be told; broker ${leader.id} may be it)`);
+        const replicas = [leader.id, ...cluster.brokers.filter((broker) => broker !== leader).map((broker) => broker.id)];
+        const t = await replicatedTopic(`repl-failover-${i}`, replicas);
+        const result = await measureFailover(cluster.brokers, t, leader.id, () => leader.kill(), { warmupAcks: options.smoke ? 20 : 100 });
+        killed = leader;
+        const failed = Object.values(result.failures).reduce((a, n) => a + n, 0);
+        each.push({ ms: result.ms, seenMs: result.leaderSeenMs, failed, killed: leader.id, newLeader: result.newLeader, controller });
+        say(`  failover ${i}/${options.failovers}: broker ${leader.id} killed${controller === undefined ? '' : ` (controller: ${controller})`}, broker ${result.newLeader} acknowledged a write after ${fmt(result.ms)} ms` +
+          ` (named leader in Metadata after ${result.leaderSeenMs === undefined ? '?' : fmt(result.leaderSeenMs)} ms; ${failed} failed attempts: ${JSON.stringify(result.failures)})`);
+      }
+      const list = (f: (e: (typeof each)[number]) => number | undefined): string => each.map((e) => {
+        const v = f(e);
+        return v === undefined ? '?' : String(Math.round(v));
+      }).join(' ');
+      record('replication.failover', spec(`leader SIGKILL → first acks=all write acknowledged by the new leader (session timeout ${fmt(options.sessionTimeoutMs / 1000, 0)} s)`, 'ms', 'lower'),
+        median(each.map((e) => e.ms)), {
+          failovers: each.length,
+          'each ms': list((e) => e.ms),
+          'new leader in Metadata after ms, each': list((e) => e.seenMs),
+          'killed → new leader, each': each.map((e) => `${e.killed}→${e.newLeader}`).join(' '),
+          'controller (never killed), each': list((e) => e.controller),
+          'failed attempts, each': list((e) => e.failed),
+        });
     });
   } finally {
     const stopStart = performance.now();

@@ -64,11 +64,14 @@ export interface ClusterBroker {
   readonly bootstrap: string;
   readonly dataDir: string;
   readonly logFile: string;
-  readonly pid: number;
+  /** The current process (a restart makes a new one). */
+  readonly daemon: Daemon;
   /** CPU seconds (user + system) the broker process has used; NaN once it is gone. */
   cpuSeconds(): number;
   /** SIGKILL to the broker's process group; resolves once the process has ended. */
   kill(): Promise<void>;
+  /** Starts a killed broker again (same id, port, settings and data); resolves once it runs (the cluster's `waitForAll` says when it is back in). */
+  restart(): void;
   hasExited(): boolean;
 }
 
@@ -88,6 +91,8 @@ export interface RunningCluster {
    * Kafka's the KRaft quorum leader (Metadata names a random broker there); undefined when unknown.
    */
   controllerBroker(): Promise<number | undefined>;
+  /** Until every broker's Metadata lists all three (after a restart). */
+  waitForAll(): Promise<void>;
   /** Ends every process: Tributary's with SIGTERM (then SIGKILL after the grace period), Kafka's with SIGKILL. */
   stop(): Promise<void>;
 }
@@ -124,16 +129,28 @@ export function startCluster(name: SystemName, options: ClusterOptions): Promise
   return name === 'kafka' ? startKafkaCluster(options) : startTributaryCluster(options);
 }
 
-function clusterBroker(id: number, port: number, dataDir: string, daemon: Daemon): ClusterBroker {
+/** A broker whose process `launch` starts (again, on restart; `generation` names each start). */
+function clusterBroker(id: number, port: number, dataDir: string, launch: (generation: number) => Daemon): ClusterBroker {
+  let generation = 1;
+  let daemon = launch(generation);
   return {
     id,
     port,
     bootstrap: `${LOOPBACK}:${port}`,
     dataDir,
-    logFile: daemon.logFile,
-    pid: daemon.pid,
+    get logFile() {
+      return daemon.logFile;
+    },
+    get daemon() {
+      return daemon;
+    },
     cpuSeconds: () => processCpuSeconds(daemon.pid),
     kill: () => killDaemon(daemon),
+    restart: () => {
+      if (!daemon.hasExited()) throw new Error(`broker ${id} is running; kill it before restarting it`);
+      generation += 1;
+      daemon = launch(generation);
+    },
     hasExited: () => daemon.hasExited(),
   };
 }
@@ -158,6 +175,12 @@ async function waitForBrokers(port: number, ids: readonly number[], daemons: rea
   } catch (error) {
     throw new Error(`${(error as Error).message}\n(last listed: ${listed.join(', ') || 'none'})`);
   }
+}
+
+/** Until every broker's Metadata lists all of them (each has seen the others register, a restarted one included). */
+async function waitForEveryBroker(brokers: readonly ClusterBroker[], what: string): Promise<void> {
+  const ids = brokers.map((broker) => broker.id);
+  for (const broker of brokers) await waitForBrokers(broker.port, ids, brokers.map((b) => b.daemon), what);
 }
 
 function sumCpu(brokers: readonly ClusterBroker[]): number {
@@ -221,23 +244,23 @@ async function startKafkaCluster(options: ClusterOptions): Promise<RunningCluste
   }));
   const formatSeconds = (performance.now() - launchedAt) / 1000;
   const heap = `${options.heapMb}m`;
-  const daemons = nodes.map((node) => startDaemon({
+  const brokers = nodes.map((node) => clusterBroker(node.nodeId, node.port, node.dataDir, (generation) => startDaemon({
     run: options.run,
-    name: `kafka-node-${node.nodeId}-${node.port}`,
+    name: `kafka-node-${node.nodeId}-${node.port}-${generation}`,
     command: javaCommand(),
     args: [`-Xms${heap}`, `-Xmx${heap}`, ...KAFKA_JVM_PERFORMANCE_OPTS, `-Dlog4j.configuration=file:${log4j}`, '-cp', `${options.kafkaServerJars}/*`, 'kafka.Kafka', node.properties],
     logFile: join(node.dir, 'kafka.log'),
     cwd: node.dir,
     env: javaEnvironment(),
-  }));
+  })));
   // Killed, not stopped: the data are thrown away, and a clean stop of a quorum that has lost a
   // voter waits on controlled shutdowns for seconds. (The single-broker sessions time clean stops.)
   const stopAll = async (): Promise<void> => {
-    await Promise.all(daemons.map(killDaemon));
+    await Promise.all(brokers.map((broker) => killDaemon(broker.daemon)));
   };
-  const brokers = nodes.map((node, index) => clusterBroker(node.nodeId, node.port, node.dataDir, daemons[index] as Daemon));
+  const waitForAll = (): Promise<void> => waitForEveryBroker(brokers, 'Apache Kafka cluster');
   try {
-    await waitForBrokers(nodes[0]?.port ?? 0, CLUSTER_BROKER_IDS, daemons, 'Apache Kafka cluster');
+    await waitForAll();
   } catch (error) {
     await stopAll();
     throw error;
@@ -250,6 +273,7 @@ async function startKafkaCluster(options: ClusterOptions): Promise<RunningCluste
     startSeconds: (performance.now() - launchedAt) / 1000,
     cpuSeconds: () => sumCpu(brokers),
     controllerBroker: () => Promise.resolve(kraftLeader(brokers.filter((broker) => !broker.hasExited()).map((broker) => broker.dataDir))),
+    waitForAll,
     stop: stopAll,
   };
 }
@@ -269,30 +293,28 @@ async function startTributaryCluster(options: ClusterOptions): Promise<RunningCl
     nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`);
   }
   const brokers: ClusterBroker[] = [];
-  const daemons: Daemon[] = [];
   for (const id of CLUSTER_BROKER_IDS) {
     const port = await freePort();
     const brokerDir = join(dir, `broker-${id}`);
     const dataDir = join(brokerDir, 'data');
     mkdirSync(dataDir, { recursive: true });
-    const daemon = startDaemon({
+    brokers.push(clusterBroker(id, port, dataDir, (generation) => startDaemon({
       run: options.run,
-      name: `tributary-broker-${id}-${port}`,
+      name: `tributary-broker-${id}-${port}-${generation}`,
       command: process.execPath,
       args: [...nodeFlags, join(options.tributaryDir, 'bin', 'tributary.js'), 'broker', 'start', '--id', String(id), '--listen', `${LOOPBACK}:${port}`,
         '--data-dir', dataDir, '--zookeeper', chroot, ...Object.entries(settings).flatMap(([k, v]) => ['--set', `${k}=${v}`])],
       logFile: join(brokerDir, 'broker.log'),
       cwd: options.tributaryDir,
-    });
-    daemons.push(daemon);
-    brokers.push(clusterBroker(id, port, dataDir, daemon));
+    })));
   }
   const stopAll = async (): Promise<void> => {
-    await Promise.all(daemons.map((daemon) => daemon.stop(STOP_GRACE_MS)));
+    await Promise.all(brokers.map((broker) => broker.daemon.stop(STOP_GRACE_MS)));
     await zookeeper.stop();
   };
+  const waitForAll = (): Promise<void> => waitForEveryBroker(brokers, 'Tributary cluster');
   try {
-    for (const broker of brokers) await waitForBrokers(broker.port, CLUSTER_BROKER_IDS, daemons, 'Tributary cluster');
+    await waitForAll();
   } catch (error) {
     await stopAll();
     throw error;
@@ -312,6 +334,7 @@ async function startTributaryCluster(options: ClusterOptions): Promise<RunningCl
       }
       return undefined;
     },
+    waitForAll,
     stop: stopAll,
   };
 }

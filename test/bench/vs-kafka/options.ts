@@ -67,6 +67,8 @@ export interface BenchOptions {
    * broker.session.timeout.ms (with broker.heartbeat.interval.ms a third of it).
    */
   readonly sessionTimeoutMs: number;
+  /** Leader kills per replication session (BENCH_FAILOVERS; default 3, 1 in smoke mode); the figure is their median. */
+  readonly failovers: number;
   readonly flush: 'paper' | 'os';
   readonly heapMb: number;
   /** Bytes per partition per fetch for both consumers (~200 KB, the paper's consumer test). */
@@ -85,9 +87,10 @@ export interface BenchOptions {
   readonly tributaryDir: string;
 }
 
-export const FULL: Pick<BenchOptions, 'records' | 'rounds' | 'prefillBytes' | 'partitionCounts' | 'latencyMessages' | 'codecs' | 'sessionTimeoutMs'> = {
+export const FULL: Pick<BenchOptions, 'records' | 'rounds' | 'prefillBytes' | 'partitionCounts' | 'latencyMessages' | 'codecs' | 'sessionTimeoutMs' | 'failovers'> = {
   records: 10_000_000,
   sessionTimeoutMs: 6000,
+  failovers: 3,
   codecs: ['gzip', 'lz4', 'zstd'],
   rounds: 3,
   prefillBytes: [1e9, 10e9],
@@ -156,6 +159,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     replicationRecords: envInt('BENCH_REPLICATION_RECORDS', records),
     // Smoke: 3 s (heartbeats / pings every second) keeps the two failovers of a smoke run short.
     sessionTimeoutMs: envInt('BENCH_SESSION_TIMEOUT_MS', smoke ? 3000 : FULL.sessionTimeoutMs, 1000),
+    failovers: envInt('BENCH_FAILOVERS', smoke ? 1 : FULL.failovers),
     flush,
     heapMb: envInt('BENCH_HEAP_MB', 1024),
     fetchBytes: envInt('BENCH_FETCH_BYTES', 204_800),
@@ -199,6 +203,7 @@ export function reductions(options: BenchOptions): string[] {
   if (options.scenarios.includes('produce-codecs') && codecsLeftOut.length > 0) reasons.push(`codecs left out: ${codecsLeftOut.join(', ')}`);
   if (options.scenarios.includes('replication')) {
     if (options.replicationRecords < Math.min(options.records, FULL.records)) reasons.push(`${options.replicationRecords.toLocaleString('en-US')} records per replication produce/consume run instead of ${Math.min(options.records, FULL.records).toLocaleString('en-US')}`);
+    if (options.failovers < FULL.failovers) reasons.push(`${options.failovers} leader kill(s) per replication session instead of ${FULL.failovers}`);
     if (options.sessionTimeoutMs !== FULL.sessionTimeoutMs) reasons.push(`session timeout ${options.sessionTimeoutMs} ms instead of ${FULL.sessionTimeoutMs} ms in the replication scenario`);
   }
   if ((options.scenarios.includes('latency') || options.scenarios.includes('replication')) && options.latencyMessages < FULL.latencyMessages) {
