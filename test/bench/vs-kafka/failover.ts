@@ -96,8 +96,11 @@ export class ProduceProbe {
     if (connection === undefined) {
       connection = KafkaConnection.open(LOOPBACK, broker.port, { clientId: 'bench-failover-probe', connectTimeoutMs: 2_000, requestTimeoutMs: this.requestTimeoutMs });
       // A connection that failed to open is forgotten at once; the next attempt opens a new one.
-      connection.catch(() => this.connections.delete(broker.id));
-      this.connections.set(broker.id, connection);
+      const opening = connection;
+      opening.catch(() => {
+        if (this.connections.get(broker.id) === opening) this.connections.delete(broker.id);
+      });
+      this.connections.set(broker.id, opening);
     }
     return connection;
   }
