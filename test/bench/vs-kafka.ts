@@ -7,7 +7,7 @@
  * Each round starts Kafka (single-node KRaft) and a standalone Tributary broker one after the
  * other — never both at once — each with a fresh data folder in the same run folder, and runs the
  * same clients against each (vs-kafka/clients.ts has the details, vs-kafka/systems.ts the
- * settings):
+ * settings); then, for the replication scenario, a 3-broker cluster of each, in the same order:
  *
  *   produce-b1, produce-b50   Java ProducerPerformance, 200-byte records, acks=1, no idempotence,
  *                             batches of 1 and of 50 records
@@ -26,6 +26,16 @@
  *   latency                   Java EndToEndLatency p50/p99, and a TS-client probe on both
  *   partitions                ProducerPerformance + kcat -C over 1/10/100/1000 partitions
  *   prefill                   produce + consume with 1 GB and 10 GB already in the log
+ *   replication               on THREE brokers of each system (vs-kafka/cluster.ts: Kafka KRaft with 3
+ *                             combined broker+controller nodes, Tributary ZooKeeper + 3 brokers), topics with
+ *                             replication factor 3 and min.insync.replicas=2: Java ProducerPerformance with
+ *                             its default settings (idempotent, acks=all), kcat -P acks=all, kcat -C, Java
+ *                             EndToEndLatency acks=all p50/p99, and the failover time — a leader SIGKILLed
+ *                             under a small acks=all producer, until the new leader acknowledges a write
+ *                             (vs-kafka/failover.ts), 3 times per session, the killed broker restarted in
+ *                             between — with the same session timeout on both. Kafka keeps
+ *                             its default flush settings (no fsync on the write path); Tributary answers
+ *                             acks=-1 once the record is fsynced on every in-sync replica.
  *
  * Output: a table on stdout (min / median / max per broker, Tributary ÷ Kafka per round and of
  * the medians), the README headline table, and — except in smoke mode — docs/benchmarks.md,
@@ -44,6 +54,8 @@
  * Environment (see vs-kafka/options.ts): BENCH_RECORDS, BENCH_ROUNDS, BENCH_SCENARIOS (comma list of
  * the names above), BENCH_PARTITIONS, BENCH_PARTITION_RECORDS, BENCH_PREFILL (e.g. 1GB,10GB),
  * BENCH_SCALE_RECORDS, BENCH_CODECS (e.g. gzip,lz4,zstd), BENCH_LATENCY_MESSAGES, BENCH_WARMUP_RECORDS, BENCH_STORAGE_RECORDS,
+ * BENCH_REPLICATION_RECORDS, BENCH_SESSION_TIMEOUT_MS (replication; default 6000), BENCH_FAILOVERS (leader kills per
+ * replication session, default 3),
  * BENCH_FLUSH=paper|os, BENCH_HEAP_MB, BENCH_FETCH_BYTES, BENCH_OUT (docs folder to write),
  * BENCH_DIR (parent of the run folder = the brokers' disk), BENCH_KEEP=1, BENCH_SMOKE=1, BENCH_PROFILE=1,
  * BENCH_TRIBUTARY_DIR (the checkout whose bin/tributary.js is the Tributary broker; default this one).
@@ -55,17 +67,19 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import { openRun, startGuardian, stopRun, type ServiceRun } from '../services/run-dir.js';
 import { ensureJars, KAFKA_SERVER_JARS, KAFKA_TOOLS_JARS, KAFKA_VERSION } from '../services/service-jars.js';
-import { createTopic, expectStored, logBytes, scanLog, storedRecords, type LogScan } from './vs-kafka/admin.js';
+import { createReplicatedTopic, createTopic, expectStored, logBytes, scanLog, storedRecords, type LogScan } from './vs-kafka/admin.js';
+import { FSYNC_NOTE, replicationSettings, startCluster, type ClusterBroker, type RunningCluster } from './vs-kafka/cluster.js';
 import { writeDocs } from './vs-kafka/charts.js';
+import { measureFailover } from './vs-kafka/failover.js';
 import {
   clientContext, CODEC_IDS, consoleConsume, consumerPerformanceGroup, endToEndLatency, kcatConsume, kcatGroupConsume, kcatRebalanceAfterLeave, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, producerPerformanceDefaults,
   type ClientContext, type ProducerPerformanceResult,
 } from './vs-kafka/clients.js';
 import { currentLoad, describeCheckout, describeMachine } from './vs-kafka/machine.js';
-import { formatSize, parseOptions, reductions, THIS_CHECKOUT, type BenchOptions, type Codec, type ScenarioName } from './vs-kafka/options.js';
+import { formatSize, needsSingleBroker, parseOptions, reductions, THIS_CHECKOUT, type BenchOptions, type Codec, type ScenarioName } from './vs-kafka/options.js';
 import { summarizeProfiles } from './vs-kafka/profile.js';
 import { headlineTable } from './vs-kafka/report.js';
-import { consoleTable, type Figure, type Results, type Sample } from './vs-kafka/results.js';
+import { consoleTable, median, type Figure, type Results, type Sample } from './vs-kafka/results.js';
 import { brokerSettings, startSystem, type RunningSystem, type SystemName } from './vs-kafka/systems.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -353,6 +367,166 @@ async function session(round: number, system: SystemName, options: BenchOptions,
   }
 }
 
+/**
+ * The replication scenario on three brokers of `system` (vs-kafka/cluster.ts): acks=all produce
+ * (Java with its default settings, kcat), consume, acks=all latency, and the failover time after a
+ * leader SIGKILL. Each step that fails is noted and the next one still runs; the failover runs
+ * last (it leaves the cluster a broker short).
+ */
+async function replicationSession(round: number, system: SystemName, options: BenchOptions, run: ServiceRun, context: ClientContext, kafkaServerJars: string, results: Results, recorder: Recorder, profileDir: string): Promise<void> {
+  const dir = join(run.dir, `round-${round}-${system}-cluster`);
+  mkdirSync(dir, { recursive: true });
+  say(`\n== round ${round}/${options.rounds}: ${system}, 3 brokers (replication) — load ${currentLoad().join(' ')}`);
+  const scenarioStart = performance.now();
+  const fail = (what: string, error: unknown): void => {
+    results.notes.push(`replication (${what}) failed on ${system} in round ${round}: ${(error as Error).message.split('\n').slice(0, 6).join(' ⏎ ')}`);
+    say(`  !! replication (${what}) failed on ${system} in round ${round}: ${(error as Error).stack ?? String(error)}`);
+  };
+  let cluster: RunningCluster;
+  try {
+    cluster = await startCluster(system, {
+      run, dir, heapMb: options.heapMb, kafkaServerJars, tributaryDir: options.tributaryDir, sessionTimeoutMs: options.sessionTimeoutMs,
+      cpuProfileDir: options.profile && system === 'tributary' ? profileDir : undefined,
+    });
+  } catch (error) {
+    fail('start of the 3-broker cluster', error);
+    if (!options.keep) rmSync(dir, { recursive: true, force: true });
+    return;
+  }
+  results.startSeconds.push({ system, round, seconds: Math.round(cluster.startSeconds * 10) / 10, setup: '3 brokers' });
+  say(`${system}: 3 brokers at ${cluster.bootstrap} with ${cluster.coordinator}, up in ${fmt(cluster.startSeconds, 1)} s`);
+  say(`  ${system === 'kafka' ? 'Kafka: no fsync on the write path (default flush settings)' : 'Tributary: acks=-1 answered once fsynced on every in-sync replica'}; replication factor 3, min.insync.replicas=2, session timeout ${options.sessionTimeoutMs} ms`);
+  const b = cluster.bootstrap;
+  const ports = cluster.brokers.map((broker) => broker.port);
+  const record = (id: string, spec: FigureSpec, value: number, detail?: Record<string, number | string>): void => {
+    recorder.add(id, spec, detail === undefined ? { round, system, value } : { round, system, value, detail });
+    say(`  ${id.padEnd(26)} ${fmt(value, value < 100 ? 2 : 0).padStart(12)} ${spec.unit}${detail === undefined ? '' : `  ${JSON.stringify(detail)}`}`);
+  };
+  const spec = (label: string, unit: string, better: 'higher' | 'lower'): FigureSpec => ({ scenario: 'replication', label, unit, better, chart: 'replication' });
+  /** Runs a client and says what the three brokers spent on it: CPU seconds per million records. */
+  const measured = async <T>(records: number, body: () => Promise<T>): Promise<[T, Record<string, number>]> => {
+    const before = cluster.cpuSeconds();
+    const result = await body();
+    const spent = cluster.cpuSeconds() - before;
+    return [result, Number.isFinite(spent) ? { '3 brokers CPU s per 1M records': Math.round((spent / records) * 1e8) / 100 } : {}];
+  };
+  const step = async (what: string, body: () => Promise<void>): Promise<void> => {
+    const started = performance.now();
+    try {
+      await body();
+    } catch (error) {
+      fail(what, error);
+    }
+    say(`  (replication ${what}: ${fmt((performance.now() - started) / 1000, 1)} s)`);
+  };
+  const R = options.replicationRecords;
+  let refusalNoted = false;
+  /** Creates an RF 3 topic; a refused min.insync.replicas topic config is said once (the broker default of 2 applies). */
+  const replicatedTopic = async (name: string, replicas?: readonly number[]): Promise<string> => {
+    const { refusedConfig } = await createReplicatedTopic(b, ports, name, replicas === undefined ? {} : { replicas });
+    if (refusedConfig !== undefined && !refusalNoted) {
+      refusalNoted = true;
+      const note = `${system} ${refusedConfig}; its topics were created without it and have the brokers' min.insync.replicas=2`;
+      results.notes.push(`replication, round ${round}: ${note}`);
+      say(`  note: ${note}`);
+    }
+    return name;
+  };
+  try {
+    if (options.warmupRecords > 0) {
+      await step('warm-up', async () => {
+        await replicatedTopic('warmup');
+        await producerPerformanceDefaults(context, b, 'warmup', options.warmupRecords, true);
+        await kcatConsume(context, b, 'warmup', options.warmupRecords);
+        say(`  warm-up: ${fmt(options.warmupRecords)} records produced (acks=all) and consumed, untimed`);
+      });
+    }
+    let javaTopic: string | undefined;
+    await step('Java produce', async () => {
+      const t = await replicatedTopic('repl-java');
+      const [r, cpu] = await measured(R, () => producerPerformanceDefaults(context, b, t, R, true));
+      await expectStored(b, t, 1, R);
+      javaTopic = t;
+      record('replication.produce.java', spec('produce acks=all, RF 3 (Java ProducerPerformance, default settings: idempotent)', 'records/s', 'higher'), r.recordsPerSecond,
+        { 'MB/s': r.mbPerSecond, 'avg latency ms': r.avgLatencyMs, 'p50 latency ms': r.p50LatencyMs, 'p99 latency ms': r.p99LatencyMs, ...cpu });
+    });
+    await step('kcat produce', async () => {
+      const acksAll = { acks: 'all' };
+      const fixedMs = await kcatFixedCost(context, b, await replicatedTopic('repl-kcat-fixed'), 3, acksAll);
+      const t = await replicatedTopic('repl-kcat');
+      const [rawMs, cpu] = await measured(R, () => kcatProduce(context, b, t, R, 0, acksAll));
+      await expectStored(b, t, 1, R);
+      record('replication.produce.kcat', spec('produce acks=all, RF 3 (kcat -P, librdkafka default batching)', 'records/s', 'higher'), R / (Math.max(1, rawMs - fixedMs) / 1000),
+        { 'spawn→exit s': rawMs / 1000, 'fixed cost ms': fixedMs, ...cpu });
+    });
+    await step('consume', async () => {
+      let source = javaTopic;
+      if (source === undefined) {
+        source = await replicatedTopic('repl-consume-source');
+        await kcatProduce(context, b, source, R, 0, { acks: 'all' });
+        await expectStored(b, source, 1, R);
+      }
+      const from = source;
+      const [r, cpu] = await measured(R, () => kcatConsume(context, b, from, R));
+      record('replication.consume.kcat', spec('consume from the leader of an RF 3 partition, ~200 KB fetches (kcat -C)', 'records/s', 'higher'), r.recordsPerSecond,
+        { 'MB/s': r.mbPerSecond, seconds: r.seconds, ...cpu });
+    });
+    await step('latency', async () => {
+      const t = await replicatedTopic('repl-e2e');
+      const latency = await endToEndLatency(context, b, t, options.latencyMessages, 'all');
+      const label = (p: string): string => `end-to-end latency ${p}, acks=all, RF 3 (Java EndToEndLatency, whole ms)`;
+      record('replication.latency.p50', spec(label('p50'), 'ms', 'lower'), latency.p50);
+      record('replication.latency.p99', spec(label('p99'), 'ms', 'lower'), latency.p99, { 'p99.9 ms': latency.p999, 'avg ms': latency.avg });
+    });
+    await step('failover', async () => {
+      // Each failover on a fresh topic led by a broker that is not the controller (taking turns);
+      // the broker killed last is started again first, and the next one waits until all three are back.
+      const each: { ms: number; seenMs: number | undefined; failed: number; killed: number; newLeader: number; controller: number | undefined }[] = [];
+      let killed: ClusterBroker | undefined;
+      for (let i = 1; i <= options.failovers; i += 1) {
+        if (killed !== undefined) {
+          const restartStart = performance.now();
+          killed.restart();
+          await cluster.waitForAll();
+          say(`  broker ${killed.id} restarted and listed by every broker in ${fmt((performance.now() - restartStart) / 1000, 1)} s`);
+          killed = undefined;
+        }
+        const controller = await cluster.controllerBroker();
+        const candidates = cluster.brokers.filter((broker) => broker.id !== controller);
+        const leader = candidates[(i - 1) % candidates.length];
+        if (leader === undefined) throw new Error('no broker that is not the controller');
+        if (controller === undefined) say(`  (the controller of ${system} could not be told; broker ${leader.id} may be it)`);
+        const replicas = [leader.id, ...cluster.brokers.filter((broker) => broker !== leader).map((broker) => broker.id)];
+        const t = await replicatedTopic(`repl-failover-${i}`, replicas);
+        const result = await measureFailover(cluster.brokers, t, leader.id, () => leader.kill(), { warmupAcks: options.smoke ? 20 : 100 });
+        killed = leader;
+        const failed = Object.values(result.failures).reduce((a, n) => a + n, 0);
+        each.push({ ms: result.ms, seenMs: result.leaderSeenMs, failed, killed: leader.id, newLeader: result.newLeader, controller });
+        say(`  failover ${i}/${options.failovers}: broker ${leader.id} killed${controller === undefined ? '' : ` (controller: ${controller})`}, broker ${result.newLeader} acknowledged a write after ${fmt(result.ms)} ms` +
+          ` (named leader in Metadata after ${result.leaderSeenMs === undefined ? '?' : fmt(result.leaderSeenMs)} ms; ${failed} failed attempts: ${JSON.stringify(result.failures)})`);
+      }
+      const list = (f: (e: (typeof each)[number]) => number | undefined): string => each.map((e) => {
+        const v = f(e);
+        return v === undefined ? '?' : String(Math.round(v));
+      }).join(' ');
+      record('replication.failover', spec(`leader SIGKILL → first acks=all write acknowledged by the new leader (session timeout ${fmt(options.sessionTimeoutMs / 1000, 0)} s)`, 'ms', 'lower'),
+        median(each.map((e) => e.ms)), {
+          failovers: each.length,
+          'each ms': list((e) => e.ms),
+          'new leader in Metadata after ms, each': list((e) => e.seenMs),
+          'killed → new leader, each': each.map((e) => `${e.killed}→${e.newLeader}`).join(' '),
+          'controller (never killed), each': list((e) => e.controller),
+          'failed attempts, each': list((e) => e.failed),
+        });
+    });
+  } finally {
+    const stopStart = performance.now();
+    await cluster.stop();
+    say(`${system} (3 brokers) stopped in ${fmt((performance.now() - stopStart) / 1000, 1)} s; replication scenario ${fmt((performance.now() - scenarioStart) / 1000, 1)} s in all`);
+    if (!options.keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 async function main(): Promise<void> {
   const options = parseOptions(process.argv.slice(2));
   const totalStart = performance.now();
@@ -378,6 +552,9 @@ async function main(): Promise<void> {
       options,
       reduced,
       settings: { kafka: brokerSettings('kafka', options.flush), tributary: brokerSettings('tributary', options.flush) },
+      ...(options.scenarios.includes('replication')
+        ? { replicationSettings: { kafka: replicationSettings('kafka', options.sessionTimeoutMs), tributary: replicationSettings('tributary', options.sessionTimeoutMs) } }
+        : {}),
       tributaryCheckout: checkout,
       figures: [],
       notes: [],
@@ -389,6 +566,9 @@ async function main(): Promise<void> {
     if (reduced.length > 0) say(`reduced: ${reduced.join('; ')}`);
     say(`tributary broker: ${checkout.dir} at ${checkout.commit.slice(0, 12)} "${checkout.subject}"${checkout.modified ? ' (with uncommitted changes)' : ''}${otherCheckout ? ' — not this checkout' : ''}`);
     say(`scenarios: ${options.scenarios.join(', ')}; ${fmt(options.records)} records; ${options.rounds} round(s); flush ${options.flush}; run folder ${run.dir}`);
+    if (options.scenarios.includes('replication')) {
+      say(`replication: 3 brokers of each (Kafka: KRaft, 3 combined broker+controller nodes; Tributary: ZooKeeper + 3 brokers), RF 3, min.insync.replicas=2, ${fmt(options.replicationRecords)} records per run, session timeout ${options.sessionTimeoutMs} ms on both. ${FSYNC_NOTE}.`);
+    }
 
     const log = (line: string): void => say(`[jars] ${line}`);
     const kafkaServerJars = await ensureJars(KAFKA_SERVER_JARS, log);
@@ -398,7 +578,10 @@ async function main(): Promise<void> {
 
     for (let round = 1; round <= options.rounds; round += 1) {
       const order: SystemName[] = round % 2 === 1 ? ['kafka', 'tributary'] : ['tributary', 'kafka'];
-      for (const system of order) await session(round, system, options, run, context, kafkaServerJars, results, recorder, profileDir);
+      if (needsSingleBroker(options)) for (const system of order) await session(round, system, options, run, context, kafkaServerJars, results, recorder, profileDir);
+      if (options.scenarios.includes('replication')) {
+        for (const system of order) await replicationSession(round, system, options, run, context, kafkaServerJars, results, recorder, profileDir);
+      }
     }
 
     results.finishedAt = new Date().toISOString();
@@ -413,6 +596,7 @@ async function main(): Promise<void> {
     say(`Tributary = ${checkout.dir} at ${checkout.commit.slice(0, 12)}${checkout.modified ? ' (with uncommitted changes)' : ''}`);
     say('');
     for (const line of consoleTable(results)) say(line);
+    if (results.figures.some((f) => f.scenario === 'replication')) say(`replication: ${FSYNC_NOTE}.`);
     if (results.profile !== undefined) {
       say('\nTributary broker CPU profile, top self time (idle left out):');
       for (const f of results.profile.topFunctions.slice(0, 10)) say(`  ${f.selfPercent.toFixed(1).padStart(5)}%  ${f.name}  ${f.where}  ← ${f.calledFrom ?? ''}`);
@@ -430,3 +614,7 @@ async function main(): Promise<void> {
 }
 
 await main();
+// Exit now rather than when the event loop drains: a daemon's stop (test/services/process.ts)
+// leaves its grace-period timer pending, which kept the process idle for up to a minute after
+// the report. Everything is written and every daemon of the run is stopped by now.
+process.exit(process.exitCode ?? 0);

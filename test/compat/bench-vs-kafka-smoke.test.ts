@@ -1,6 +1,7 @@
 /**
  * Keeps `npm run bench:vs-kafka` working: runs it in smoke mode (tiny sizes, one round, Apache
- * Kafka 3.9.1 then a Tributary broker, never both at once) and checks only that it finished and
+ * Kafka 3.9.1 then a Tributary broker, never both at once; then a 3-broker cluster of each for the
+ * replication scenario, with a 3 s session timeout) and checks only that it finished and
  * printed a Tributary ÷ Kafka row for every scenario. It asserts nothing about speed: on a shared
  * machine the figures of a smoke run mean nothing.
  */
@@ -52,6 +53,9 @@ describe('bench:vs-kafka --smoke', () => {
     expect(stdout, context).toMatch(/consume\.kcat .*"broker CPU s per 1M records":\d/);
     // Idempotent produce (issue #17): what idempotence costs, per broker.
     expect(stdout, context).toMatch(/idempotent ÷ non-idempotent produce on tributary: .* = \d+\.\d+×/);
+    // Replication: three brokers of each, the failover time on both, and what each side fsyncs.
+    expect(stdout, context).toMatch(/^replication\s+\| leader SIGKILL → first acks=all write .*\|\s*\d+\.\d+×\s*$/m);
+    expect(stdout, context).toMatch(/^replication: Kafka keeps its default flush settings and does not fsync/m);
     expect(existsSync(join(outDir, 'benchmarks.md')), context).toBe(true);
     expect(existsSync(join(outDir, 'charts', 'vs-kafka.json')), context).toBe(true);
   }, TIMEOUT_MS);

@@ -2,17 +2,24 @@
  * What the benchmark asks of either broker outside the timed clients: create topics (CreateTopics
  * v4 through Tributary's own client, which both brokers speak), read end offsets (ListOffsets) to
  * check that every record was stored, and measure the partition logs on disk (both brokers keep
- * `<data>/<topic>-<partition>/<20-digit base offset>.log` files of RecordBatch v2).
+ * `<data>/<topic>-<partition>/<20-digit base offset>.log` files of RecordBatch v2). The
+ * replication scenario's topics (replication factor 3, min.insync.replicas=2, optionally with
+ * their replicas named) are created the same way, and Metadata v8 from each broker tells when
+ * every replica is in sync.
  */
 import { closeSync, openSync, readdirSync, readSync, statSync } from 'node:fs';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { ClusterClient } from '../../../src/client/cluster-client.js';
 import { SimpleConsumer } from '../../../src/client/simple-consumer.js';
-import { CreateTopicsApi } from '../../../src/protocol/apis/create-topics.js';
+import { KafkaConnection } from '../../../src/client/connection.js';
+import { CreateTopicsApi, type CreateTopicsResponse } from '../../../src/protocol/apis/create-topics.js';
+import { MetadataApi, type MetadataResponse } from '../../../src/protocol/apis/metadata.js';
+import { LOOPBACK } from '../../services/network.js';
 
+/** `bootstrap` is one `host:port` or several, comma-separated (a cluster). */
 async function withClient<T>(bootstrap: string, use: (client: ClusterClient) => Promise<T>): Promise<T> {
-  const client = await ClusterClient.connect({ bootstrap: [bootstrap], allowAutoTopicCreation: false, requestTimeoutMs: 120_000 });
+  const client = await ClusterClient.connect({ bootstrap: bootstrap.split(','), allowAutoTopicCreation: false, requestTimeoutMs: 120_000 });
   try {
     return await use(client);
   } finally {
@@ -46,6 +53,97 @@ export async function createTopic(bootstrap: string, topic: string, partitions: 
     }
     // Kafka publishes the leaders before every partition's log is open: wait until each answers.
     await listEnds(client, topic, partitions, deadline);
+  });
+}
+
+/** Metadata v8 of `topics` (none: brokers only) from the broker on `port`, over a connection of its own. */
+export async function metadataOf(port: number, topics: readonly string[] = [], timeoutMs = 5000): Promise<MetadataResponse> {
+  const connection = await KafkaConnection.open(LOOPBACK, port, { clientId: 'bench-admin', connectTimeoutMs: timeoutMs, requestTimeoutMs: timeoutMs });
+  try {
+    return await connection.request(MetadataApi, 8, { topics: topics.map((name) => ({ name })), allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false });
+  } finally {
+    connection.close();
+  }
+}
+
+export interface ReplicatedTopicOptions {
+  /** Default 1; ignored when `replicas` is given (one partition, on those brokers). */
+  readonly partitions?: number;
+  /** Partition 0's replicas, preferred leader first (CreateTopics' manual assignment). Default: replication factor 3, placed by the broker. */
+  readonly replicas?: readonly number[];
+  readonly configs?: Readonly<Record<string, string>>;
+}
+
+/** One partition as a broker's Metadata v8 describes it. */
+export interface ReplicaState {
+  readonly partition: number;
+  readonly leader: number;
+  readonly leaderEpoch: number;
+  readonly isr: readonly number[];
+}
+
+/** The partitions of `topic` as the broker on `port` describes them (empty when it does not know the topic). */
+export async function replicaStates(port: number, topic: string, timeoutMs = 5000): Promise<ReplicaState[]> {
+  const response = await metadataOf(port, [topic], timeoutMs);
+  const described = response.topics.find((t) => t.name === topic);
+  if (described === undefined || described.errorCode !== 0) return [];
+  return [...described.partitions].sort((a, b) => a.partitionIndex - b.partitionIndex)
+    .map((p) => ({ partition: p.partitionIndex, leader: p.leaderId, leaderEpoch: p.leaderEpoch, isr: p.isrNodes }));
+}
+
+/** INVALID_CONFIG */
+const INVALID_CONFIG = 40;
+
+/**
+ * Creates a topic with replication factor 3 and the topic config min.insync.replicas=2 (plus
+ * `configs`) on a cluster and waits until EVERY broker (`brokerPorts`) describes each partition
+ * with a leader — the preferred one when `replicas` named it — and all three replicas in sync,
+ * and each partition answers ListOffsets. A broker that refuses the topic config
+ * min.insync.replicas (INVALID_CONFIG naming it) gets the topic without it, and the answer says
+ * so: the clusters here set min.insync.replicas=2 as the broker default too.
+ */
+export async function createReplicatedTopic(bootstrap: string, brokerPorts: readonly number[], topic: string, options: ReplicatedTopicOptions = {}): Promise<{ readonly refusedConfig?: string }> {
+  const partitions = options.replicas === undefined ? options.partitions ?? 1 : 1;
+  const wanted = { 'min.insync.replicas': '2', ...options.configs };
+  return withClient(bootstrap, async (client) => {
+    const broker = client.knownBrokers()[0];
+    if (broker === undefined) throw new Error(`${bootstrap} listed no broker`);
+    const connection = await client.connectionTo(broker.nodeId);
+    const create = (configs: Readonly<Record<string, string>>): Promise<CreateTopicsResponse> => connection.request(CreateTopicsApi, 4, {
+      topics: [{
+        name: topic,
+        numPartitions: options.replicas === undefined ? partitions : -1,
+        replicationFactor: options.replicas === undefined ? 3 : -1,
+        assignments: options.replicas === undefined ? [] : [{ partitionIndex: 0, brokerIds: options.replicas }],
+        configs: Object.entries(configs).map(([name, value]) => ({ name, value })),
+      }],
+      timeoutMs: 120_000,
+      validateOnly: false,
+    });
+    let result = (await create(wanted)).topics[0];
+    let refusedConfig: string | undefined;
+    if (result?.errorCode === INVALID_CONFIG && (result.errorMessage ?? '').includes('min.insync.replicas') && options.configs?.['min.insync.replicas'] === undefined) {
+      refusedConfig = `min.insync.replicas refused as a topic config (INVALID_CONFIG: ${result.errorMessage ?? ''})`;
+      result = (await create(Object.fromEntries(Object.entries(wanted).filter(([name]) => name !== 'min.insync.replicas')))).topics[0];
+    }
+    if (result === undefined || result.errorCode !== 0) {
+      throw new Error(`could not create ${topic} (replication factor 3) on ${bootstrap}: error ${String(result?.errorCode)} ${result?.errorMessage ?? ''}`);
+    }
+    const deadline = Date.now() + 120_000;
+    const wantedLeader = options.replicas?.[0];
+    let last = '';
+    for (;;) {
+      const views = await Promise.all(brokerPorts.map((port) => replicaStates(port, topic).catch((error: unknown) => (error as Error).message)));
+      const ready = views.every((view) => typeof view !== 'string' && view.length === partitions
+        && view.every((p) => p.leader >= 0 && p.isr.length === 3 && (wantedLeader === undefined || p.leader === wantedLeader)));
+      if (ready) break;
+      last = views.map((view, i) => `broker :${String(brokerPorts[i])}: ${typeof view === 'string' ? view : view.map((p) => `p${p.partition} leader ${p.leader} ISR [${p.isr.join(',')}]`).join('; ') || 'no topic'}`).join(' | ');
+      if (Date.now() > deadline) throw new Error(`${topic} on ${bootstrap}: not every partition led${wantedLeader === undefined ? '' : ` by broker ${wantedLeader}`} with 3 in-sync replicas after 120 s (${last})`);
+      await sleep(200);
+    }
+    await client.refreshMetadata([topic]).catch(() => {});
+    await listEnds(client, topic, partitions, deadline);
+    return refusedConfig === undefined ? {} : { refusedConfig };
   });
 }
 

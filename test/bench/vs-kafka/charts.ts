@@ -46,6 +46,7 @@ const GROUPS: readonly { id: string; title: string }[] = [
   { id: 'latency', title: 'End-to-end latency' },
   { id: 'partitions', title: 'Throughput by partition count' },
   { id: 'prefill', title: 'Throughput with data already in the log' },
+  { id: 'replication', title: 'Replication: 3 brokers, RF 3, acks=all (Kafka without fsync, Tributary fsynced on every ISR member)' },
 ];
 
 async function load<T>(name: string): Promise<T | undefined> {

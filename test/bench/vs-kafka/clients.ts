@@ -35,7 +35,8 @@
  *                        three kcat -G members of one group on a 6-partition topic, one stopped
  *                        with SIGTERM (it sends LeaveGroup); the figure is the time from the
  *                        signal to the moment both others have printed their new assignment.
- *   EndToEndLatency      org.apache.kafka.tools.EndToEndLatency <bootstrap> <topic> <n> 1 200: one
+ *   EndToEndLatency      org.apache.kafka.tools.EndToEndLatency <bootstrap> <topic> <n> 1 200 (acks=1;
+ *                        `all` instead of 1 in the replication scenario): one
  *                        record at a time, sent and then polled by an assigned consumer; it prints
  *                        whole-millisecond percentiles. It is stopped once it has printed them:
  *                        the offset commit it does afterwards is not part of the measure.
@@ -102,6 +103,7 @@ export interface ProducerPerformanceResult {
   readonly recordsPerSecond: number;
   readonly mbPerSecond: number;
   readonly avgLatencyMs: number;
+  readonly p50LatencyMs: number;
   readonly p99LatencyMs: number;
 }
 
@@ -135,7 +137,7 @@ async function producerPerformanceWith(context: ClientContext, bootstrap: string
   ], label, timeoutFor(records), { keepStdout: true }));
   const match = PERF_TOTAL.exec(run.stdout);
   if (match === null || Number(match[1]) !== records) throw new Error(`${label}: no total line for ${records} records\n${describeProcess(label, run)}`);
-  return { recordsPerSecond: Number(match[2]), mbPerSecond: Number(match[3]), avgLatencyMs: Number(match[4]), p99LatencyMs: Number(match[8]) };
+  return { recordsPerSecond: Number(match[2]), mbPerSecond: Number(match[3]), avgLatencyMs: Number(match[4]), p50LatencyMs: Number(match[6]), p99LatencyMs: Number(match[8]) };
 }
 
 /** `count` lines of 200 uppercase letters + '\n', written in 1 MiB chunks with back-pressure. */
@@ -177,10 +179,10 @@ export async function kcatProduce(context: ClientContext, bootstrap: string, top
 }
 
 /** Median spawn → exit of a 1-record kcat -P into `topic` (start-up, metadata, connect, teardown). */
-export async function kcatFixedCost(context: ClientContext, bootstrap: string, topic: string, samples = 3): Promise<number> {
-  await kcatProduce(context, bootstrap, topic, 1);
+export async function kcatFixedCost(context: ClientContext, bootstrap: string, topic: string, samples = 3, settings: Readonly<Record<string, string>> = {}): Promise<number> {
+  await kcatProduce(context, bootstrap, topic, 1, 0, settings);
   const times: number[] = [];
-  for (let i = 0; i < samples; i += 1) times.push(await kcatProduce(context, bootstrap, topic, 1));
+  for (let i = 0; i < samples; i += 1) times.push(await kcatProduce(context, bootstrap, topic, 1, 0, settings));
   return median(times);
 }
 
@@ -316,9 +318,10 @@ export interface LatencyResult {
 
 const E2E_PERCENTILES = /Percentiles: 50th = ([\d.]+), 99th = ([\d.]+), 99\.9th = ([\d.]+)/;
 
-export async function endToEndLatency(context: ClientContext, bootstrap: string, topic: string, messages: number): Promise<LatencyResult> {
-  const label = `EndToEndLatency ${topic}`;
-  const run = expectSuccess(label, await tool(context, 'org.apache.kafka.tools.EndToEndLatency', [bootstrap, topic, String(messages), '1', String(VALUE_BYTES)],
+/** EndToEndLatency with the producer's `acks` ('1', or 'all' for the replication scenario). */
+export async function endToEndLatency(context: ClientContext, bootstrap: string, topic: string, messages: number, acks: '1' | 'all' = '1'): Promise<LatencyResult> {
+  const label = `EndToEndLatency acks=${acks} ${topic}`;
+  const run = expectSuccess(label, await tool(context, 'org.apache.kafka.tools.EndToEndLatency', [bootstrap, topic, String(messages), acks, String(VALUE_BYTES)],
     label, timeoutFor(messages * 50), { stopWhen: (stdout) => E2E_PERCENTILES.test(stdout) }));
   const percentiles = E2E_PERCENTILES.exec(run.stdout);
   const avg = /Avg latency: ([\d.]+) ms/.exec(run.stdout);

@@ -20,8 +20,17 @@ export const THIS_CHECKOUT = realpathSync(join(dirname(fileURLToPath(import.meta
 
 export const SCENARIOS = [
   'produce-b1', 'produce-b50', 'produce-default', 'produce-idempotence', 'produce-kcat', 'produce-codecs', 'consume-kcat', 'consume-java', 'consume-group', 'rebalance', 'storage', 'latency', 'partitions', 'prefill',
+  'replication',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
+
+/** Scenarios run on three brokers of each system (vs-kafka/cluster.ts) instead of one. */
+export const CLUSTER_SCENARIOS: readonly ScenarioName[] = ['replication'];
+
+/** Whether the run needs the single-broker sessions at all. */
+export function needsSingleBroker(options: Pick<BenchOptions, 'scenarios'>): boolean {
+  return options.scenarios.some((s) => !CLUSTER_SCENARIOS.includes(s));
+}
 
 /** Kafka's codecs (compression.type of the Java producer, compression.codec of librdkafka). */
 export const CODECS = ['gzip', 'snappy', 'lz4', 'zstd'] as const;
@@ -50,6 +59,16 @@ export interface BenchOptions {
   readonly scaleRecords: number;
   /** Records of the storage measurement when the produce scenarios did not run. */
   readonly storageRecords: number;
+  /** Records per produce/consume run of the replication scenario (BENCH_REPLICATION_RECORDS; default `records`). */
+  readonly replicationRecords: number;
+  /**
+   * The replication scenario's dead-broker detection on both systems (BENCH_SESSION_TIMEOUT_MS,
+   * default 6000, 3000 in smoke mode): Tributary's zookeeper.session.timeout.ms, Kafka's
+   * broker.session.timeout.ms (with broker.heartbeat.interval.ms a third of it).
+   */
+  readonly sessionTimeoutMs: number;
+  /** Leader kills per replication session (BENCH_FAILOVERS; default 3, 1 in smoke mode); the figure is their median. */
+  readonly failovers: number;
   readonly flush: 'paper' | 'os';
   readonly heapMb: number;
   /** Bytes per partition per fetch for both consumers (~200 KB, the paper's consumer test). */
@@ -68,8 +87,10 @@ export interface BenchOptions {
   readonly tributaryDir: string;
 }
 
-export const FULL: Pick<BenchOptions, 'records' | 'rounds' | 'prefillBytes' | 'partitionCounts' | 'latencyMessages' | 'codecs'> = {
+export const FULL: Pick<BenchOptions, 'records' | 'rounds' | 'prefillBytes' | 'partitionCounts' | 'latencyMessages' | 'codecs' | 'sessionTimeoutMs' | 'failovers'> = {
   records: 10_000_000,
+  sessionTimeoutMs: 6000,
+  failovers: 3,
   codecs: ['gzip', 'lz4', 'zstd'],
   rounds: 3,
   prefillBytes: [1e9, 10e9],
@@ -135,6 +156,10 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     scaleRecords: envInt('BENCH_SCALE_RECORDS', smoke ? 1_000 : Math.min(records, 1_000_000)),
     batch1Records: envInt('BENCH_B1_RECORDS', records),
     storageRecords: envInt('BENCH_STORAGE_RECORDS', Math.min(records, 200_000)),
+    replicationRecords: envInt('BENCH_REPLICATION_RECORDS', records),
+    // Smoke: 3 s (heartbeats / pings every second) keeps the two failovers of a smoke run short.
+    sessionTimeoutMs: envInt('BENCH_SESSION_TIMEOUT_MS', smoke ? 3000 : FULL.sessionTimeoutMs, 1000),
+    failovers: envInt('BENCH_FAILOVERS', smoke ? 1 : FULL.failovers),
     flush,
     heapMb: envInt('BENCH_HEAP_MB', 1024),
     fetchBytes: envInt('BENCH_FETCH_BYTES', 204_800),
@@ -176,7 +201,12 @@ export function reductions(options: BenchOptions): string[] {
   }
   const codecsLeftOut = FULL.codecs.filter((c) => !options.codecs.includes(c));
   if (options.scenarios.includes('produce-codecs') && codecsLeftOut.length > 0) reasons.push(`codecs left out: ${codecsLeftOut.join(', ')}`);
-  if (options.scenarios.includes('latency') && options.latencyMessages < FULL.latencyMessages) {
+  if (options.scenarios.includes('replication')) {
+    if (options.replicationRecords < Math.min(options.records, FULL.records)) reasons.push(`${options.replicationRecords.toLocaleString('en-US')} records per replication produce/consume run instead of ${Math.min(options.records, FULL.records).toLocaleString('en-US')}`);
+    if (options.failovers < FULL.failovers) reasons.push(`${options.failovers} leader kill(s) per replication session instead of ${FULL.failovers}`);
+    if (options.sessionTimeoutMs !== FULL.sessionTimeoutMs) reasons.push(`session timeout ${options.sessionTimeoutMs} ms instead of ${FULL.sessionTimeoutMs} ms in the replication scenario`);
+  }
+  if ((options.scenarios.includes('latency') || options.scenarios.includes('replication')) && options.latencyMessages < FULL.latencyMessages) {
     reasons.push(`${options.latencyMessages} latency messages instead of ${FULL.latencyMessages}`);
   }
   return reasons;

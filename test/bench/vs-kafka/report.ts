@@ -2,12 +2,14 @@
  * docs/benchmarks.md and the README headline table, generated from the results file alone (so
  * `tsx test/bench/vs-kafka/charts.ts` or a re-run can rebuild them without measuring again).
  */
+import { FSYNC_NOTE } from './cluster.js';
 import { formatSize } from './options.js';
 import {
   formatRatio, formatSide, formatValue, summarize, type Figure, type FigureSummary, type Results,
 } from './results.js';
 
-const HEADLINE = ['produce.b1', 'produce.b50', 'produce.default', 'produce.kcat.b1', 'produce.kcat', 'consume.kcat', 'consume.java', 'storage.b50', 'latency.java.p50', 'latency.java.p99', 'latency.probe.p50', 'latency.probe.p99'];
+const HEADLINE = ['produce.b1', 'produce.b50', 'produce.default', 'produce.kcat.b1', 'produce.kcat', 'consume.kcat', 'consume.java', 'storage.b50', 'latency.java.p50', 'latency.java.p99', 'latency.probe.p50', 'latency.probe.p99',
+  'replication.produce.java', 'replication.produce.kcat', 'replication.consume.kcat', 'replication.latency.p50', 'replication.latency.p99', 'replication.failover'];
 
 const CHARTS: readonly { id: string; title: string }[] = [
   { id: 'producer', title: 'Producer (the paper’s test)' },
@@ -18,6 +20,7 @@ const CHARTS: readonly { id: string; title: string }[] = [
   { id: 'latency', title: 'End-to-end latency' },
   { id: 'partitions', title: 'Scale: partitions' },
   { id: 'prefill', title: 'Scale: data already in the log' },
+  { id: 'replication', title: 'Replication: three brokers, replication factor 3, acks=all' },
 ];
 
 function mdTable(rows: readonly (readonly string[])[]): string[] {
@@ -148,6 +151,35 @@ const TARGETS: readonly Target[] = [
       }).join('; ');
     },
   },
+  ...([['replication.produce.java', 'Java ProducerPerformance, default settings'], ['replication.produce.kcat', 'kcat -P'], ['replication.consume.kcat', 'kcat -C']] as const).map(([id, client]): Target => ({
+    what: `Replication, RF 3 on three brokers: ${id.includes('consume') ? 'consume' : 'produce acks=all'} ≥ 1.0× Kafka (${client})`,
+    check: (r) => {
+      const ratio = ratioOf(r, id);
+      return ratio === undefined ? notMeasured : `${formatRatio(ratio)} — ${verdict(ratio >= 1)}${id.includes('produce') ? ' (Tributary fsyncs on every in-sync replica before answering, Kafka does not fsync)' : ''}`;
+    },
+  })),
+  {
+    what: 'Replication: acks=all latency p50 / p99 reported beside Kafka’s (Java EndToEndLatency, acks=all)',
+    check: (r) => {
+      const side = (system: 'kafka' | 'tributary'): string | undefined => {
+        const p50 = medianOf(r, 'replication.latency.p50', system);
+        const p99 = medianOf(r, 'replication.latency.p99', system);
+        return p50 === undefined || p99 === undefined ? undefined : `${formatValue(p50, 'ms')} / ${formatValue(p99, 'ms')} ms`;
+      };
+      const t = side('tributary');
+      const k = side('kafka');
+      return t === undefined ? notMeasured : `Tributary ${t}${k === undefined ? '' : `, Kafka ${k}`} (reported; Kafka’s without fsync)`;
+    },
+  },
+  {
+    what: 'Replication: leader SIGKILL → first acks=all write acknowledged by the new leader, beside Kafka’s with the same session timeout',
+    check: (r) => {
+      const t = medianOf(r, 'replication.failover', 'tributary');
+      const k = medianOf(r, 'replication.failover', 'kafka');
+      if (t === undefined) return notMeasured;
+      return `Tributary ${Math.round(t).toLocaleString('en-US')} ms${k === undefined ? '' : `, Kafka ${Math.round(k).toLocaleString('en-US')} ms (${formatRatio(t / k)})`}, session timeout ${r.options.sessionTimeoutMs ?? 6000} ms on both`;
+    },
+  },
   // For the producer targets, librdkafka's figure at the same batching (kcat -P) is shown beside
   // the Java producer's: at batch 1 the Java producer waits for each request, so it measures itself.
   ...([['produce.b1', 50_000, 'produced at batch 1', 'produce.kcat.b1'], ['produce.b50', 400_000, 'produced at batch 50', 'produce.kcat'],
@@ -193,8 +225,12 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
   const checkout = results.tributaryCheckout;
   if (checkout !== undefined) out.push(`- Tributary broker from ${checkout.dir} at commit ${checkout.commit.slice(0, 12)} (“${checkout.subject}”)${checkout.modified ? ', with uncommitted changes' : ''}`);
   out.push(`- Load average (1/5/15 min) at the start ${m.loadAtStart.join(' / ')}, at the end ${(m.loadAtEnd ?? []).join(' / ')}`);
-  const starts = (system: 'kafka' | 'tributary'): string => results.startSeconds.filter((s) => s.system === system).map((s) => s.seconds.toFixed(1)).join(', ');
-  out.push(`- Broker start-up (launch → answers Metadata), seconds: Kafka ${starts('kafka') || '—'}; Tributary ${starts('tributary') || '—'}`, '');
+  const starts = (system: 'kafka' | 'tributary', cluster: boolean): string => results.startSeconds.filter((s) => s.system === system && (s.setup !== undefined) === cluster).map((s) => s.seconds.toFixed(1)).join(', ');
+  out.push(`- Broker start-up (launch → answers Metadata), seconds: Kafka ${starts('kafka', false) || '—'}; Tributary ${starts('tributary', false) || '—'}`);
+  if (results.startSeconds.some((s) => s.setup !== undefined)) {
+    out.push(`- 3-broker cluster start-up (first launch → every broker listed by Metadata; Kafka: storage format of 4 nodes included, Tributary: ZooKeeper included), seconds: Kafka ${starts('kafka', true) || '—'}; Tributary ${starts('tributary', true) || '—'}`);
+  }
+  out.push('');
 
   out.push('## Method', '');
   out.push(
@@ -216,6 +252,13 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
     `- **Scale, partitions.** ${o.partitionRecords.toLocaleString('en-US')} records produced by ProducerPerformance (batch-50 settings, the default sticky partitioner) into a topic of ${o.partitionCounts.join(' / ')} partitions, then read back by \`kcat -C -e\` from all partitions.`,
     `- **Scale, data in the log.** One partition filled by kcat to ${o.prefillBytes.map(formatSize).join(', then ')} (untimed), then ${o.scaleRecords.toLocaleString('en-US')} records produced (ProducerPerformance batch 50) and those records consumed (kcat from their first offset).`,
     ...(o.profile ? ['- **Profiling.** The Tributary broker ran under `node --cpu-prof` in this run (`--profile`); sampling costs it a little CPU, so its figures here are slightly pessimistic. Kafka ran unprofiled.'] : []),
+    ...(o.scenarios.includes('replication') ? [
+      `- **Replication (three brokers).** Each system also runs as a 3-broker cluster on this machine, one system at a time, after the single-broker sessions of the round (same alternation). Apache Kafka: KRaft with three combined broker+controller nodes (a 3-voter quorum, ${o.heapMb} MiB heap each) — the lightest layout (three JVMs rather than four with a separate controller), and Tributary’s shape, whose controller is also one of its brokers. Tributary: one ZooKeeper 3.8 (standalone) and three \`tributary broker start --zookeeper\` brokers. ` +
+        `Topics: replication factor 3, \`min.insync.replicas=2\`. ${FSYNC_NOTE}. ` +
+        `Clients, the same on both: Java \`ProducerPerformance\` with the producer’s default settings (idempotent, \`acks=all\`), \`kcat -P -X acks=all\` (default batching, fixed cost subtracted as above), ${(o.replicationRecords ?? o.records).toLocaleString('en-US')} records each; \`kcat -C\` reading the Java-produced topic; Java \`EndToEndLatency\` with \`acks=all\` (${o.latencyMessages.toLocaleString('en-US')} messages). ` +
+        `Failover: a small producer (vs-kafka/failover.ts) sends one-record acks=all writes, one at a time every 20 ms, to the leader the last Metadata named, asking Metadata again after any failure (no client back-off); once the leader has acknowledged its first writes it gets SIGKILL, and the time to the first write acknowledged by another broker is taken; ${o.failovers ?? 1} time(s) per session, each on a fresh topic led by a broker that is not the controller, the broker killed before restarted and back in every broker’s Metadata first; the figure is the session’s median. The killed leader is never the controller (Tributary’s from Metadata, Kafka’s the quorum leader from its \`quorum-state\` file), so on both systems a plain broker dies. ` +
+        `Same session timeout on both (${o.sessionTimeoutMs ?? 6000} ms): Tributary’s \`zookeeper.session.timeout.ms\` (ZooKeeper ends the session of a broker it has not heard from for that long; the client pings every third of it) and Kafka’s \`broker.session.timeout.ms\` (the controller fences a broker without a heartbeat for that long) with \`broker.heartbeat.interval.ms\` a third of it. CPU figures there are the three brokers’ together.`,
+    ] : []),
     `- **Warm-up.** ${o.warmupRecords > 0 ? `${o.warmupRecords.toLocaleString('en-US')} records produced and consumed, untimed, after each broker start.` : 'none in this run.'}`,
     '- **Broker CPU.** For each throughput figure the per-run details give the broker process’s CPU time (user + system, all threads, from /proc/<pid>/stat) over the client run, per million records. Clients and broker share the 2 cores, so CPU the broker spends is CPU the client does not get.',
     '- **Figures.** min / median / max over the rounds for each broker; the ratio is Tributary ÷ Kafka of the medians (and of each round’s pair). For latency and bytes per message lower is better, so a ratio above 1 means Tributary is behind there.',
@@ -223,6 +266,10 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
   );
   out.push('Broker settings beyond the defaults:', '');
   out.push(...mdTable([['broker', 'settings'], ...Object.entries(results.settings).map(([name, s]) => [name, Object.entries(s).map(([k, v]) => `\`${k}=${v}\``).join(', ') || '(defaults)'])]), '');
+  if (results.replicationSettings !== undefined) {
+    out.push('Settings of every broker of the 3-broker clusters (replication scenario), beyond the defaults and the listeners / node ids / quorum voters:', '');
+    out.push(...mdTable([['cluster', 'settings'], ...Object.entries(results.replicationSettings).map(([name, s]) => [name, Object.entries(s).map(([k, v]) => `\`${k}=${v}\``).join(', ') || '(defaults)'])]), '');
+  }
 
   out.push('## Results', '');
   for (const chart of CHARTS) {

@@ -59,8 +59,8 @@ export interface SystemOptions {
   readonly cpuProfileDir?: string | undefined;
 }
 
-const STOP_GRACE_MS = 60_000;
-const START_TIMEOUT_MS = 180_000;
+export const STOP_GRACE_MS = 60_000;
+export const START_TIMEOUT_MS = 180_000;
 
 /** The settings each broker gets, as printed in the report. */
 export function brokerSettings(name: SystemName, flush: FlushPolicy): Record<string, string> {
@@ -87,7 +87,7 @@ export async function startSystem(name: SystemName, options: SystemOptions): Pro
 // ---- Apache Kafka -------------------------------------------------------------------------
 
 /** A KRaft cluster id: 16 random bytes, base64url (as Uuid.randomUuid, never starting with '-'). */
-function clusterId(): string {
+export function clusterId(): string {
   for (;;) {
     const id = randomBytes(16).toString('base64url');
     if (!id.startsWith('-')) return id;
@@ -121,16 +121,7 @@ async function startKafka(options: SystemOptions): Promise<RunningSystem> {
     ...brokerSettings('kafka', options.flush),
   };
   writeFileSync(properties, `${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join('\n')}\n`);
-  const log4j = join(dir, 'log4j.properties');
-  writeFileSync(log4j, [
-    'log4j.rootLogger=INFO, stdout',
-    'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
-    'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',
-    'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n',
-    // Per-request and per-segment INFO lines are not wanted in a benchmark's log.
-    'log4j.logger.kafka=WARN', 'log4j.logger.org.apache.kafka=WARN', 'log4j.logger.kafka.server.KafkaRaftServer=INFO',
-    '',
-  ].join('\n'));
+  const log4j = writeKafkaLog4j(dir);
   const launchedAt = performance.now();
   const heap = `${options.heapMb}m`;
   expectSuccess('kafka-storage format', await runJava('kafka.tools.StorageTool', ['format', '-t', clusterId(), '-c', properties], {
@@ -150,6 +141,22 @@ async function startKafka(options: SystemOptions): Promise<RunningSystem> {
   const bootstrap = `${LOOPBACK}:${port}`;
   await waitForMetadata(bootstrap, 1, daemon, 'Apache Kafka');
   return running('kafka', bootstrap, dataDir, logFile, daemon, launchedAt);
+}
+
+/** The Kafka broker's log4j 1 configuration (`<dir>/log4j.properties`): INFO from start-up, WARN from the rest. */
+export function writeKafkaLog4j(dir: string, extraInfoLoggers: readonly string[] = []): string {
+  const log4j = join(dir, 'log4j.properties');
+  writeFileSync(log4j, [
+    'log4j.rootLogger=INFO, stdout',
+    'log4j.appender.stdout=org.apache.log4j.ConsoleAppender',
+    'log4j.appender.stdout.layout=org.apache.log4j.PatternLayout',
+    'log4j.appender.stdout.layout.ConversionPattern=[%d] %p %m (%c)%n',
+    // Per-request and per-segment INFO lines are not wanted in a benchmark's log.
+    'log4j.logger.kafka=WARN', 'log4j.logger.org.apache.kafka=WARN', 'log4j.logger.kafka.server.KafkaRaftServer=INFO',
+    ...extraInfoLoggers.map((logger) => `log4j.logger.${logger}=INFO`),
+    '',
+  ].join('\n'));
+  return log4j;
 }
 
 // ---- Tributary ----------------------------------------------------------------------------
@@ -196,7 +203,7 @@ function running(name: SystemName, bootstrap: string, dataDir: string, logFile: 
 }
 
 /** Ready = it answers Metadata and lists itself (broker id `id`). */
-async function waitForMetadata(bootstrap: string, id: number, daemon: Daemon, what: string): Promise<void> {
+export async function waitForMetadata(bootstrap: string, id: number, daemon: Daemon, what: string): Promise<void> {
   await waitUntil(async () => {
     const client = await ClusterClient.connect({ bootstrap: [bootstrap], connectTimeoutMs: 2000, requestTimeoutMs: 5000, allowAutoTopicCreation: false });
     try {
