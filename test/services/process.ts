@@ -102,10 +102,16 @@ export async function stopProcessGroup(
   const gone = exited ?? pollUntilGone(pid);
   signalGroup(pid, 'SIGCONT'); // a SIGSTOPped daemon cannot act on SIGTERM
   signalGroup(pid, 'SIGTERM');
-  const stopped = await Promise.race([gone.then(() => true), sleep(graceMs).then(() => false)]);
+  // The grace timer is cancelled once the group is gone: a pending timer would hold the event loop
+  // (and a whole benchmark or tool) open for the rest of the grace period.
+  const grace = new AbortController();
+  const stopped = await Promise.race([gone.then(() => true), sleep(graceMs, false, { signal: grace.signal }).catch(() => false)]);
+  grace.abort();
   if (!stopped) {
     signalGroup(pid, 'SIGKILL');
-    await Promise.race([gone, sleep(5_000)]);
+    const last = new AbortController();
+    await Promise.race([gone, sleep(5_000, undefined, { signal: last.signal }).catch(() => undefined)]);
+    last.abort();
   }
 }
 
