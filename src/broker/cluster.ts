@@ -87,6 +87,8 @@ export interface CreateTopicOptions {
 
 /** Tries at a conditional config write before giving up to a storm of concurrent changes. */
 const ALTER_CONFIG_ATTEMPTS = 5;
+/** Tries at deleting a topic's nodes while the controller adds states under it. */
+const DELETE_ATTEMPTS = 5;
 
 export class TopicExistsError extends TributaryError {
   constructor(topic: string) {
@@ -349,8 +351,19 @@ export class Cluster {
   async deleteTopic(name: string): Promise<void> {
     if (!(await this.store.exists(topicPath(name)))) throw new UnknownTopicError(name);
     // The states under the topic go first (a node with children cannot be deleted); brokers
-    // watching a state then see it vanish and stop serving the partition.
-    await this.store.deleteRecursive(topicPath(name));
+    // watching a state then see it vanish and stop serving the partition. The controller may be
+    // writing a first state meanwhile (NOT_EMPTY: delete again), or another deletion may finish
+    // first (NO_NODE: the topic is gone, as for a deletion that found nothing).
+    for (let attempt = 1; ; attempt += 1) {
+      try {
+        await this.store.deleteRecursive(topicPath(name));
+        break;
+      } catch (error) {
+        const code = (error as TributaryError).code;
+        if (code === 'NO_NODE') throw new UnknownTopicError(name);
+        if (code !== 'NOT_EMPTY' || attempt >= DELETE_ATTEMPTS) throw error;
+      }
+    }
     try {
       await this.store.delete(topicConfigPath(name));
     } catch {

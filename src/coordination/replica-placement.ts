@@ -70,8 +70,12 @@ export function assignReplicas(brokers: readonly PlacementBroker[], partitions: 
 
 /**
  * Replica lists for new partitions current..count-1 of an existing topic (current = the number
- * of partitions it has), with the topic's replication factor (the length of partition 0's
- * list), continuing the round robin from partition 0's first replica as Kafka does.
+ * of partitions it has), with the topic's replication factor (the length of partition 0's list).
+ * Each new partition is led by the live broker leading the fewest partitions of the topic, and
+ * its followers are the brokers holding the fewest of its replicas (ties by id; distinct racks
+ * first in a racked cluster). Kafka instead continues the creation round robin from partition 0's
+ * leader, which ignores brokers added since: a topic grown after new brokers joined is grown onto
+ * them here, as the paper's operators expected (a new partition on a new broker).
  */
 export function assignNewPartitions(
   brokers: readonly PlacementBroker[],
@@ -85,21 +89,41 @@ export function assignNewPartitions(
       throw placementError('INVALID_TOPIC_ASSIGNMENT', `the topic's partitions must be numbered 0..${current - 1}, but ${partition} is missing`, { partition });
     }
   }
-  const leaderOfFirst = existing.get(0)?.[0];
-  if (leaderOfFirst === undefined) throw placementError('INVALID_TOPIC_ASSIGNMENT', 'the topic has no partition 0 with replicas to take the replication factor from', {});
+  if (existing.get(0)?.[0] === undefined) throw placementError('INVALID_TOPIC_ASSIGNMENT', 'the topic has no partition 0 with replicas to take the replication factor from', {});
   if (!Number.isSafeInteger(count) || count <= current) {
     throw placementError('INVALID_PARTITIONS', `the topic has ${current} partitions; the new count must be larger, not ${String(count)}`, { current, count });
   }
   const replicationFactor = existing.get(0)?.length ?? 0;
   const ring = brokerRing(brokers, options.ignoreRacks ?? false);
   checkReplicationFactor(replicationFactor, ring.brokers.length, "the topic's replication factor");
-  // Kafka starts from the first broker (in id order) whose id is at least partition 0's leader,
-  // which, when that leader is still live, is the leader itself. Its position in the list the
-  // round robin walks (rack-interleaved or not) is where partition 0's leader sat.
-  const byId = [...ring.brokers].sort((a, b) => a - b);
-  const from = byId.find((id) => id >= leaderOfFirst);
-  const start = from === undefined ? 0 : ring.brokers.indexOf(from);
-  return place(ring, count - current, replicationFactor, current, start, start);
+  const leads = new Map(ring.brokers.map((id) => [id, 0]));
+  const holds = new Map(ring.brokers.map((id) => [id, 0]));
+  for (const replicas of existing.values()) {
+    const leader = replicas[0];
+    if (leader !== undefined && leads.has(leader)) leads.set(leader, (leads.get(leader) ?? 0) + 1);
+    for (const id of replicas) if (holds.has(id)) holds.set(id, (holds.get(id) ?? 0) + 1);
+  }
+  const load = (counts: ReadonlyMap<number, number>, id: number): number => counts.get(id) ?? 0;
+  const assignment = new Map<number, number[]>();
+  for (let partition = current; partition < count; partition += 1) {
+    const leader = [...ring.brokers].sort((a, b) => load(leads, a) - load(leads, b) || load(holds, a) - load(holds, b) || a - b)[0];
+    if (leader === undefined) throw placementError('PLACEMENT_FAILED', 'no live broker to place a partition on', {});
+    const replicas = [leader];
+    const racksUsed = new Set([ring.racks?.get(leader)]);
+    const candidates = ring.brokers.filter((id) => id !== leader).sort((a, b) => load(holds, a) - load(holds, b) || a - b);
+    while (replicas.length < replicationFactor) {
+      // A broker on a rack not used yet first; once every rack holds one, any.
+      const fresh = ring.racks === undefined || racksUsed.size >= ring.rackCount ? undefined : candidates.find((id) => !replicas.includes(id) && !racksUsed.has(ring.racks?.get(id)));
+      const next = fresh ?? candidates.find((id) => !replicas.includes(id));
+      if (next === undefined) throw placementError('PLACEMENT_FAILED', `could not find ${replicationFactor} distinct brokers for partition ${partition}`, { partition });
+      replicas.push(next);
+      racksUsed.add(ring.racks?.get(next));
+    }
+    leads.set(leader, load(leads, leader) + 1);
+    for (const id of replicas) holds.set(id, load(holds, id) + 1);
+    assignment.set(partition, replicas);
+  }
+  return assignment;
 }
 
 /**

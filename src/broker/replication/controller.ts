@@ -22,7 +22,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { TributaryError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { decodePartitionState, encodePartitionState, type PartitionState } from '../../coordination/partition-state.js';
-import { controllerEpochPath, controllerPath, partitionPath, partitionStatePath } from '../../coordination/paths.js';
+import { controllerEpochPath, controllerPath, partitionPath, partitionStatePath, topicPartitionsPath } from '../../coordination/paths.js';
 import type { CoordinationStore, TransactionOp } from '../../coordination/store.js';
 import { controllerIdOf, type Cluster } from '../cluster.js';
 import { decidePartitionState, offlineReason, type LiveBroker } from './leader-election.js';
@@ -232,7 +232,15 @@ export class Controller {
     const fence: TransactionOp = { op: 'check', path: controllerEpochPath(), expectedVersion: this.epochVersion };
     try {
       if (previous === undefined || version === undefined) {
-        await store.ensurePath(partitionPath(topic, partition));
+        // Level by level, never above the topic's node: a topic deleted meanwhile must stay
+        // deleted (a create under a missing parent fails with NO_NODE, and this write is dropped).
+        for (const parent of [topicPartitionsPath(topic), partitionPath(topic, partition)]) {
+          try {
+            await store.create(parent, Buffer.alloc(0), 'persistent');
+          } catch (error) {
+            if (!hasCode(error, 'NODE_EXISTS')) throw error;
+          }
+        }
         await store.transaction([fence, { op: 'create', path, data: encodePartitionState(next), mode: 'persistent' }]);
         cluster.noteState(topic, partition, { state: next, version: 0 });
       } else {

@@ -236,7 +236,7 @@ export class ReplicaManager {
       const replicas = assignment?.partitions.get(partition);
       if (replicas === undefined) return failure('UNKNOWN_TOPIC_OR_PARTITION', `this broker does not know partition ${topic}-${partition}`);
       const offline = this.options.logs.offlineReason(topic, partition);
-      if (offline !== undefined && replicas.includes(this.options.brokerId)) return failure('KAFKA_STORAGE_ERROR', `partition ${topic}-${partition} is offline here: ${offline}`);
+      if (offline !== undefined && replicas.includes(this.options.brokerId)) return failure('KAFKA_STORAGE_ERROR', `partition ${topic}-${partition} is offline: ${offline}`);
       const leader = this.options.cluster.partitionState(topic, partition)?.state.leader ?? -1;
       return failure('NOT_LEADER_OR_FOLLOWER', leader >= 0 ? `broker ${leader} leads ${topic}-${partition}, not this one` : `${topic}-${partition} has no leader now`);
     }

@@ -219,8 +219,8 @@ describe('assignReplicas refusals', () => {
 });
 
 describe('assignNewPartitions', () => {
-  it("continues the round robin from partition 0's leader, with the topic's replication factor", () => {
-    // Created with start 2 over brokers 1..3: leaders 3, 1, 2.
+  it("gives new partitions to the brokers leading and holding the fewest of the topic's, with its replication factor", () => {
+    // Created with start 2 over brokers 1..3: leaders 3, 1, 2; each leads 1 and holds 2.
     const existing = new Map([
       [0, [3, 1]],
       [1, [1, 2]],
@@ -228,7 +228,7 @@ describe('assignNewPartitions', () => {
     ]);
     const added = assignNewPartitions(brokers(1, 2, 3), existing, 6);
     expect([...added.keys()]).toEqual([3, 4, 5]);
-    expect([...added.values()].map((replicas) => replicas[0])).toEqual([3, 1, 2]);
+    expect([...added.values()].map((replicas) => replicas[0])).toEqual([1, 3, 2]);
     for (const replicas of added.values()) {
       expect(replicas).toHaveLength(2);
       expect(new Set(replicas).size).toBe(2);
@@ -246,10 +246,18 @@ describe('assignNewPartitions', () => {
     }
   });
 
-  it("starts from the next broker up when partition 0's leader is gone", () => {
-    const existing = new Map([[0, [2, 3]]]);
-    const added = assignNewPartitions(brokers(1, 3, 4), existing, 2);
-    expect(added.get(1)?.[0]).toBe(4); // the round robin from broker 3 (index 1) puts partition 1 on index 2
+  it('puts a new partition on a broker that joined after the topic was created', () => {
+    const existing = new Map([
+      [0, [1]],
+      [1, [1]],
+    ]);
+    expect(assignNewPartitions(brokers(1, 2), existing, 3).get(2)).toEqual([2]);
+    // With replicas: the newcomer leads, the follower is whoever holds the fewest.
+    const replicated = new Map([
+      [0, [1, 2]],
+      [1, [2, 1]],
+    ]);
+    expect(assignNewPartitions(brokers(1, 2, 3), replicated, 3).get(2)).toEqual([3, 1]);
   });
 
   it('places on distinct racks in a racked cluster', () => {
