@@ -1,14 +1,15 @@
 /**
  * Decodes a request frame, hands it to the handler of its API, and encodes the response.
  *
- * Unsupported ApiVersions versions get the v0-format UNSUPPORTED_VERSION answer that lets every
- * client fall back (kafka-protocol.md §2.1). Any other unknown API or version, or a body that does
+ * Headers follow the API and version (headers.ts): a flexible request comes with header v2 and is
+ * answered with header v1, ApiVersions always with header v0. Unsupported ApiVersions versions get
+ * the v0-format UNSUPPORTED_VERSION answer that lets every client fall back (kafka-protocol.md §2.1). Any other unknown API or version, or a body that does
  * not decode, closes the connection, as Kafka does. A handler that throws unexpectedly ends the
  * connection too, never the process.
  */
 import type { Logger } from '../common/logger.js';
 import { ApiVersionsApi, type ApiVersionRange } from '../protocol/apis/api-versions.js';
-import { decodeRequestHeader, encodeResponseHeader, type RequestHeader } from '../protocol/headers.js';
+import { decodeRequestHeader, encodeResponseHeader, responseHeaderVersion, type RequestHeader } from '../protocol/headers.js';
 import { KafkaErrorCode } from '../protocol/kafka-errors.js';
 import { decodeRequestBody, encodeResponseBody, type ApiSchema } from '../protocol/schema.js';
 import { MalformedMessageError, WireReader, WireWriter, type MessagePart } from '../protocol/wire.js';
@@ -133,7 +134,7 @@ export class RequestRouter {
     }
     if (outcome === NO_RESPONSE) return { kind: 'none', apiKey: header.apiKey };
     const writer = new WireWriter();
-    encodeResponseHeader(writer, header.correlationId);
+    encodeResponseHeader(writer, header.correlationId, responseHeaderVersion(header.apiKey, header.apiVersion));
     if (outcome instanceof ReplyWithCleanup) {
       try {
         encodeResponseBody(handler.api, header.apiVersion, outcome.response, writer);

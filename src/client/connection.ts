@@ -1,5 +1,6 @@
 /**
- * One TCP connection to a broker: requests are framed with header v1 and a correlation id, may be
+ * One TCP connection to a broker: requests are framed with the header their version calls for (v1,
+ * or v2 for a flexible version; responses alike, headers.ts) and a correlation id, may be
  * pipelined, and are matched to responses by id (brokers answer in order). A request that gets no
  * answer within its timeout fails with a retriable error and the connection is closed, since the
  * stream can no longer be trusted to stay in step.
@@ -7,7 +8,7 @@
 import { connect, type Socket } from 'node:net';
 import { TributaryError } from '../common/errors.js';
 import { FrameDecoder } from '../protocol/framing.js';
-import { encodeRequestHeader } from '../protocol/headers.js';
+import { decodeResponseHeader, encodeRequestHeader, responseHeaderVersion } from '../protocol/headers.js';
 import { decodeResponseBody, encodeRequestBody, type ApiSchema } from '../protocol/schema.js';
 import { WireReader, WireWriter } from '../protocol/wire.js';
 
@@ -62,7 +63,8 @@ export class KafkaConnection {
   /** Sends a request and resolves with the decoded response. */
   async request<Request, Response>(api: ApiSchema<Request, Response>, version: number, request: Request): Promise<Response> {
     const frame = await this.send(api, version, request, true);
-    const reader = new WireReader(frame, 4); // skip the correlation id
+    const reader = new WireReader(frame);
+    decodeResponseHeader(reader, responseHeaderVersion(api.apiKey, version)); // its correlation id matched already
     return decodeResponseBody(api, version, reader);
   }
 

@@ -24,7 +24,8 @@
  * - Apache Kafka's Java client 3.9.1 and 4.1.1 (replication-clients/LineClient.java): KafkaProducer
  *   with no settings (idempotent, acks=all since 3.0; each record keyed by its value, so the
  *   records spread over the partitions) and a KafkaConsumer in a group (auto.offset.reset=earliest,
- *   as --from-beginning).
+ *   as --from-beginning); besides, a KafkaConsumer without a group that assign()s every partition
+ *   and reads from the beginning (the one that fetches through the leader change, see below).
  *
  * What is asserted, per client:
  * - P1 the producer ends with an outcome for every value and no failure (every default here
@@ -48,12 +49,14 @@
  * - Java only: the consumer never reported "Truncation detected" nor skipped a validation for want
  *   of OffsetForLeaderEpoch v3 ("does not support the required protocol version"); the producer
  *   logged no ERROR, the consumer none but the failed auto-commits of a member the moved
- *   coordinator does not know (COORDINATOR_MOVE_ERRORS), which it logs before rejoining. Whether
- *   the consumer validates its position with OffsetForLeaderEpoch after the leader change depends
- *   on Metadata: the Java client keeps leader epochs only from Metadata v9 (flexible) up, and
- *   Tributary advertises 0–8, so today it cannot. The test requires the validation (its DEBUG line
- *   "Handling OffsetsForLeaderEpoch response for <topic>-<p>" for a partition whose leader died)
- *   as soon as the brokers advertise v9, and none before;
+ *   coordinator does not know (COORDINATOR_MOVE_ERRORS), which it logs before rejoining. And the
+ *   assigned consumer validated its position with OffsetForLeaderEpoch after the leader change
+ *   (KIP-320 truncation detection; its DEBUG line "Handling OffsetsForLeaderEpoch response for
+ *   <topic>-<p>" for a partition whose leader died): the Java client keeps leader epochs only from
+ *   Metadata v9 (flexible) up, which the brokers advertise (checked first). The group consumer
+ *   validates only when its positions outlive the rebalance the coordinator move causes (see
+ *   expectPositionValidation), so it is not required to; A1 the assigned consumer read every
+ *   partition exactly as the log holds it, in order, once;
  * - afterwards every partition's ISR is back to [1,2,3] and its replicas hold identical batches
  *   below the high watermark (I6), and no broker logged an error (level ≥ 50) meanwhile.
  *
@@ -122,6 +125,8 @@ beforeAll(async () => {
   } finally {
     connection.close();
   }
+  // The Java consumer's position validation needs leader epochs it trusts: Metadata v9+.
+  expect(metadataMaxVersion, 'the Metadata versions the brokers advertise reach v9').toBeGreaterThanOrEqual(9);
 }, 180_000);
 
 afterAll(async () => {
@@ -171,6 +176,12 @@ interface ClientDriver {
   readonly idempotent: boolean;
   startConsumer(topic: string, group: string): Promise<ConsumerDriver>;
   startProducer(topic: string): Promise<ProducerDriver>;
+  /**
+   * A second consumer, without a group: it assign()s every partition and reads from the
+   * beginning, so no rebalance resets its positions and it fetches straight through the leader
+   * change (Java only: the one whose position validation is checked).
+   */
+  startAssignedConsumer?(topic: string): Promise<ConsumerDriver>;
 }
 
 // -------------------------------------------------------------------------------------------------
@@ -385,10 +396,11 @@ function isCoordinatorMoveError(line: string): boolean {
   return COORDINATOR_MOVE_ERRORS.some((pattern) => pattern.test(line));
 }
 
-function javaClient(version: 'three' | 'four'): ClientDriver & { readonly consumerLogs: Map<string, () => string> } {
+function javaClient(version: 'three' | 'four'): ClientDriver & { readonly consumerLogs: Map<string, () => string>; readonly assignedConsumerLogs: Map<string, () => string> } {
   const jars = (): string => (version === 'three' ? kafkaToolsDir : kafkaClients4Dir);
   const label = version === 'three' ? KAFKA_VERSION : KAFKA_4_VERSION;
   const consumerLogs = new Map<string, () => string>();
+  const assignedConsumerLogs = new Map<string, () => string>();
   const start = (name: string, args: readonly string[], input: boolean): LineProcess =>
     track(
       startLineProcess({
@@ -404,6 +416,7 @@ function javaClient(version: 'three' | 'four'): ClientDriver & { readonly consum
     name: `Java client ${label}`,
     idempotent: true,
     consumerLogs,
+    assignedConsumerLogs,
     startProducer(topic) {
       const child = start(`java-producer-${topic}`, ['produce', cluster.bootstrap().join(','), topic], true);
       let offered = 0;
@@ -432,28 +445,38 @@ function javaClient(version: 'three' | 'four'): ClientDriver & { readonly consum
     startConsumer(topic, group) {
       const child = start(`java-consumer-${topic}`, ['consume', cluster.bootstrap().join(','), topic, group], false);
       consumerLogs.set(topic, () => child.stderr());
-      return Promise.resolve({
-        deliveries: () =>
-          child.lines
-            .filter((line) => line.startsWith('record '))
-            .map((line) => {
-              const [, partition, offset, , value] = line.split(' ');
-              return { partition: Number(partition), offset: Number(offset), value: Number(value) };
-            }),
-        assignments: () =>
-          child.lines
-            .filter((line) => line.startsWith('assigned '))
-            .map((line) => line.slice('assigned '.length).split(',').filter((part) => part !== '').map(Number)),
-        async stop() {
-          // SIGTERM: the shutdown hook wakes the poll loop, which closes the consumer (final commit).
-          await child.stop(30_000);
-          expect(child.lines, `the Java consumer closed cleanly; stderr tail:\n${tail(child.stderr())}`).toContain('closed');
-        },
-        describe: () => {
-          const warnings = child.stderr().split('\n').filter((line) => / WARN /.test(line));
-          return `${warnings.length} WARN lines${warnings.length > 0 ? ` (first: ${warnings[0]})` : ''}; leader epochs seen: ${recordEpochs(child)}`;
-        },
-      });
+      return Promise.resolve(javaConsumerDriver(child));
+    },
+    startAssignedConsumer(topic) {
+      const child = start(`java-assigned-consumer-${topic}`, ['consume-assigned', cluster.bootstrap().join(','), topic], false);
+      assignedConsumerLogs.set(topic, () => child.stderr());
+      return Promise.resolve(javaConsumerDriver(child));
+    },
+  };
+}
+
+/** LineClient's consume and consume-assigned output: "assigned P,…", "record P OFFSET EPOCH VALUE", "closed". */
+function javaConsumerDriver(child: LineProcess): ConsumerDriver {
+  return {
+    deliveries: () =>
+      child.lines
+        .filter((line) => line.startsWith('record '))
+        .map((line) => {
+          const [, partition, offset, , value] = line.split(' ');
+          return { partition: Number(partition), offset: Number(offset), value: Number(value) };
+        }),
+    assignments: () =>
+      child.lines
+        .filter((line) => line.startsWith('assigned '))
+        .map((line) => line.slice('assigned '.length).split(',').filter((part) => part !== '').map(Number)),
+    async stop() {
+      // SIGTERM: the shutdown hook wakes the poll loop, which closes the consumer (a group consumer commits).
+      await child.stop(30_000);
+      expect(child.lines, `the Java consumer closed cleanly; stderr tail:\n${tail(child.stderr())}`).toContain('closed');
+    },
+    describe: () => {
+      const warnings = child.stderr().split('\n').filter((line) => / WARN /.test(line));
+      return `${warnings.length} WARN lines${warnings.length > 0 ? ` (first: ${warnings[0]})` : ''}; leader epochs seen: ${recordEpochs(child)}`;
     },
   };
 }
@@ -589,7 +612,7 @@ async function failoverScenario(client: ClientDriver, slug: string, firstValue: 
 
   // Both clients start together (a JVM takes seconds), but the first value goes out only once the
   // consumer is in the group with every partition.
-  const [consumer, producer] = await Promise.all([client.startConsumer(topic, group), client.startProducer(topic)]);
+  const [consumer, producer, assigned] = await Promise.all([client.startConsumer(topic, group), client.startProducer(topic), client.startAssignedConsumer?.(topic)]);
   await until(() => new Set(consumer.assignments().flat()).size === PARTITIONS, () => `${client.name}'s consumer to be assigned all ${PARTITIONS} partitions (${consumer.describe()})`, 60_000);
   mark('consumer assigned');
   const received = (): Set<number> => new Set(consumer.deliveries().map((delivery) => delivery.value));
@@ -599,6 +622,10 @@ async function failoverScenario(client: ClientDriver, slug: string, firstValue: 
   await feed(producer, phaseA);
   const flowing = (): boolean => phaseA.filter((value) => received().has(value)).length >= (PHASE_A * 2) / 3 && new Set(consumer.deliveries().map((delivery) => delivery.partition)).size === PARTITIONS;
   await until(flowing, () => `${client.name}'s consumer to receive most of the first ${PHASE_A} values, on every partition (has ${received().size}; ${consumer.describe()})`, 60_000);
+  // The assigned consumer too has records of every partition (so positions with a leader epoch) before the kill.
+  if (assigned !== undefined) {
+    await until(() => new Set(assigned.deliveries().map((delivery) => delivery.partition)).size === PARTITIONS, () => `${client.name}'s assigned consumer to receive records of every partition (${assigned.describe()})`, 60_000);
+  }
   mark('flowing');
 
   // B: the leader of partition 0 (the group's coordinator) dies with records on their way; the
@@ -651,6 +678,10 @@ async function failoverScenario(client: ClientDriver, slug: string, firstValue: 
   mark('committed');
   await consumer.stop();
   mark('consumer closed');
+  if (assigned !== undefined) {
+    await until(() => new Set(assigned.deliveries().map((delivery) => `${delivery.partition}:${delivery.offset}`)).size >= stored, () => `${client.name}'s assigned consumer to reach the end of every partition (${assigned.describe()})`, 60_000);
+    await assigned.stop();
+  }
 
   const deliveries = consumer.deliveries();
   const assignments = consumer.assignments();
@@ -700,6 +731,15 @@ async function failoverScenario(client: ClientDriver, slug: string, firstValue: 
     expect(rewinds, `partition ${partition}: rewinds (${rewinds}) beyond re-assignments (${assigned} assignments); ${context}`).toBeLessThanOrEqual(Math.max(0, assigned - 1));
   }
 
+  // A1: the assigned consumer (no group, so nothing ever resets it) read every partition once, in
+  // order, from offset 0 to the end, through the leader change: exactly the log.
+  if (assigned !== undefined) {
+    for (const { partition, records } of finalRead) {
+      const read = assigned.deliveries().filter((delivery) => delivery.partition === partition).map((delivery) => `${delivery.offset}=${delivery.value}`);
+      expect(read, `partition ${partition}: what the assigned consumer read, against the log; ${assigned.describe()}`).toEqual(records.map((record) => `${record.offset}=${record.value}`));
+    }
+  }
+
   // C5 (second half): the close left the commits at the end.
   expect(await readCommitted(), `the group's committed offsets after the consumer closed; ${context}`).toEqual(ends);
 
@@ -724,28 +764,39 @@ async function failoverScenario(client: ClientDriver, slug: string, firstValue: 
 }
 
 /**
- * The Java consumer's position validation after the leader change. The client keeps Metadata's
+ * The Java consumers' position validation after the leader change. The client keeps Metadata's
  * leader epochs only from Metadata v9 up (MetadataResponse.hasReliableLeaderEpochs: before 2.4 a
- * broker's epochs could be stale during reassignments); without them its positions carry no
- * current leader epoch and it skips OffsetForLeaderEpoch altogether. So: when the brokers
- * advertise Metadata v9+, a "Handling OffsetsForLeaderEpoch response for <topic>-<p>" line for a
- * partition whose leader died is required; below v9, none may appear. Either way: no
- * "Truncation detected", no "does not support the required protocol version", no ERROR.
+ * broker's epochs could be stale during reassignments), which the brokers advertise, so its
+ * positions carry the leader epoch of the records read; when Metadata shows a partition's new
+ * leader epoch, a consumer fetching that partition validates its position with
+ * OffsetForLeaderEpoch before it fetches on (KIP-320).
+ *
+ * Required of the assigned consumer, which fetches through the leader change: a "Handling
+ * OffsetsForLeaderEpoch response for <topic>-<p>" line for a partition whose leader died. The
+ * group consumer validates too when its positions live until the new leader is known, but that
+ * is a race it may lose: the kill moves its coordinator as well, and when the rebalance comes
+ * first, with no auto-commit landed (the new coordinator does not know the member, see
+ * COORDINATOR_MOVE_ERRORS), it resets to the earliest offset with ListOffsets, a position without
+ * an epoch, so there is nothing to validate. Its validations are reported, not required. Of both:
+ * no "Truncation detected", no "does not support the required protocol version", no ERROR (but
+ * the group consumer's coordinator-move ones).
  */
-function expectPositionValidation(log: string, result: ScenarioResult): void {
-  const validated = result.victimPartitions.filter((partition) => log.includes(`Handling OffsetsForLeaderEpoch response for ${result.topic}-${partition}.`));
-  const context = `Java consumer log (${result.topic}, victim ${result.victim} led partitions ${result.victimPartitions.join(',')}; brokers advertise Metadata up to v${metadataMaxVersion}):\n${tail(log, 60)}`;
-  if (metadataMaxVersion >= 9) expect(validated.length, `a validation of a partition whose leader died; ${context}`).toBeGreaterThan(0);
-  else expect(validated, `no validation without Metadata v9 (the client drops v0–8 leader epochs); ${context}`).toEqual([]);
-  expect(log.split('\n').filter((line) => line.includes('Truncation detected')), context).toEqual([]);
-  expect(log.split('\n').filter((line) => line.includes('does not support the required protocol version')), context).toEqual([]);
-  expect(javaErrors(log).filter((line) => !isCoordinatorMoveError(line)), context).toEqual([]);
-  const validations = log.split('\n').filter((line) => line.includes('Handling OffsetsForLeaderEpoch response'));
-  const retries = log.split('\n').filter((line) => line.includes('Attempt to fetch offsets for partition'));
-  const commitErrors = javaErrors(log).filter(isCoordinatorMoveError).length;
+function expectPositionValidation(groupLog: string, assignedLog: string, result: ScenarioResult): void {
+  const validated = result.victimPartitions.filter((partition) => assignedLog.includes(`Handling OffsetsForLeaderEpoch response for ${result.topic}-${partition}.`));
+  const context = (which: string, log: string): string =>
+    `Java ${which} consumer log (${result.topic}, victim ${result.victim} led partitions ${result.victimPartitions.join(',')}; brokers advertise Metadata up to v${metadataMaxVersion}):\n${tail(log, 60)}`;
+  expect(validated.length, `the assigned consumer's validation of a partition whose leader died; ${context('assigned', assignedLog)}`).toBeGreaterThan(0);
+  for (const [which, log] of [['group', groupLog], ['assigned', assignedLog]] as const) {
+    expect(log.split('\n').filter((line) => line.includes('Truncation detected')), context(which, log)).toEqual([]);
+    expect(log.split('\n').filter((line) => line.includes('does not support the required protocol version')), context(which, log)).toEqual([]);
+    expect(javaErrors(log).filter((line) => which === 'assigned' || !isCoordinatorMoveError(line)), context(which, log)).toEqual([]);
+    const validations = log.split('\n').filter((line) => line.includes('Handling OffsetsForLeaderEpoch response'));
+    const retries = log.split('\n').filter((line) => line.includes('Attempt to fetch offsets for partition'));
+    console.log(`  ${result.topic} ${which} consumer: ${validations.length} OffsetsForLeaderEpoch validations (${validations.map((line) => /response for (\S+)\. Got offset (\d+) for epoch (-?\d+)/.exec(line)?.slice(1).join(' ') ?? line).join('; ')}), ${retries.length} retried`);
+    for (const line of validations.slice(0, 3)) console.log(`    ${line.trim()}`);
+  }
+  const commitErrors = javaErrors(groupLog).filter(isCoordinatorMoveError).length;
   if (commitErrors > 0) console.log(`  ${result.topic}: ${commitErrors} ERROR lines of auto-commits the moved coordinator refused (UNKNOWN_MEMBER_ID; the consumer rejoined)`);
-  if (metadataMaxVersion < 9) console.log(`  ${result.topic}: no OffsetsForLeaderEpoch validation — the brokers advertise Metadata only up to v${metadataMaxVersion}, and the Java client trusts leader epochs from v9 on`);
-  else console.log(`  ${result.topic}: ${validations.length} OffsetsForLeaderEpoch validations (${validations.map((line) => /response for (\S+)\. Got offset (\d+) for epoch (-?\d+)/.exec(line)?.slice(1).join(' ') ?? line).join('; ')}), ${retries.length} retried`);
 }
 
 describe('kcat, kafkajs and the Java client produce and consume through a failover', () => {
@@ -757,15 +808,15 @@ describe('kcat, kafkajs and the Java client produce and consume through a failov
     await failoverScenario(kafkajsClient(), 'kafkajs', 2_000_000);
   });
 
-  it(`Java client ${KAFKA_VERSION} (default idempotent producer, group consumer): every value stored once and read back; no truncation or error in the consumer's position checks`, { timeout: 240_000 }, async () => {
+  it(`Java client ${KAFKA_VERSION} (default idempotent producer, group and assigned consumers): every value stored once and read back; the assigned consumer validates its position with OffsetForLeaderEpoch after the leader change`, { timeout: 240_000 }, async () => {
     const client = javaClient('three');
     const result = await failoverScenario(client, 'java3', 3_000_000);
-    expectPositionValidation(client.consumerLogs.get(result.topic)?.() ?? '', result);
+    expectPositionValidation(client.consumerLogs.get(result.topic)?.() ?? '', client.assignedConsumerLogs.get(result.topic)?.() ?? '', result);
   });
 
-  it(`Java client ${KAFKA_4_VERSION} (default idempotent producer, group consumer): every value stored once and read back; no truncation or error in the consumer's position checks`, { timeout: 240_000 }, async () => {
+  it(`Java client ${KAFKA_4_VERSION} (default idempotent producer, group and assigned consumers): every value stored once and read back; the assigned consumer validates its position with OffsetForLeaderEpoch after the leader change`, { timeout: 240_000 }, async () => {
     const client = javaClient('four');
     const result = await failoverScenario(client, 'java4', 4_000_000);
-    expectPositionValidation(client.consumerLogs.get(result.topic)?.() ?? '', result);
+    expectPositionValidation(client.consumerLogs.get(result.topic)?.() ?? '', client.assignedConsumerLogs.get(result.topic)?.() ?? '', result);
   });
 });

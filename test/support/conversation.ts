@@ -4,7 +4,7 @@
  */
 import { createConnection, type Socket } from 'node:net';
 import { ProduceApi, type ProduceRequest, type ProduceResponse, type ProducePartitionResponse } from '../../src/protocol/apis/index.js';
-import { encodeRequestHeader } from '../../src/protocol/headers.js';
+import { decodeResponseHeader, encodeRequestHeader, responseHeaderVersion } from '../../src/protocol/headers.js';
 import { decodeResponseBody, encodeRequestBody, type ApiSchema } from '../../src/protocol/schema.js';
 import { WireReader, WireWriter } from '../../src/protocol/wire.js';
 import { LOOPBACK } from '../services/network.js';
@@ -129,7 +129,7 @@ export function requestFrame<Req, Res>(api: ApiSchema<Req, Res>, version: number
 export function decodeResponse<Req, Res>(api: ApiSchema<Req, Res>, version: number, frame: Buffer, correlationId: number): Res {
   if (frame.readInt32BE(0) !== frame.length - 4) throw new Error('response size prefix does not match');
   const reader = new WireReader(frame, 4);
-  const answered = reader.int32();
+  const answered = decodeResponseHeader(reader, responseHeaderVersion(api.apiKey, version));
   if (answered !== correlationId) throw new Error(`response to correlation id ${answered}, expected ${correlationId}`);
   const body = decodeResponseBody(api, version, reader);
   if (reader.remaining() !== 0) throw new Error(`${api.name} v${version} response has ${reader.remaining()} trailing bytes`);

@@ -21,6 +21,9 @@
  *                   records; and valid compressed batches of every codec
  *   valid           untouched valid requests
  *
+ * Valid requests cover every served API and version; the flexible ones (Metadata v9: header v2,
+ * compact body) sometimes carry unknown tagged fields, which the broker must skip.
+ *
  * `analyzeFrame` predicts what the broker must do with a well-framed frame — answer it, close the
  * connection, or (Produce acks=0) either stay silent or close — by decoding it exactly as the
  * router does, with the protocol layer's own header and schema decoders, and each produced batch
@@ -93,7 +96,7 @@ import { compress } from '../../src/protocol/compression.js';
 import { encodeRecordBatch, type RecordInput } from '../../src/protocol/records.js';
 import { ambiguous, outcome, type BatchRules, type BatchValidation } from './batch-rules.js';
 import { decompressionBomb, encodeRawBatch, type RawBatch, type RawRecord } from './raw-batches.js';
-import { decodeRequestBody, encodeRequestBody, type ApiSchema } from '../../src/protocol/schema.js';
+import { decodeRequestBody, encodeRequestBody, isFlexibleVersion, type ApiSchema } from '../../src/protocol/schema.js';
 import { MalformedMessageError, WireReader, WireWriter } from '../../src/protocol/wire.js';
 
 /** socket.request.max.bytes, the broker default (100 MiB). */
@@ -459,15 +462,18 @@ export class FrameFactory {
         return { api, version, body: requestBody(FetchApi, version, correlationId, request, clientId) };
       }
       case MetadataApi.apiKey: {
-        const version = rng.between(0, 8);
+        // v9 is flexible (header v2, compact body): a third of those carry unknown tagged fields
+        // the broker must skip, in the header's TAG_BUFFER, the request's, or both.
+        const version = rng.chance(0.3) ? 9 : rng.between(0, 9);
         const names = Array.from({ length: rng.between(0, 2) }, () => (rng.chance(0.8) ? this.topic().name : rng.pick(this.options.scratchTopics)));
         const request: MetadataRequest = {
           topics: version >= 1 && rng.chance(0.4) ? null : names.map((name) => ({ name })),
           allowAutoTopicCreation: rng.chance(0.3),
-          includeClusterAuthorizedOperations: false,
-          includeTopicAuthorizedOperations: false,
+          includeClusterAuthorizedOperations: rng.chance(0.1),
+          includeTopicAuthorizedOperations: rng.chance(0.1),
         };
-        return { api, version, body: requestBody(MetadataApi, version, correlationId, request, clientId) };
+        const body = requestBody(MetadataApi, version, correlationId, request, clientId);
+        return { api, version, body: isFlexibleVersion(MetadataApi, version) && rng.chance(0.35) ? this.withUnknownTags(body) : body };
       }
       case ListOffsetsApi.apiKey: {
         const version = rng.between(1, 5);
@@ -618,6 +624,36 @@ export class FrameFactory {
         return { api: FindCoordinatorApi, version, body: requestBody(FindCoordinatorApi, version, correlationId, { key: 'fuzz-group', keyType: 0 }, clientId) };
       }
     }
+  }
+
+  /**
+   * A flexible request (header v2 and a body, both with empty TAG_BUFFERs as encodeRequestHeader
+   * and the schema write them) with unknown tagged fields in the header's TAG_BUFFER, the body's
+   * last one (the request's own), or both.
+   */
+  withUnknownTags(body: Buffer): Buffer {
+    const reader = new WireReader(body);
+    decodeRequestHeader(reader);
+    const headerEnd = reader.position; // just after the header's TAG_BUFFER, one 0x00 byte
+    if (body[headerEnd - 1] !== 0 || body[body.length - 1] !== 0) throw new Error('withUnknownTags needs a flexible request with empty TAG_BUFFERs');
+    const where = this.rng.pick(['header', 'body', 'both'] as const);
+    const headerTags = where === 'body' ? Buffer.from([0]) : this.unknownTags();
+    const bodyTags = where === 'header' ? Buffer.from([0]) : this.unknownTags();
+    return Buffer.concat([body.subarray(0, headerEnd - 1), headerTags, body.subarray(headerEnd, body.length - 1), bodyTags]);
+  }
+
+  /** A TAG_BUFFER of 1–3 tagged fields no schema knows (ascending tags, 0–9 bytes each). */
+  private unknownTags(): Buffer {
+    const rng = this.rng;
+    const count = rng.between(1, 3);
+    const parts = [new WireWriter().unsignedVarint(count).toBuffer()];
+    let tag = rng.pick([0, 1, 5, 127, 128, 10_000]);
+    for (let i = 0; i < count; i += 1) {
+      const data = rng.bytes(rng.smallLength(9));
+      parts.push(new WireWriter().unsignedVarint(tag).unsignedVarint(data.length).toBuffer(), data);
+      tag += rng.between(1, 300);
+    }
+    return Buffer.concat(parts);
   }
 
   // -- categories ------------------------------------------------------------------------------

@@ -1,6 +1,8 @@
 /**
  * The APIs Tributary serves, one schema each, and the table an ApiVersions response is built
- * from (kafka-protocol.md §1 item 4). Every range stops at the API's last non-flexible version.
+ * from (kafka-protocol.md §1 item 4). Every range stops at the API's last non-flexible version,
+ * but where a client needs a flexible one (ARCHITECTURE decision 9): Metadata v9, from which the
+ * Java consumer trusts leader epochs. Only such schemas declare `flexibleVersions`.
  */
 import type { ApiSchema } from '../schema.js';
 import { AlterConfigsApi } from './alter-configs.js';

@@ -1,5 +1,9 @@
 /**
- * Metadata (key 3), versions 0–8 (non-flexible; v9+ is flexible).
+ * Metadata (key 3), versions 0–9; v9 is the first flexible version (compact strings and arrays,
+ * a TAG_BUFFER after every struct, header v2/v1) and otherwise v8. It is served because the Java
+ * consumer trusts leader epochs only from Metadata v9 (MetadataResponse.hasReliableLeaderEpochs),
+ * and without them never validates its position with OffsetForLeaderEpoch after a leader change
+ * (KIP-320). v10 adds topic ids and is not served.
  *
  *   MetadataRequest  := Topics NULLABLE_ARRAY of { Name STRING }      (nullable v1+)
  *                       AllowAutoTopicCreation BOOLEAN                 (v4+, default true)
@@ -26,7 +30,7 @@
  * "All topics" is an empty Topics array in v0 and a null one in v1+; in v1+ an empty array means
  * "no topics" (brokers only). v0–3 requests behave as AllowAutoTopicCreation = true (§8).
  */
-import { array, field, type ApiSchema } from '../schema.js';
+import { array, field, versions, type ApiSchema } from '../schema.js';
 
 /** −2147483648: authorized operations were not requested. */
 export const AUTHORIZED_OPERATIONS_OMITTED = -2147483648;
@@ -81,7 +85,8 @@ export const MetadataApi: ApiSchema<MetadataRequest, MetadataResponse> = {
   apiKey: 3,
   name: 'Metadata',
   minVersion: 0,
-  maxVersion: 8,
+  maxVersion: 9,
+  flexibleVersions: versions('9+'),
   request: [
     field('Topics', array([field('Name', 'string', '0+')]), '0+', { nullable: '1+' }),
     field('AllowAutoTopicCreation', 'bool', '4+', { default: true }),

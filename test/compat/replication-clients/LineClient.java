@@ -18,6 +18,14 @@
 //     default) and prints "closed". Settings: bootstrap.servers, group.id, the deserializers and
 //     auto.offset.reset=earliest (what kafka-console-consumer's --from-beginning sets); the rest
 //     at the defaults.
+//
+//   java -cp "<jars>/*" LineClient.java consume-assigned BOOTSTRAP TOPIC
+//     Without a group: assign()s every partition of TOPIC (as kafka-console-consumer --partition
+//     does for one) and reads them from the beginning, printing "assigned P,P,…" once and the same
+//     "record …" lines; on SIGTERM it closes and prints "closed". No rebalance ever resets its
+//     positions, so it fetches through a leader change and validates its positions against the
+//     new leader (OffsetForLeaderEpoch, KIP-320). Settings: bootstrap.servers, the deserializers
+//     and auto.offset.reset=earliest.
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
 import java.io.PrintStream;
@@ -48,7 +56,8 @@ public class LineClient {
     switch (args[0]) {
       case "produce" -> produce(args[1], args[2]);
       case "consume" -> consume(args[1], args[2], args[3]);
-      default -> throw new IllegalArgumentException("mode must be produce or consume, not " + args[0]);
+      case "consume-assigned" -> consumeAssigned(args[1], args[2]);
+      default -> throw new IllegalArgumentException("mode must be produce, consume or consume-assigned, not " + args[0]);
     }
   }
 
@@ -76,13 +85,42 @@ public class LineClient {
   }
 
   private static void consume(String bootstrap, String topic, String group) throws Exception {
+    Properties props = consumerProperties(bootstrap);
+    props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
+    KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props);
+    pollUntilStopped(consumer, () -> consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
+      @Override
+      public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
+        OUT.println("revoked " + list(partitions));
+      }
+
+      @Override
+      public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
+        OUT.println("assigned " + list(partitions));
+      }
+    }));
+  }
+
+  private static void consumeAssigned(String bootstrap, String topic) throws Exception {
+    KafkaConsumer<String, String> consumer = new KafkaConsumer<>(consumerProperties(bootstrap));
+    pollUntilStopped(consumer, () -> {
+      List<TopicPartition> partitions = consumer.partitionsFor(topic, Duration.ofSeconds(60)).stream().map(info -> new TopicPartition(topic, info.partition())).collect(Collectors.toList());
+      consumer.assign(partitions);
+      OUT.println("assigned " + list(partitions));
+    });
+  }
+
+  private static Properties consumerProperties(String bootstrap) {
     Properties props = new Properties();
     props.put(ConsumerConfig.BOOTSTRAP_SERVERS_CONFIG, bootstrap);
-    props.put(ConsumerConfig.GROUP_ID_CONFIG, group);
     props.put(ConsumerConfig.AUTO_OFFSET_RESET_CONFIG, "earliest");
     props.put(ConsumerConfig.KEY_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
     props.put(ConsumerConfig.VALUE_DESERIALIZER_CLASS_CONFIG, StringDeserializer.class.getName());
-    KafkaConsumer<String, String> consumer = new KafkaConsumer<>(props);
+    return props;
+  }
+
+  /** Runs `start`, then prints every record until SIGTERM, then closes the consumer (a group consumer commits) and prints "closed". */
+  private static void pollUntilStopped(KafkaConsumer<String, String> consumer, Runnable start) {
     AtomicBoolean running = new AtomicBoolean(true);
     CountDownLatch closed = new CountDownLatch(1);
     Runtime.getRuntime().addShutdownHook(new Thread(() -> {
@@ -95,17 +133,7 @@ public class LineClient {
       }
     }));
     try {
-      consumer.subscribe(List.of(topic), new ConsumerRebalanceListener() {
-        @Override
-        public void onPartitionsRevoked(Collection<TopicPartition> partitions) {
-          OUT.println("revoked " + list(partitions));
-        }
-
-        @Override
-        public void onPartitionsAssigned(Collection<TopicPartition> partitions) {
-          OUT.println("assigned " + list(partitions));
-        }
-      });
+      start.run();
       while (running.get()) {
         for (ConsumerRecord<String, String> record : consumer.poll(Duration.ofMillis(200))) {
           OUT.println("record " + record.partition() + " " + record.offset() + " " + record.leaderEpoch().orElse(-1) + " " + record.value());

@@ -39,7 +39,7 @@ import {
   type ProduceRequest,
   type ProduceResponse,
 } from '../../../src/protocol/apis/index.js';
-import { encodeRequestHeader } from '../../../src/protocol/headers.js';
+import { decodeResponseHeader, encodeRequestHeader, responseHeaderVersion } from '../../../src/protocol/headers.js';
 import { KafkaErrorCode } from '../../../src/protocol/kafka-errors.js';
 import { CRC_OFFSET } from '../../../src/protocol/record-batch.js';
 import { encodeRecordBatch } from '../../../src/protocol/records.js';
@@ -167,7 +167,7 @@ function openConnections(broker: Broker): number | undefined {
 function decodeFrame<Req, Res>(api: ApiSchema<Req, Res>, version: number, frame: Buffer): { correlationId: number; body: Res } {
   expect(frame.readInt32BE(0)).toBe(frame.length - 4);
   const reader = new WireReader(frame, 4);
-  const correlationId = reader.int32();
+  const correlationId = decodeResponseHeader(reader, responseHeaderVersion(api.apiKey, version));
   const body = decodeResponseBody(api, version, reader);
   expect(reader.remaining()).toBe(0);
   return { correlationId, body };
@@ -384,9 +384,11 @@ class Storm {
   check(sent: Sent, frame: Buffer): void {
     const analysis = sent.analysis;
     if (analysis === undefined || analysis.kind === 'close') return;
-    const reader = new WireReader(frame, 8);
+    const reader = new WireReader(frame, 4);
     let body: unknown;
     try {
+      // Header v0, or v1 (a TAG_BUFFER after the correlation id) for a flexible version; the ApiVersions fallback is v0.
+      decodeResponseHeader(reader, analysis.fallback ? 0 : responseHeaderVersion(analysis.api.apiKey, analysis.responseVersion));
       body = decodeResponseBody(analysis.api, analysis.responseVersion, reader);
     } catch (error) {
       this.anomaly(`response does not decode as ${analysis.api.name} v${analysis.responseVersion}`, sent, `${(error as Error).message}; response ${hex(frame)}`);

@@ -42,7 +42,7 @@ describe('ApiVersions golden bytes', () => {
       00 00 00 00 00 08           #   Produce 0–8
       00 01 00 04 00 0b           #   Fetch 4–11
       00 02 00 01 00 05           #   ListOffsets 1–5
-      00 03 00 00 00 08           #   Metadata 0–8
+      00 03 00 00 00 09           #   Metadata 0–9 (v9 flexible)
       00 08 00 02 00 07           #   OffsetCommit 2–7
       00 09 00 01 00 05           #   OffsetFetch 1–5
       00 0a 00 00 00 02           #   FindCoordinator 0–2

@@ -28,7 +28,7 @@ import {
   findApi,
   isSupportedVersion,
 } from '../../../../src/protocol/apis/index.js';
-import type { Field, FieldType } from '../../../../src/protocol/schema.js';
+import { isFlexibleVersion, type Field, type FieldType } from '../../../../src/protocol/schema.js';
 
 describe('SUPPORTED_APIS', () => {
   it('is the advertised table of kafka-protocol.md §1, in api-key order', () => {
@@ -36,7 +36,7 @@ describe('SUPPORTED_APIS', () => {
       { apiKey: 0, minVersion: 0, maxVersion: 8 },
       { apiKey: 1, minVersion: 4, maxVersion: 11 },
       { apiKey: 2, minVersion: 1, maxVersion: 5 },
-      { apiKey: 3, minVersion: 0, maxVersion: 8 },
+      { apiKey: 3, minVersion: 0, maxVersion: 9 },
       { apiKey: 8, minVersion: 2, maxVersion: 7 },
       { apiKey: 9, minVersion: 1, maxVersion: 5 },
       { apiKey: 10, minVersion: 0, maxVersion: 2 },
@@ -119,7 +119,14 @@ describe('SUPPORTED_APIS', () => {
     expect(isSupportedVersion(1, 12)).toBe(false);
     expect(isSupportedVersion(18, 3)).toBe(false);
     expect(isSupportedVersion(2, 0)).toBe(false);
+    expect(isSupportedVersion(3, 9)).toBe(true);
+    expect(isSupportedVersion(3, 10)).toBe(false);
     expect(isSupportedVersion(99, 0)).toBe(false);
+  });
+
+  it('serves a flexible version only where a client needs one: Metadata v9 (ARCHITECTURE decision 9)', () => {
+    const flexible = SUPPORTED_APIS.flatMap((api) => Array.from({ length: api.maxVersion - api.minVersion + 1 }, (_, i) => api.minVersion + i).filter((v) => isFlexibleVersion(api, v)).map((v) => `${api.name} v${v}`));
+    expect(flexible).toEqual(['Metadata v9']);
   });
 
   function structsOf(fields: readonly Field[]): (readonly Field[])[] {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { MetadataApi, type MetadataRequest, type MetadataResponse } from '../../../../src/protocol/apis/metadata.js';
-import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, hex, roundTripRequest, roundTripResponse, thrownBy, versionsOf } from './helpers.js';
+import { isFlexibleVersion } from '../../../../src/protocol/schema.js';
+import { decodeRequest, decodeResponse, encodeRequest, encodeResponse, hex, roundTripRequest, roundTripResponse, thrownBy, truncationTests, versionsOf } from './helpers.js';
 
 const NOT_REQUESTED = -2147483648;
 
@@ -67,9 +68,10 @@ function expectedResponse(v: number): MetadataResponse {
 }
 
 describe('Metadata schema', () => {
-  it('serves v0–v8 under api key 3', () => {
+  it('serves v0–v9 under api key 3, v9 the only flexible one', () => {
     expect(MetadataApi.apiKey).toBe(3);
-    expect(versionsOf(MetadataApi)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
+    expect(versionsOf(MetadataApi)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8, 9]);
+    expect(versionsOf(MetadataApi).filter((v) => isFlexibleVersion(MetadataApi, v))).toEqual([9]);
   });
 
   for (const v of versionsOf(MetadataApi)) {
@@ -90,6 +92,11 @@ describe('Metadata schema', () => {
 
   it('keeps an empty topic array distinct from null in v1+', () => {
     expect(roundTripRequest(MetadataApi, 1, { ...REQUEST, topics: [] }).topics).toStrictEqual([]);
+  });
+
+  it('reads a null topic array as "all topics" in v9 too (compact count 0)', () => {
+    expect(decodeRequest(MetadataApi, 9, hex('00 | 01 | 00 | 00 | 00')).topics).toBeNull();
+    expect(decodeRequest(MetadataApi, 9, hex('01 | 01 | 00 | 00 | 00')).topics).toStrictEqual([]);
   });
 
   it('rejects a null topic array in v0, where the array is not nullable', () => {
@@ -192,3 +199,95 @@ describe('Metadata golden bytes', () => {
     expect(decodeResponse(MetadataApi, 8, bytes)).toStrictEqual(response);
   });
 });
+
+describe('Metadata v9 golden bytes (flexible)', () => {
+  it('v9 request: compact Topics and Name, a TAG_BUFFER after each topic and after the request', () => {
+    const bytes = hex(`
+      03                          # Topics: 2 elements (compact: count + 1)
+      07 6f 72 64 65 72 73        #   Name "orders" (compact: length + 1)
+      00                          #   TAG_BUFFER (no tagged fields)
+      02 74                       #   Name "t"
+      00                          #   TAG_BUFFER
+      01                          # AllowAutoTopicCreation true
+      00                          # IncludeClusterAuthorizedOperations false
+      01                          # IncludeTopicAuthorizedOperations true
+      00                          # TAG_BUFFER
+    `);
+    const request: MetadataRequest = { topics: [{ name: 'orders' }, { name: 't' }], allowAutoTopicCreation: true, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: true };
+    expect(encodeRequest(MetadataApi, 9, request)).toStrictEqual(bytes);
+    expect(decodeRequest(MetadataApi, 9, bytes)).toStrictEqual(request);
+  });
+
+  it('v9 request: all topics (null compact array)', () => {
+    const bytes = hex('00 | 00 | 00 | 00 | 00');
+    const request: MetadataRequest = { topics: null, allowAutoTopicCreation: false, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false };
+    expect(encodeRequest(MetadataApi, 9, request)).toStrictEqual(bytes);
+    expect(decodeRequest(MetadataApi, 9, bytes)).toStrictEqual(request);
+  });
+
+  it('v9 request: unknown tagged fields are skipped, in a topic and after the request', () => {
+    const bytes = hex(`
+      02 | 02 74 | 01 | 00 02 ab cd      # one topic "t" with tag 0 (2 bytes)
+      01 | 00 | 00
+      02 | 01 00 | 7f 01 ee             # two tags: 1 (empty) and 127 (1 byte)
+    `);
+    expect(decodeRequest(MetadataApi, 9, bytes)).toStrictEqual({ topics: [{ name: 't' }], allowAutoTopicCreation: true, includeClusterAuthorizedOperations: false, includeTopicAuthorizedOperations: false });
+  });
+
+  it('v9 request: the v8 layout is refused at v9 (and the other way round)', () => {
+    expect(thrownBy(() => decodeRequest(MetadataApi, 9, hex('00 00 00 01 | 00 01 74 | 01 | 00 | 01')))).toBe('MalformedMessageError');
+    expect(thrownBy(() => decodeRequest(MetadataApi, 8, hex('02 | 02 74 | 00 | 01 | 00 | 01 | 00')))).toBe('MalformedMessageError');
+  });
+
+  const V9_RESPONSE = hex(`
+    00 00 00 00                 # ThrottleTimeMs 0
+    03                          # Brokers: 2
+    00 00 00 01 | 02 68 | 00 00 23 84 | 00 | 00       # NodeId 1, Host "h", Port 9092, Rack null, TAG_BUFFER
+    00 00 00 02 | 02 69 | 00 00 23 85 | 02 72 | 00    # NodeId 2, Host "i", Port 9093, Rack "r", TAG_BUFFER
+    02 63                       # ClusterId "c"
+    00 00 00 01                 # ControllerId 1
+    02                          # Topics: 1
+    00 00 | 02 74 | 00          #   ErrorCode 0, Name "t", IsInternal false
+    02                          #   Partitions: 1
+    00 00 | 00 00 00 02 | 00 00 00 01 | 00 00 00 05   # ErrorCode, PartitionIndex 2, LeaderId 1, LeaderEpoch 5
+    03 00 00 00 01 00 00 00 02  #     ReplicaNodes [1, 2]
+    02 00 00 00 01              #     IsrNodes [1]
+    02 00 00 00 02              #     OfflineReplicas [2]
+    00                          #     TAG_BUFFER (partition)
+    80 00 00 00                 #   TopicAuthorizedOperations (not requested)
+    00                          #   TAG_BUFFER (topic)
+    80 00 00 00                 # ClusterAuthorizedOperations (not requested)
+    00                          # TAG_BUFFER
+  `);
+  const V9_DECODED: MetadataResponse = {
+    throttleTimeMs: 0,
+    brokers: [
+      { nodeId: 1, host: 'h', port: 9092, rack: null },
+      { nodeId: 2, host: 'i', port: 9093, rack: 'r' },
+    ],
+    clusterId: 'c',
+    controllerId: 1,
+    topics: [
+      {
+        errorCode: 0,
+        name: 't',
+        isInternal: false,
+        partitions: [{ errorCode: 0, partitionIndex: 2, leaderId: 1, leaderEpoch: 5, replicaNodes: [1, 2], isrNodes: [1], offlineReplicas: [2] }],
+        topicAuthorizedOperations: NOT_REQUESTED,
+      },
+    ],
+    clusterAuthorizedOperations: NOT_REQUESTED,
+  };
+
+  it('v9 response: compact arrays and strings, a TAG_BUFFER after each broker, partition, topic and the response', () => {
+    expect(encodeResponse(MetadataApi, 9, V9_DECODED)).toStrictEqual(V9_RESPONSE);
+    expect(decodeResponse(MetadataApi, 9, V9_RESPONSE)).toStrictEqual(V9_DECODED);
+  });
+
+  it('v9 response: a null ClusterId is a 0 length', () => {
+    const bytes = encodeResponse(MetadataApi, 9, { ...V9_DECODED, brokers: [], topics: [], clusterId: null });
+    expect(bytes).toStrictEqual(hex('00 00 00 00 | 01 | 00 | 00 00 00 01 | 01 | 80 00 00 00 | 00'));
+  });
+});
+
+truncationTests(MetadataApi, REQUEST, RESPONSE);
