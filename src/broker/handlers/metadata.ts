@@ -91,8 +91,11 @@ function describe(context: BrokerContext, assignment: TopicAssignment): Metadata
       // A log this broker could not open at start is offline, as a partition on a failed log dir is in Kafka.
       const offlineHere = (id: number): boolean => id === context.brokerId && context.logs.offlineReason(assignment.name, partitionIndex) !== undefined;
       const offlineReplicas = replicas.filter((id) => !cluster.isLive(id) || offlineHere(id));
-      const leader = state !== undefined && state.leader >= 0 && cluster.isLive(state.leader) ? state.leader : -1;
-      const errorCode = leader === -1 ? KafkaErrorCode.LEADER_NOT_AVAILABLE : offlineHere(leader) ? KafkaErrorCode.KAFKA_STORAGE_ERROR : KafkaErrorCode.NONE;
+      const named = state !== undefined && state.leader >= 0 && cluster.isLive(state.leader) ? state.leader : -1;
+      // A leader whose log this broker could not open serves nothing: the partition is offline.
+      const storageFailed = named >= 0 && offlineHere(named);
+      const leader = storageFailed ? -1 : named;
+      const errorCode = storageFailed ? KafkaErrorCode.KAFKA_STORAGE_ERROR : leader === -1 ? KafkaErrorCode.LEADER_NOT_AVAILABLE : KafkaErrorCode.NONE;
       return {
         errorCode,
         partitionIndex,
