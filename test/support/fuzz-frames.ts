@@ -82,6 +82,7 @@ import {
   ATTRIBUTES_OFFSET,
   BASE_SEQUENCE_OFFSET,
   BATCH_LENGTH_OFFSET,
+  PARTITION_LEADER_EPOCH_OFFSET,
   CONTROL_FLAG,
   CRC_OFFSET,
   LAST_OFFSET_DELTA_OFFSET,
@@ -1221,7 +1222,12 @@ export type FrameAnalysis =
     };
 
 export function batchDigest(batch: Buffer): string {
-  return createHash('sha1').update(batch.subarray(BATCH_LENGTH_OFFSET)).digest('hex');
+  // PartitionLeaderEpoch (bytes 12–15, outside the CRC) is the leader's to stamp: a stored batch
+  // carries the leader's epoch where the producer sent its own value (Java −1, kafkajs 0).
+  return createHash('sha1')
+    .update(batch.subarray(BATCH_LENGTH_OFFSET, PARTITION_LEADER_EPOCH_OFFSET))
+    .update(batch.subarray(PARTITION_LEADER_EPOCH_OFFSET + 4))
+    .digest('hex');
 }
 
 /**
