@@ -26,8 +26,8 @@
  *
  * Options: --rounds N (every scenario; power-loss then has max(1, N/5) all-three rounds),
  * --scenario NAME (repeatable), --seed N, --rate N (sends per second, default 200),
- * --segment-bytes N (log.segment.bytes of the brokers, default 65536: segments roll every few
- * seconds, so rolls, producer snapshots and new files meet the faults too),
+ * --segment-bytes N (log.segment.bytes of the brokers, default 65536: segments roll every ten
+ * seconds or so, so rolls, producer snapshots and new files meet the faults too),
  * --out DIR (evidence of failures; default a new folder under the system temp dir).
  */
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
@@ -491,14 +491,15 @@ export function formatResultsTable(results: readonly ScenarioResult[], facts: Ru
       `${facts.rounds === undefined ? 'full counts' : `${facts.rounds} rounds per scenario`}, seed ${facts.seed}, ${facts.rate} sends/s, log.segment.bytes ${facts.segmentBytes}, ` +
       `on ${availableParallelism()} cores with load average ${load(facts.loadAtStart)} at the start and ${load(facts.loadAtEnd)} at the end (1, 5, 15 min).`,
     '',
-    '| scenario | faults injected | invariants | result | acknowledged | lost | duplicated | unseen | time to new leader (median / max) | notes |',
-    '|---|---:|---|---|---:|---:|---:|---:|---|---|',
+    '| scenario | faults injected | invariants | result | acknowledged | lost | duplicated | unseen | time to new leader: median / max (kills measured) | notes | run time |',
+    '|---|---:|---|---|---:|---:|---:|---:|---|---|---:|',
   ];
   for (const result of results) {
     const times = result.leaderTimes;
     const verdict = result.violations.length === 0 ? 'pass' : `**FAIL** (${result.violations.length} violations: ${escapeCell(result.violations.slice(0, 3).join('; '))}${result.violations.length > 3 ? '; …' : ''})`;
     lines.push(
-      `| ${result.scenario} ×${result.rounds} | ${result.faults} | ${INVARIANTS[result.scenario]} | ${verdict} | ${result.acknowledged} | ${result.lost} | ${result.duplicated} | ${result.unseen} | ${seconds(median(times))} / ${seconds(times.length === 0 ? undefined : Math.max(...times))} | ${escapeCell(result.notes.join('; ') || '–')}; ${result.seconds} s |`,
+      `| ${result.scenario} ×${result.rounds} | ${result.faults} | ${INVARIANTS[result.scenario]} | ${verdict} | ${result.acknowledged} | ${result.lost} | ${result.duplicated} | ${result.unseen} | ` +
+        `${seconds(median(times))} / ${seconds(times.length === 0 ? undefined : Math.max(...times))} (${times.length}) | ${escapeCell(result.notes.join('; ') || '–')} | ${result.seconds} s |`,
     );
   }
   return lines.join('\n');
