@@ -14,6 +14,7 @@ import { open, rename } from 'node:fs/promises';
 import { dirname } from 'node:path';
 import { TributaryError } from '../common/errors.js';
 import { createLogger, type Logger } from '../common/logger.js';
+import { beforeDirectorySync, beforeFileSync, fsyncCompleted } from '../storage/fsync-journal.js';
 import {
   childPath,
   coordinationError,
@@ -138,14 +139,18 @@ export class MemoryCoordination {
     const handle = await open(temporary, 'w');
     try {
       await handle.writeFile(contents);
+      const mark = beforeFileSync(handle.fd);
       await handle.sync();
+      fsyncCompleted(mark);
     } finally {
       await handle.close();
     }
     await rename(temporary, file);
     const directory = await open(dirname(file), 'r');
     try {
+      const mark = beforeDirectorySync(dirname(file));
       await directory.sync();
+      fsyncCompleted(mark);
     } finally {
       await directory.close();
     }

@@ -1,14 +1,28 @@
-/** fsync helpers: a file's data, and a folder's entries (so a created, renamed or deleted file stays so). */
+/**
+ * fsync helpers: a file's data, and a folder's entries (so a created, renamed or deleted file stays
+ * so). Each fsync is reported to the test-only power-loss journal (fsync-journal.ts), which does
+ * nothing unless TRIBUTARY_FSYNC_JOURNAL is set.
+ */
 import { closeSync, fsync, fsyncSync, openSync, renameSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { promisify } from 'node:util';
+import { beforeDirectorySync, beforeFileSync, fsyncCompleted } from './fsync-journal.js';
 
-export const fsyncAsync = promisify(fsync);
+const fsyncFile = promisify(fsync);
+
+/** fsyncs an open file off the event loop. */
+export async function fsyncAsync(fd: number): Promise<void> {
+  const mark = beforeFileSync(fd);
+  await fsyncFile(fd);
+  fsyncCompleted(mark);
+}
 
 export function fsyncDirectory(path: string): void {
   const fd = openSync(path, 'r');
   try {
+    const mark = beforeDirectorySync(path);
     fsyncSync(fd);
+    fsyncCompleted(mark);
   } finally {
     closeSync(fd);
   }
@@ -41,7 +55,9 @@ function startDirectorySync(path: string): Promise<void> {
   const run = (async () => {
     const handle = await open(path, 'r');
     try {
+      const mark = beforeDirectorySync(path);
       await handle.sync();
+      fsyncCompleted(mark);
     } finally {
       await handle.close();
     }
@@ -59,7 +75,9 @@ export function writeFileDurably(path: string, contents: string, directory: stri
   writeFileSync(temporary, contents);
   const fd = openSync(temporary, 'r+');
   try {
+    const mark = beforeFileSync(fd);
     fsyncSync(fd);
+    fsyncCompleted(mark);
   } finally {
     closeSync(fd);
   }

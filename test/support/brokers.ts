@@ -12,6 +12,7 @@ import { Broker } from '../../src/broker/broker.js';
 import { parseBrokerConfig } from '../../src/broker/config.js';
 import { createLogger } from '../../src/common/logger.js';
 import { MemoryCoordination } from '../../src/coordination/memory-store.js';
+import { FSYNC_JOURNAL_VARIABLE } from '../../src/storage/fsync-journal.js';
 import { freePort, LOOPBACK } from '../services/network.js';
 import { startDaemon, waitUntil, type Daemon } from '../services/process.js';
 import type { ServiceRun } from '../services/run-dir.js';
@@ -57,6 +58,8 @@ export interface BrokerProcess {
   readonly logFile: string;
   /** `host:port` of /metrics, when started with `metrics: true`. */
   readonly metricsAddress: string | undefined;
+  /** The fsync journal (src/storage/fsync-journal.ts), when started with `fsyncJournal: true`. */
+  readonly fsyncJournal: string | undefined;
   daemon: Daemon;
   /** SIGTERM and wait; resolves with the exit code. */
   stop(): Promise<number | string>;
@@ -73,6 +76,11 @@ export interface BrokerProcessOptions {
   readonly settings?: Record<string, string>;
   /** Serve Prometheus metrics on a free port. */
   readonly metrics?: boolean;
+  /**
+   * Journal every fsync to `<broker dir>/fsync-journal.jsonl` (TRIBUTARY_FSYNC_JOURNAL), so a
+   * power loss can be simulated after a SIGKILL (test/support/power-loss.ts).
+   */
+  readonly fsyncJournal?: boolean;
 }
 
 export async function startBrokerProcess(options: BrokerProcessOptions): Promise<BrokerProcess> {
@@ -81,6 +89,8 @@ export async function startBrokerProcess(options: BrokerProcessOptions): Promise
   mkdirSync(dataDir, { recursive: true });
   const logFile = join(dirname(dataDir), 'broker.log');
   const metricsAddress = options.metrics === true ? `${LOOPBACK}:${await freePort()}` : undefined;
+  const fsyncJournal = options.fsyncJournal === true ? join(dirname(dataDir), 'fsync-journal.jsonl') : undefined;
+  const env = fsyncJournal === undefined ? undefined : { ...process.env, [FSYNC_JOURNAL_VARIABLE]: fsyncJournal };
   const args = [
     join(root, 'bin', 'tributary.js'), 'broker', 'start',
     '--id', String(options.id), '--listen', `${LOOPBACK}:${port}`, '--data-dir', dataDir,
@@ -91,7 +101,7 @@ export async function startBrokerProcess(options: BrokerProcessOptions): Promise
   let generation = 0;
   const launch = async (): Promise<Daemon> => {
     generation += 1;
-    const daemon = startDaemon({ run: options.run, name: `broker-${options.id}-${port}-${generation}`, command: process.execPath, args, logFile, cwd: root });
+    const daemon = startDaemon({ run: options.run, name: `broker-${options.id}-${port}-${generation}`, command: process.execPath, args, logFile, cwd: root, ...(env === undefined ? {} : { env }) });
     await waitUntil(() => portOpen(port), { what: `broker ${options.id} on port ${port}`, timeoutMs: 60_000, daemons: [daemon] });
     return daemon;
   };
@@ -102,6 +112,7 @@ export async function startBrokerProcess(options: BrokerProcessOptions): Promise
     dataDir,
     logFile,
     metricsAddress,
+    fsyncJournal,
     daemon: await launch(),
     async stop() {
       handle.daemon.signal('SIGTERM');

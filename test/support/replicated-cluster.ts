@@ -42,6 +42,7 @@ import { kafkaErrorName } from '../../src/protocol/kafka-errors.js';
 import { LOOPBACK } from '../services/network.js';
 import type { ServiceRun } from '../services/run-dir.js';
 import { startBrokerProcess, type BrokerProcess } from './brokers.js';
+import { loseUnsyncedWrites, type PowerLossReport } from './power-loss.js';
 import { compareReplicas, type ReplicaComparison } from './replica-files.js';
 import {
   UNREADABLE_VALUE,
@@ -83,6 +84,8 @@ export interface ReplicatedClusterOptions {
   readonly replicationDefaults?: boolean;
   /** Part of the ZooKeeper chroot's name, to find a test's cluster in logs; default "replicated". */
   readonly name?: string;
+  /** Brokers journal their fsyncs, so `loseUnsyncedWrites` can simulate a power loss; default false. */
+  readonly fsyncJournal?: boolean;
 }
 
 /** A partition as one broker's Metadata v8 answer describes it. */
@@ -148,7 +151,7 @@ export class ReplicatedCluster {
     const zookeeperConnect = `${options.zookeeper}/${options.name ?? 'replicated'}-${process.pid}-${randomBytes(3).toString('hex')}`;
     const settings = { ...BASE_TEST_SETTINGS, ...(options.replicationDefaults === false ? {} : REPLICATION_TEST_SETTINGS), ...options.settings };
     const ids = Array.from({ length: count }, (_, index) => firstId + index);
-    const started = await Promise.allSettled(ids.map((id) => startBrokerProcess({ run: options.run, id, zookeeper: zookeeperConnect, settings })));
+    const started = await Promise.allSettled(ids.map((id) => startBrokerProcess({ run: options.run, id, zookeeper: zookeeperConnect, settings, fsyncJournal: options.fsyncJournal === true })));
     const processes = started.flatMap((result) => (result.status === 'fulfilled' ? [result.value] : []));
     const cluster = new ReplicatedCluster(zookeeperConnect, processes);
     const failure = started.find((result) => result.status === 'rejected');
@@ -233,6 +236,17 @@ export class ReplicatedCluster {
     const dataDir = this.dataDir(id);
     rmSync(dataDir, { recursive: true, force: true });
     mkdirSync(dataDir, { recursive: true });
+  }
+
+  /**
+   * Power loss after the fact: cuts a killed broker's data dir back to what its fsync journal says
+   * was durable (test/support/power-loss.ts). The cluster must have been started with `fsyncJournal: true`.
+   */
+  loseUnsyncedWrites(id: number): PowerLossReport {
+    if (this.state(id) !== 'stopped') throw new Error(`broker ${id} is ${this.state(id)}; kill it before cutting its files back`);
+    const journal = this.broker(id).fsyncJournal;
+    if (journal === undefined) throw new Error(`broker ${id} keeps no fsync journal: start the cluster with fsyncJournal: true`);
+    return loseUnsyncedWrites(this.dataDir(id), journal);
   }
 
   /** Starts a stopped broker again with the same id, port, settings and data dir (wiped first with `wipe: true`). */

@@ -1,0 +1,72 @@
+/**
+ * `npm run chaos -- <suite> [options]`: the long fault-injection runs, by hand (never in `npm
+ * test`). Each suite is a function of its own options; this file finds ZooKeeper for it and
+ * dispatches:
+ *
+ *   npm run chaos -- replication [--rounds N] [--scenario leader-kill|controller-kill|double-failover|power-loss] …
+ *
+ * ZooKeeper: the one in `$TRIBUTARY_TEST_SERVICES` (the state.json of `npm run services -- start
+ * zookeeper`) when set, else a fresh one in a temporary run folder, watched by the services'
+ * guardian and removed at the end. Broker processes live in that run folder; a suite copies the
+ * evidence of a failed scenario (broker logs, data dirs, history) out of it first.
+ *
+ * The exit code is 0 only when every scenario held every invariant.
+ */
+import { readFileSync } from 'node:fs';
+import { createTemporaryRun, openRun, startGuardian, stopRun, type ServiceRun } from '../services/run-dir.js';
+import { startStack, type ServiceAddresses } from '../services/stack.js';
+import { runReplicationChaos } from './replication.js';
+
+export interface ChaosContext {
+  /** The service run the brokers belong to. */
+  readonly run: ServiceRun;
+  /** ZooKeeper's `host:port`. */
+  readonly zookeeper: string;
+  readonly say: (line: string) => void;
+}
+
+/** A suite: its options (argv after the suite name); resolves true when no invariant was violated. */
+export type ChaosSuite = (args: readonly string[], context: ChaosContext) => Promise<boolean>;
+
+/** The suites by name; issue #22 adds more here. */
+const SUITES: Readonly<Record<string, ChaosSuite>> = {
+  replication: runReplicationChaos,
+};
+
+const say = (line: string): void => void process.stdout.write(`${line}\n`);
+
+async function main(): Promise<number> {
+  const [name, ...args] = process.argv.slice(2);
+  const suite = name === undefined ? undefined : SUITES[name];
+  if (suite === undefined) {
+    say(`usage: npm run chaos -- <suite> [options]; suites: ${Object.keys(SUITES).join(', ')}${name === undefined ? '' : ` (not "${name}")`}`);
+    return 64;
+  }
+  const reuse = process.env['TRIBUTARY_TEST_SERVICES'];
+  if (reuse !== undefined && reuse !== '') {
+    const addresses = JSON.parse(readFileSync(reuse, 'utf8')) as ServiceAddresses;
+    if (addresses.zookeeper === undefined) throw new Error(`${reuse} names no ZooKeeper: npm run services -- start zookeeper`);
+    say(`using ZooKeeper ${addresses.zookeeper.connectString} from ${reuse}`);
+    return (await suite(args, { run: openRun(addresses.runDir), zookeeper: addresses.zookeeper.connectString, say })) ? 0 : 1;
+  }
+  const run = createTemporaryRun('tributary-chaos-');
+  startGuardian(run);
+  let ok = false;
+  const stopOnSignal = (): void => {
+    void stopRun(run).finally(() => process.exit(130));
+  };
+  process.once('SIGINT', stopOnSignal);
+  process.once('SIGTERM', stopOnSignal);
+  try {
+    const stack = await startStack(run, ['zookeeper'], say);
+    const zookeeper = stack.addresses.zookeeper?.connectString;
+    if (zookeeper === undefined) throw new Error('ZooKeeper did not start');
+    say(`ZooKeeper ${zookeeper} started in ${run.dir}`);
+    ok = await suite(args, { run, zookeeper, say });
+  } finally {
+    await stopRun(run);
+  }
+  return ok ? 0 : 1;
+}
+
+process.exitCode = await main();
