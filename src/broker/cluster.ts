@@ -271,7 +271,8 @@ export class Cluster {
 
   /**
    * Resolves true once every partition of `topic` has a state with a leader in this broker's
-   * cache (the controller wrote it and the watch brought it here), false after `timeoutMs`.
+   * cache (the controller wrote it and the watch brought it here), false after `timeoutMs` or as
+   * soon as the topic is gone again (deleted meanwhile: there is nothing left to wait for).
    */
   async waitForLeaders(topic: string, timeoutMs: number): Promise<boolean> {
     const ready = (): boolean => {
@@ -286,7 +287,7 @@ export class Cluster {
     if (ready()) return true;
     return new Promise((resolve) => {
       const check = (): void => {
-        if (!ready() && !this.closed) return;
+        if (!ready() && !this.closed && this.topics.has(topic)) return;
         finish(ready());
       };
       const timer = setTimeout(() => finish(false), Math.max(0, timeoutMs));

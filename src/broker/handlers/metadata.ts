@@ -65,8 +65,16 @@ async function autoCreate(context: BrokerContext, name: string, clientAllows: bo
     return KafkaErrorCode.INVALID_TOPIC_EXCEPTION;
   }
   if (!clientAllows || !context.config['auto.create.topics.enable']) return KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+  const replicationFactor = context.config['default.replication.factor'];
+  const live = context.cluster.liveBrokers().length;
+  if (live < replicationFactor) {
+    // As Kafka: a topic is not created with fewer replicas than asked for (it would stay under-
+    // replicated for good). The client asks again; once enough brokers are up, it is created.
+    context.logger.warn({ topic: name, replicationFactor, liveBrokers: live }, `not auto-creating topic ${name}: default.replication.factor is ${replicationFactor} and only ${live} brokers are live`);
+    return KafkaErrorCode.LEADER_NOT_AVAILABLE;
+  }
   try {
-    const created = await context.cluster.createTopic(name, context.config['num.partitions'], {}, { replicationFactor: Math.min(context.config['default.replication.factor'], context.cluster.liveBrokers().length) });
+    const created = await context.cluster.createTopic(name, context.config['num.partitions'], {}, { replicationFactor });
     context.logger.info({ topic: name, partitions: created.partitions.size }, 'auto-created topic');
     // Answered with leaders when the controller is quick (it usually is): the client's first
     // produce then needs no retry.

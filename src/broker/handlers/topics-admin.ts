@@ -88,7 +88,7 @@ export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTo
           const created = await context.cluster.createTopic(topic.name, partitions, configs, manual === undefined ? { replicationFactor } : { assignment: manual });
           context.logger.info({ topic: topic.name, partitions, replicas: Object.fromEntries(created.partitions) }, 'created topic');
           // Answered once every partition has a leader, so the client's first produce finds one.
-          const wait = Math.min(Math.max(request.timeoutMs, 0), CREATE_LEADER_WAIT_MS);
+          const wait = leaderWaitMs(request.timeoutMs);
           const led = (await context.cluster.waitForLeaders(topic.name, wait)) && (await context.replicas.leadershipTaken(topic.name, wait));
           if (!led) context.logger.warn({ topic: topic.name }, 'created topic; its leaders are not all elected yet');
           topics.push({ name: topic.name, errorCode: 0, errorMessage: null });
@@ -170,7 +170,7 @@ export function createPartitionsHandler(context: BrokerContext): ApiHandler<Crea
         try {
           await context.cluster.addPartitions(topic.name, topic.count);
           context.logger.info({ topic: topic.name, partitions: topic.count }, 'added partitions');
-          const wait = Math.min(Math.max(request.timeoutMs, 0), CREATE_LEADER_WAIT_MS);
+          const wait = leaderWaitMs(request.timeoutMs);
           if (await context.cluster.waitForLeaders(topic.name, wait)) await context.replicas.leadershipTaken(topic.name, wait);
           results.push({ name: topic.name, errorCode: 0, errorMessage: null });
         } catch (error) {
@@ -185,6 +185,11 @@ export function createPartitionsHandler(context: BrokerContext): ApiHandler<Crea
 
 /** The longest a CreateTopics answer waits for the new partitions' leaders. */
 const CREATE_LEADER_WAIT_MS = 30_000;
+
+/** How long to wait for leaders within a request's timeout: most of it, so the answer still comes in time. */
+function leaderWaitMs(requestTimeoutMs: number): number {
+  return Math.min(Math.max(Math.floor(requestTimeoutMs * 0.8), 0), CREATE_LEADER_WAIT_MS);
+}
 
 function partitionLimitMessage(wanted: number, earlier: number, limit: number): string {
   return `this request would create ${earlier + wanted} partitions (${wanted} here${earlier > 0 ? `, ${earlier} for earlier topics` : ''}); one request may create at most ${limit} (the broker's create.topic.max.partitions): create them in several requests or raise the limit`;

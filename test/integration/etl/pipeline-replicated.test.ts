@@ -250,7 +250,9 @@ async function restartAndRejoin(cluster: ReplicatedCluster, victim: number): Pro
   await cluster.waitForRegistered();
   for (const topic of [TOPIC, AUDIT_TOPIC]) {
     const partitions = await cluster.topicState(topic).catch(() => []);
-    for (const { partition } of partitions) await cluster.waitForIsr(topic, partition, [1, 2, 3], { timeoutMs: 60_000 });
+    // Every replica back in sync (topics auto-created by the mirror have the brokers' default
+    // replication factor, 3 here, and are created only once that many brokers are up).
+    for (const { partition, replicas } of partitions) await cluster.waitForIsr(topic, partition, replicas, { timeoutMs: 60_000 });
   }
 }
 
