@@ -87,8 +87,13 @@ export interface CreateTopicOptions {
 
 /** Tries at a conditional config write before giving up to a storm of concurrent changes. */
 const ALTER_CONFIG_ATTEMPTS = 5;
-/** Tries at deleting a topic's nodes while the controller adds states under it. */
-const DELETE_ATTEMPTS = 5;
+/**
+ * How long a deletion keeps removing what the controller adds under the topic meanwhile. The
+ * controller writes a new topic's first states one partition at a time, so a deletion racing it
+ * may find new children several times over; each round removes all it finds, and the controller
+ * stops once the topic's node is gone, so the rounds end well before this bound.
+ */
+const DELETE_RACE_LIMIT_MS = 30_000;
 
 export class TopicExistsError extends TributaryError {
   constructor(topic: string) {
@@ -355,14 +360,15 @@ export class Cluster {
     // watching a state then see it vanish and stop serving the partition. The controller may be
     // writing a first state meanwhile (NOT_EMPTY: delete again), or another deletion may finish
     // first (NO_NODE: the topic is gone, as for a deletion that found nothing).
-    for (let attempt = 1; ; attempt += 1) {
+    const deadline = Date.now() + DELETE_RACE_LIMIT_MS;
+    for (;;) {
       try {
         await this.store.deleteRecursive(topicPath(name));
         break;
       } catch (error) {
         const code = (error as TributaryError).code;
         if (code === 'NO_NODE') throw new UnknownTopicError(name);
-        if (code !== 'NOT_EMPTY' || attempt >= DELETE_ATTEMPTS) throw error;
+        if (code !== 'NOT_EMPTY' || Date.now() > deadline) throw error;
       }
     }
     try {
