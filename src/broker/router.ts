@@ -13,6 +13,7 @@ import { decodeRequestHeader, encodeResponseHeader, responseHeaderVersion, type 
 import { KafkaErrorCode } from '../protocol/kafka-errors.js';
 import { decodeRequestBody, encodeResponseBody, type ApiSchema } from '../protocol/schema.js';
 import { MalformedMessageError, WireReader, WireWriter, type MessagePart } from '../protocol/wire.js';
+import { anonymousIdentity, type ConnectionIdentity } from './security/identity.js';
 
 export const NO_RESPONSE = Symbol('no response');
 
@@ -28,6 +29,8 @@ export interface RequestContext {
   readonly header: RequestHeader;
   readonly connectionId: number;
   readonly remoteAddress: string;
+  /** Who sent the request, as its connection authenticated (ANONYMOUS without authentication). */
+  readonly identity: ConnectionIdentity;
   /**
    * Says the request's order-sensitive work is done (Produce: every append numbered), so the
    * connection may start the next request while this one waits; responses still go out in
@@ -98,7 +101,7 @@ export class RequestRouter {
   }
 
   /** `admitted` is the handler's RequestContext.admitted; the router never calls it itself. */
-  async route(frame: Buffer, connectionId: number, remoteAddress: string, admitted: () => void = () => {}): Promise<RouteOutcome> {
+  async route(frame: Buffer, connectionId: number, remoteAddress: string, admitted: () => void = () => {}, identity: ConnectionIdentity = anonymousIdentity(remoteAddress)): Promise<RouteOutcome> {
     await this.ready;
     const reader = new WireReader(frame);
     let header: RequestHeader;
@@ -126,7 +129,7 @@ export class RequestRouter {
     }
     let outcome: unknown;
     try {
-      outcome = await handler.handle(request, header.apiVersion, { header, connectionId, remoteAddress, admitted });
+      outcome = await handler.handle(request, header.apiVersion, { header, connectionId, remoteAddress, identity, admitted });
     } catch (error) {
       if (error instanceof CloseConnection) return { kind: 'close', reason: error.reason };
       this.logger.error({ err: error, api: handler.api.name, version: header.apiVersion, clientId: header.clientId }, 'request handler failed; closing the connection');
