@@ -187,7 +187,7 @@ export function buildProgram(io: CommandIo): Command {
       .addHelpText('after', USERS_HELP);
   store(users.command('add <name>'))
     .description('add a user, or set a new password for one, with a credential per --mechanism')
-    .option('--mechanism <mechanism>', 'SCRAM-SHA-512 or SCRAM-SHA-256 (required); repeatable, each gets the same password', collect, [])
+    .option('--mechanism <mechanism>', 'SCRAM-SHA-512 or SCRAM-SHA-256 (required); repeatable, each gets the same password', (value: string, previous?: string[]) => [...(previous ?? []), value])
     .option('--iterations <n>', 'PBKDF2 iterations, 4096 to 16384 (default 4096)')
     .option('--password-file <file>', 'read the password from this file')
     .option('--password-stdin', 'read the password from standard input')

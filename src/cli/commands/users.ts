@@ -53,7 +53,8 @@ export interface UsersConnection {
 }
 
 export interface UsersAddOptions extends UsersConnection {
-  readonly mechanism: readonly string[];
+  /** Absent when no --mechanism was given (refused). */
+  readonly mechanism?: readonly string[];
   /** A hidden flag that exists only to be refused without echoing its value. */
   readonly password?: string;
   readonly iterations?: string;
@@ -166,7 +167,7 @@ async function readPassword(io: CommandIo, options: UsersAddOptions, sources: Pa
 
 export async function addUser(io: CommandIo, name: string, options: UsersAddOptions, sources: PasswordSources): Promise<void> {
   const user = userName(name);
-  const mechanisms = [...new Set(options.mechanism.map(mechanismOf))];
+  const mechanisms = [...new Set((options.mechanism ?? []).map(mechanismOf))];
   if (mechanisms.length === 0) throw invalid(`give --mechanism ${SCRAM_MECHANISMS.join(' or ')} (repeatable)`);
   const iterations = options.iterations === undefined ? MIN_SCRAM_ITERATIONS : Number(options.iterations);
   if (!Number.isSafeInteger(iterations) || iterations < MIN_SCRAM_ITERATIONS || iterations > MAX_SCRAM_ITERATIONS) {
