@@ -69,7 +69,10 @@ export const brokerConfigSchema = z
     'fetch.send.mode': z.enum(['stream', 'buffer']).default('stream'),
     /** `acl`: requests are checked against the ACLs in the coordination store (broker/security/authorizer.ts); `none` allows all. */
     authorizer: z.enum(['none', 'acl']).default('none'),
-    /** Principals allowed everything, `User:a;User:b` (Kafka's format). */
+    /**
+     * Principals allowed everything, `User:a;User:b` (Kafka's format). With authorizer=acl the
+     * brokers' own principal belongs here (as in Kafka): followers fetch with CLUSTER_ACTION.
+     */
     'super.users': z.string().default(''),
     /** With authorizer=acl, whether a resource without any ACL is open to everyone (Kafka's default: no). */
     'allow.everyone.if.no.acl.found': bool.default(false),
