@@ -46,7 +46,7 @@ async function acls(args: readonly string[]): Promise<JavaToolResult> {
 }
 
 describe('kafka-acls.sh --bootstrap-server', () => {
-  it('adds literal and prefixed ACLs that the broker stores in its coordination store', async () => {
+  it('adds literal and prefixed ACLs, which the broker then holds', async () => {
     await acls(['--add', '--allow-principal', 'User:alice', '--operation', 'Read', '--operation', 'Describe', '--topic', 'orders']);
     await acls(['--add', '--deny-principal', 'User:mallory', '--deny-host', '10.0.0.9', '--operation', 'All', '--group', 'billing']);
     await acls(['--add', '--allow-principal', 'User:etl', '--operation', 'Write', '--topic', 'logs-', '--resource-pattern-type', 'prefixed']);
