@@ -3,8 +3,8 @@
  * principals — User:admin (a super user), User:alice (given ACLs along the way) and User:bob
  * (never given any). For each API, bob is refused with Kafka's exact code and the broker's state
  * is unchanged (read back as admin); alice, once she has the ACL Kafka requires, is served.
- * Then: deny beats allow, prefixed and wildcard patterns, implied operations, and an ACL written
- * to ZooKeeper by `tributary acls` reaching the broker through its watch.
+ * Then: deny beats allow, prefixed and wildcard patterns, implied operations, and ACLs added and
+ * removed in ZooKeeper by `tributary acls` (a child process) reaching the broker through its watch.
  *
  * Until listeners authenticate (issue #21, SASL), identities are given to the router directly.
  */
@@ -16,7 +16,6 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Broker } from '../../../src/broker/broker.js';
 import { parseBrokerConfig } from '../../../src/broker/config.js';
 import { AclOperation, AclPermission, CLUSTER_RESOURCE_NAME, PatternType, ResourceType, type AclBinding } from '../../../src/broker/security/acl.js';
-import { addAcls } from '../../../src/broker/security/acl-admin.js';
 import { createLogger } from '../../../src/common/logger.js';
 import { ZooKeeperStore } from '../../../src/coordination/zookeeper-store.js';
 import {
@@ -49,6 +48,7 @@ import {
 import { KafkaErrorCode } from '../../../src/protocol/kafka-errors.js';
 import { encodeRecordBatch } from '../../../src/protocol/records.js';
 import { LOOPBACK } from '../../services/network.js';
+import { runTributary } from '../../support/cli.js';
 import { identityOf, RoutedClient } from '../../support/routed-requests.js';
 import { zookeeperAddress } from '../services.js';
 
@@ -165,6 +165,10 @@ async function groupState(group: string): Promise<string> {
 async function aclCount(): Promise<number> {
   const answer = await admin.request(DescribeAclsApi, 1, { resourceTypeFilter: 1, resourceNameFilter: null, patternTypeFilter: 1, principalFilter: null, hostFilter: null, operation: 1, permissionType: 1 });
   return answer.resources.reduce((sum, resource) => sum + resource.acls.length, 0);
+}
+
+function erinAt(host: string): RoutedClient {
+  return new RoutedClient(broker.requestRouter, identityOf('User:erin', host));
 }
 
 function joinRequest(group: string) {
@@ -414,7 +418,7 @@ describe('ACL matrix', () => {
     expect(await topicNames(erin)).toContain('secret');
     // A deny for every principal (User:*) from one host applies to erin there only.
     await grant({ ...deny(ResourceType.TOPIC, 'other', AclOperation.ALL, 'User:*'), host: '10.0.0.9' });
-    expect(await produce(new RoutedClient(broker.requestRouter, identityOf('User:erin', '10.0.0.9')), 'other', 0)).toEqual([TOPIC_AUTHORIZATION_FAILED]);
+    expect(await produce(erinAt('10.0.0.9'), 'other', 0)).toEqual([TOPIC_AUTHORIZATION_FAILED]);
     expect(await produce(erin, 'other', 0)).toEqual([0]);
   });
 
@@ -426,11 +430,13 @@ describe('ACL matrix', () => {
     expect(await topicNames(frank)).toEqual(['logs-a']); // WRITE implies DESCRIBE
   });
 
-  it('an ACL written to ZooKeeper by another process (tributary acls) reaches the broker through its watch', async () => {
+  it('an ACL written to ZooKeeper by tributary acls (another process) reaches the broker through its watch', async () => {
     const grace = new RoutedClient(broker.requestRouter, identityOf('User:grace'));
     expect(await topicNames(grace)).toEqual([]);
-    const [failure] = await addAcls(store, [allow(ResourceType.TOPIC, 'other', AclOperation.DESCRIBE, 'User:grace')]);
-    expect(failure).toBeUndefined();
+    const zookeeper = `${zookeeperAddress().connectString}${chroot}`;
+    const added = await runTributary(['acls', 'add', '--zookeeper', zookeeper, '--allow-principal', 'User:grace', '--operation', 'Describe', '--topic', 'other']);
+    expect(added.status, added.output).toBe(0);
+    expect(added.stdout).toContain('(principal=User:grace, host=*, operation=DESCRIBE, permissionType=ALLOW)');
     // The stored node is Kafka's JSON at Kafka's path.
     const node = await store.get('/kafka-acl/Topic/other');
     const json = JSON.parse(node!.data.toString()) as { version: number; acls: unknown[] };
@@ -438,5 +444,16 @@ describe('ACL matrix', () => {
     expect(json.acls).toContainEqual({ principal: 'User:grace', permissionType: 'Allow', operation: 'Describe', host: '*' });
     for (let attempt = 0; attempt < 200 && (await topicNames(grace)).length === 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 50));
     expect(await topicNames(grace)).toEqual(['other']);
+    const listed = await runTributary(['acls', 'list', '--zookeeper', zookeeper, '--principal', 'User:grace']);
+    expect([listed.status, listed.stdout]).toEqual([
+      0,
+      'Current ACLs for resource `ResourcePattern(resourceType=TOPIC, name=other, patternType=LITERAL)`:\n\t(principal=User:grace, host=*, operation=DESCRIBE, permissionType=ALLOW)\n\n',
+    ]);
+    const removed = await runTributary(['acls', 'remove', '--zookeeper', zookeeper, '--allow-principal', 'User:grace', '--topic', 'other']);
+    expect(removed.status, removed.output).toBe(0);
+    for (let attempt = 0; attempt < 200 && (await topicNames(grace)).length > 0; attempt += 1) await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(await topicNames(grace)).toEqual([]);
+    // The other ACLs of the topic stay: only grace's entry was removed.
+    expect(await produce(erinAt('10.0.0.9'), 'other', 0)).toEqual([TOPIC_AUTHORIZATION_FAILED]);
   });
 });
