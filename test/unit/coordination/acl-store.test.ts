@@ -49,6 +49,30 @@ describe('acl-store', () => {
     expect(await store.get('/kafka-acl/Topic/orders')).toBeUndefined();
   });
 
+  it('re-reads everything and re-arms its watches after its session expires (changes made meanwhile are seen)', async () => {
+    const coordination = new MemoryCoordination();
+    const session = coordination.session();
+    const cache = new AclCache(session, createLogger({ name: 'acl-cache-test', level: 'silent' }));
+    await cache.start();
+    const admin = coordination.session();
+    const until = async (condition: () => boolean): Promise<void> => {
+      for (let i = 0; i < 200 && !condition(); i += 1) await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(condition()).toBe(true);
+    };
+    try {
+      await updateResourceAcls(admin, ORDERS, () => [entry('User:a')]);
+      await until(() => [...cache.all()].length === 1);
+      await session.expireSession(); // the old session's watches are gone, unfired
+      await updateResourceAcls(admin, ORDERS, (current) => [...current, entry('User:b')]);
+      await until(() => [...cache.all()][0]?.entries.length === 2);
+      // The watches armed on the new session fire too.
+      await updateResourceAcls(admin, LOGS, () => [entry('User:c', 'Write')]);
+      await until(() => [...cache.all()].length === 2);
+    } finally {
+      cache.stop();
+    }
+  });
+
   it('refuses to rewrite a node that is not ACL JSON; the cache skips it and keeps the others', async () => {
     const coordination = new MemoryCoordination();
     const store = coordination.session();
