@@ -99,6 +99,16 @@ function normalizeHost(host: string): string {
   return host.startsWith('::ffff:') && host.includes('.') ? host.slice('::ffff:'.length) : host;
 }
 
+/** Whether an entry speaks to this requester: its permission, principal (or `User:*`), host (or `*`), and one of the operations (or ALL). */
+function entryApplies(binding: AclBinding, principal: string, host: string, permission: AclPermission, operations: readonly AclOperation[]): boolean {
+  return (
+    binding.permission === permission &&
+    (binding.principal === principal || binding.principal === WILDCARD_PRINCIPAL) &&
+    (binding.host === host || binding.host === WILDCARD_HOST) &&
+    (binding.operation === AclOperation.ALL || operations.includes(binding.operation))
+  );
+}
+
 /** The bindings of one resource type, indexed for the checks. */
 interface TypeIndex {
   readonly literal: Map<string, AclBinding[]>;
@@ -158,14 +168,9 @@ export class AclAuthorizer implements Authorizer {
     const acls = this.matchingAcls(resourceType, name);
     if (acls.length === 0) return this.allowEveryone;
     const host = normalizeHost(identity.clientHost);
-    const applies = (binding: AclBinding, permission: AclPermission, operations: readonly AclOperation[]): boolean =>
-      binding.permission === permission &&
-      (binding.principal === identity.principal || binding.principal === WILDCARD_PRINCIPAL) &&
-      (binding.host === host || binding.host === WILDCARD_HOST) &&
-      (binding.operation === AclOperation.ALL || operations.includes(binding.operation));
-    if (acls.some((binding) => applies(binding, AclPermission.DENY, [operation]))) return false;
+    if (acls.some((binding) => entryApplies(binding, identity.principal, host, AclPermission.DENY, [operation]))) return false;
     const granting = grantingOperations(operation);
-    return acls.some((binding) => applies(binding, AclPermission.ALLOW, granting));
+    return acls.some((binding) => entryApplies(binding, identity.principal, host, AclPermission.ALLOW, granting));
   }
 
   /**
@@ -181,16 +186,7 @@ export class AclAuthorizer implements Authorizer {
     const patterns = (permission: AclPermission, patternType: PatternType): string[] => {
       const map = patternType === PatternType.PREFIXED ? index?.prefixed : index?.literal;
       const names: string[] = [];
-      for (const [name, bindings] of map ?? []) {
-        const applies = bindings.some(
-          (binding) =>
-            binding.permission === permission &&
-            (binding.principal === identity.principal || binding.principal === WILDCARD_PRINCIPAL) &&
-            (binding.host === host || binding.host === WILDCARD_HOST) &&
-            (binding.operation === operation || binding.operation === AclOperation.ALL),
-        );
-        if (applies) names.push(name);
-      }
+      for (const [name, bindings] of map ?? []) if (bindings.some((binding) => entryApplies(binding, identity.principal, host, permission, [operation]))) names.push(name);
       return names;
     };
     const denyLiterals = patterns(AclPermission.DENY, PatternType.LITERAL);
