@@ -18,6 +18,7 @@ import { defaultLogConfig, type BrokerConfig } from './config.js';
 import type { BrokerContext } from './context.js';
 import { FetchWaiters } from './fetch-waiters.js';
 import { GroupCoordinator } from './group/group-coordinator.js';
+import { createAclsHandler, deleteAclsHandler, describeAclsHandler } from './handlers/acls.js';
 import { alterConfigsHandler, describeConfigsHandler, incrementalAlterConfigsHandler } from './handlers/configs.js';
 import { fetchHandler } from './handlers/fetch.js';
 import { findCoordinatorHandler } from './handlers/find-coordinator.js';
@@ -34,6 +35,7 @@ import { Controller } from './replication/controller.js';
 import { ReplicaManager } from './replication/replica-manager.js';
 import { ReplicationMetrics } from './replication/replication-metrics.js';
 import { RequestRouter } from './router.js';
+import { createAuthorizer, type Authorizer } from './security/authorizer.js';
 import { BrokerServer, type ListenAddress } from './server.js';
 
 export interface BrokerOptions {
@@ -75,6 +77,9 @@ const API_NAMES: Record<number, string> = {
   20: 'DeleteTopics',
   22: 'InitProducerId',
   23: 'OffsetForLeaderEpoch',
+  29: 'DescribeAcls',
+  30: 'CreateAcls',
+  31: 'DeleteAcls',
   32: 'DescribeConfigs',
   33: 'AlterConfigs',
   37: 'CreatePartitions',
@@ -96,6 +101,8 @@ export class Broker {
     private readonly groups: GroupCoordinator,
     private readonly replicas: ReplicaManager,
     private readonly controller: Controller,
+    private readonly authorizer: Authorizer,
+    private readonly router: RequestRouter,
     private readonly options: BrokerOptions,
   ) {}
 
@@ -137,7 +144,16 @@ export class Broker {
       logger,
       onRequestDone: (apiKey, milliseconds) => metrics.requestSeconds.observe({ api: API_NAMES[apiKey] ?? String(apiKey) }, milliseconds / 1000),
     });
+    const authorizer = createAuthorizer({
+      kind: config.authorizer,
+      superUsers: config['super.users'],
+      allowEveryoneIfNoAclFound: config['allow.everyone.if.no.acl.found'],
+      store: options.store,
+      logger,
+    });
     try {
+      // The ACLs are loaded before the first request is let in (router.open below).
+      await authorizer.start();
       cluster = new Cluster(
         options.store,
         {
@@ -197,6 +213,7 @@ export class Broker {
         replicaWaiters,
         metrics,
         logger,
+        authorizer,
       };
       router.register([
         produceHandler(context),
@@ -210,7 +227,10 @@ export class Broker {
         describeConfigsHandler(context),
         alterConfigsHandler(context),
         incrementalAlterConfigsHandler(context),
-        initProducerIdHandler(new ProducerIdAllocator({ store: options.store, brokerId: options.id }), logger),
+        initProducerIdHandler(new ProducerIdAllocator({ store: options.store, brokerId: options.id }), logger, authorizer),
+        describeAclsHandler(context),
+        createAclsHandler(context, options.store),
+        deleteAclsHandler(context, options.store),
       ]);
       groups = new GroupCoordinator({
         brokerId: options.id,
@@ -229,18 +249,18 @@ export class Broker {
         logger: logger.child({ component: 'group-coordinator' }),
       });
       router.register([
-        findCoordinatorHandler(groups, cluster),
-        joinGroupHandler(groups),
-        syncGroupHandler(groups),
-        heartbeatHandler(groups),
-        leaveGroupHandler(groups),
-        offsetCommitHandler(groups),
-        offsetFetchHandler(groups),
-        describeGroupsHandler(groups),
-        listGroupsHandler(groups),
-        deleteGroupsHandler(groups),
+        findCoordinatorHandler(groups, cluster, authorizer),
+        joinGroupHandler(groups, authorizer),
+        syncGroupHandler(groups, authorizer),
+        heartbeatHandler(groups, authorizer),
+        leaveGroupHandler(groups, authorizer),
+        offsetCommitHandler(groups, authorizer),
+        offsetFetchHandler(groups, authorizer),
+        describeGroupsHandler(groups, authorizer),
+        listGroupsHandler(groups, authorizer),
+        deleteGroupsHandler(groups, authorizer),
       ]);
-      broker = new Broker(options.id, server, logs, cluster, groups, replicas, controller, options);
+      broker = new Broker(options.id, server, logs, cluster, groups, replicas, controller, authorizer, router, options);
       await cluster.start();
       controller.start();
       await broker.syncLogs();
@@ -255,6 +275,7 @@ export class Broker {
       return broker;
     } catch (error) {
       await server.stop(0);
+      authorizer.stop();
       await replicas?.stop().catch(() => {});
       await controller?.stop().catch(() => {});
       await logs.close().catch(() => {});
@@ -268,6 +289,11 @@ export class Broker {
 
   get address(): ListenAddress {
     return this.server.address;
+  }
+
+  /** The request router, for tests that send requests as a given identity (router.route). */
+  get requestRouter(): RequestRouter {
+    return this.router;
   }
 
   get logManager(): LogManager {
@@ -345,6 +371,7 @@ export class Broker {
       await this.controller.stop();
       // Deregistered before the logs close: the controller moves leadership at once.
       await this.cluster.stop();
+      this.authorizer.stop();
       await this.logs.close();
       await this.options.store.close();
       logger.info({ id: this.id }, 'broker stopped cleanly');

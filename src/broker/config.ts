@@ -67,6 +67,15 @@ export const brokerConfigSchema = z
     'shutdown.grace.ms': integer.min(0).default(10_000),
     /** How fetched records reach the socket: streamed from the file in chunks, or read whole first. */
     'fetch.send.mode': z.enum(['stream', 'buffer']).default('stream'),
+    /** `acl`: requests are checked against the ACLs in the coordination store (broker/security/authorizer.ts); `none` allows all. */
+    authorizer: z.enum(['none', 'acl']).default('none'),
+    /**
+     * Principals allowed everything, `User:a;User:b` (Kafka's format). With authorizer=acl the
+     * brokers' own principal belongs here (as in Kafka): followers fetch with CLUSTER_ACTION.
+     */
+    'super.users': z.string().default(''),
+    /** With authorizer=acl, whether a resource without any ACL is open to everyone (Kafka's default: no). */
+    'allow.everyone.if.no.acl.found': bool.default(false),
   })
   .strict()
   .refine((config) => config['group.min.session.timeout.ms'] <= config['group.max.session.timeout.ms'], {

@@ -8,6 +8,7 @@ import type { FetchWaiters } from './fetch-waiters.js';
 import type { BrokerMetrics } from './metrics.js';
 import type { PartitionReplica } from './replication/partition-replica.js';
 import type { ReplicaManager } from './replication/replica-manager.js';
+import type { Authorizer } from './security/authorizer.js';
 
 export interface BrokerContext {
   readonly brokerId: number;
@@ -22,6 +23,8 @@ export interface BrokerContext {
   readonly replicaWaiters: FetchWaiters;
   readonly metrics: BrokerMetrics;
   readonly logger: Logger;
+  /** Checks every request against the ACLs (allows everything with `authorizer=none`). */
+  readonly authorizer: Authorizer;
 }
 
 export type LocalPartition =

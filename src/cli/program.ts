@@ -4,6 +4,7 @@
  */
 import { Command, Option } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
+import { aclsAdd, aclsList, aclsRemove, type AclsOptions } from './commands/acls.js';
 import { auditReport, type AuditReportOptions } from './commands/audit.js';
 import { startBroker, type BrokerStartOptions } from './commands/broker.js';
 import { consume, type ConsumeOptions } from './commands/consume.js';
@@ -47,6 +48,11 @@ import type { WorkerCommandOptions } from './commands/worker.js';
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
+}
+
+/** `collect` for a repeatable option whose absence means something (no default list). */
+function collectMaybe(value: string, previous: string[] | undefined): string[] {
+  return [...(previous ?? []), value];
 }
 
 export function buildProgram(io: CommandIo): Command {
@@ -200,6 +206,31 @@ export function buildProgram(io: CommandIo): Command {
   store(users.command('list'))
     .description('list the users with their mechanisms and iteration counts (no keys)')
     .action(async (options: UsersConnection) => listUsersCommand(io, options));
+  const acls = program
+    .command('acls')
+    .description("the ACLs brokers with authorizer=acl check (Kafka's model and ZooKeeper layout; kafka-acls.sh's flags): add, remove, list");
+  const aclFlags = (command: Command): Command =>
+    command
+      .requiredOption('--zookeeper <connect>', 'HOST:PORT[/chroot] of the cluster')
+      .option('--topic <name>', 'a topic (repeatable; with --resource-pattern-type prefixed, a name prefix)', collect, [])
+      .option('--group <name>', 'a consumer group (repeatable)', collect, [])
+      .option('--cluster', 'the cluster resource (kafka-cluster)')
+      .option('--allow-principal <principal>', 'User:<name>, or User:* for everyone (repeatable)', collect, [])
+      .option('--deny-principal <principal>', 'User:<name>, or User:* (repeatable)', collect, [])
+      .option('--allow-host <host>', 'client IP the allow entries apply to (default *; repeatable)', collectMaybe)
+      .option('--deny-host <host>', 'client IP the deny entries apply to (default *; repeatable)', collectMaybe)
+      .option('--operation <operation>', 'Read, Write, Create, Delete, Alter, Describe, ClusterAction, DescribeConfigs, AlterConfigs, IdempotentWrite or All (repeatable)', collect, [])
+      .option('--resource-pattern-type <type>', 'literal or prefixed (remove and list also take any and match)', 'literal');
+  aclFlags(acls.command('add'))
+    .description('add ACLs: every named principal × host × operation on every named resource (operation All when none is named)')
+    .action(async (options: AclsOptions) => aclsAdd(io, options));
+  aclFlags(acls.command('remove'))
+    .description('remove the ACLs matching the flags (flags left out match anything)')
+    .action(async (options: AclsOptions) => aclsRemove(io, options));
+  aclFlags(acls.command('list'))
+    .description('list ACLs, all or those matching the flags')
+    .option('--principal <principal>', 'only the ACLs of this principal (repeatable)', collect, [])
+    .action(async (options: AclsOptions) => aclsList(io, options));
 
   const registry = program.command('registry').description('the Avro schema registry (Confluent-compatible REST)');
   registry

@@ -189,3 +189,21 @@ export function controllerPath(): string {
 export function controllerEpochPath(): string {
   return '/controller_epoch';
 }
+
+/**
+ * Kafka's ACL roots: `/kafka-acl/<type>/<name>` holds LITERAL patterns, and
+ * `/kafka-acl-extended/prefixed/<type>/<name>` PREFIXED ones (coordination/acl-store.ts).
+ */
+export function aclRootPath(patternType: 'LITERAL' | 'PREFIXED'): string {
+  return patternType === 'LITERAL' ? '/kafka-acl' : '/kafka-acl-extended/prefixed';
+}
+
+/** The parent of one resource type's ACL nodes (`Topic`, `Group`, `Cluster`, …). */
+export function aclResourceTypePath(patternType: 'LITERAL' | 'PREFIXED', resourceType: string): string {
+  return `${aclRootPath(patternType)}/${pathSegment('ACL resource type', resourceType)}`;
+}
+
+/** The ACLs of one resource pattern. */
+export function aclResourcePath(patternType: 'LITERAL' | 'PREFIXED', resourceType: string, name: string): string {
+  return `${aclResourceTypePath(patternType, resourceType)}/${pathSegment('ACL resource name', name)}`;
+}

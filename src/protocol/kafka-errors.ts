@@ -32,6 +32,7 @@ export const KafkaErrorCode = {
   UNKNOWN_MEMBER_ID: 25,
   INVALID_SESSION_TIMEOUT: 26,
   REBALANCE_IN_PROGRESS: 27,
+  TOPIC_AUTHORIZATION_FAILED: 29,
   GROUP_AUTHORIZATION_FAILED: 30,
   CLUSTER_AUTHORIZATION_FAILED: 31,
   INVALID_TIMESTAMP: 32,
@@ -53,6 +54,7 @@ export const KafkaErrorCode = {
   INVALID_TXN_STATE: 48,
   INVALID_PRODUCER_ID_MAPPING: 49,
   TRANSACTIONAL_ID_AUTHORIZATION_FAILED: 53,
+  SECURITY_DISABLED: 54,
   KAFKA_STORAGE_ERROR: 56,
   SASL_AUTHENTICATION_FAILED: 58,
   UNKNOWN_PRODUCER_ID: 59,
@@ -105,7 +107,6 @@ export function kafkaErrorName(code: number): string {
 /** Codes a broker may send that Tributary itself never does; names from the Java client. */
 const EXTRA_ERROR_NAMES: ReadonlyMap<number, string> = new Map([
   [13, 'NETWORK_EXCEPTION'],
-  [29, 'TOPIC_AUTHORIZATION_FAILED'],
 ]);
 
 /** One refused record of a produced batch (Produce v8+ `record_errors`). */

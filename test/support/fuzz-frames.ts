@@ -35,10 +35,13 @@ import { createHash } from 'node:crypto';
 import {
   AlterConfigsApi,
   ApiVersionsApi,
+  CreateAclsApi,
   CreatePartitionsApi,
   CreateTopicsApi,
+  DeleteAclsApi,
   DeleteGroupsApi,
   DeleteTopicsApi,
+  DescribeAclsApi,
   DescribeConfigsApi,
   DescribeGroupsApi,
   FetchApi,
@@ -426,6 +429,9 @@ export class FrameFactory {
       [ListGroupsApi, 2],
       [DeleteGroupsApi, 2],
       [OffsetForLeaderEpochApi, 2],
+      [DescribeAclsApi, 1],
+      [CreateAclsApi, 1],
+      [DeleteAclsApi, 1],
     ]);
     const correlationId = this.nextCorrelationId();
     const clientId = this.clientId();
@@ -619,6 +625,19 @@ export class FrameFactory {
         const version = rng.between(0, 1);
         const request: DeleteGroupsRequest = { groupsNames: Array.from({ length: rng.between(1, 2) }, () => this.groupId()) };
         return { api, version, body: requestBody(DeleteGroupsApi, version, correlationId, request, clientId) };
+      }
+      case DescribeAclsApi.apiKey:
+      case DeleteAclsApi.apiKey: {
+        // A fuzzed broker runs without an authorizer: these are answered SECURITY_DISABLED.
+        const version = rng.between(0, 1);
+        const filter = { resourceTypeFilter: rng.pick([1, 2, 3, 4]), resourceNameFilter: rng.chance(0.5) ? null : this.topic().name, patternTypeFilter: rng.pick([1, 2, 3, 4]), principalFilter: rng.chance(0.5) ? null : 'User:fuzz', hostFilter: null, operation: rng.pick([1, 3, 4]), permissionType: rng.pick([1, 3]) };
+        if (api.apiKey === DescribeAclsApi.apiKey) return { api, version, body: requestBody(DescribeAclsApi, version, correlationId, filter, clientId) };
+        return { api, version, body: requestBody(DeleteAclsApi, version, correlationId, { filters: [filter] }, clientId) };
+      }
+      case CreateAclsApi.apiKey: {
+        const version = rng.between(0, 1);
+        const creation = { resourceType: 2, resourceName: this.topic().name, resourcePatternType: rng.pick([3, 4]), principal: 'User:fuzz', host: '*', operation: rng.pick([3, 4]), permissionType: 3 };
+        return { api, version, body: requestBody(CreateAclsApi, version, correlationId, { creations: [creation] }, clientId) };
       }
       default: {
         const version = rng.between(0, 2);

@@ -10,6 +10,9 @@
  *
  * An alteration is checked whole before anything is written: one unknown name or bad value
  * refuses the resource with INVALID_CONFIG and leaves its configs as they were.
+ *
+ * Describing needs DESCRIBE_CONFIGS, altering ALTER_CONFIGS, on the topic (else
+ * TOPIC_AUTHORIZATION_FAILED) or, for a broker, on the cluster (else CLUSTER_AUTHORIZATION_FAILED).
  */
 import { TributaryError } from '../../common/errors.js';
 import { AlterConfigsApi, type AlterConfigsRequest, type AlterConfigsResourceResponse, type AlterConfigsResponse } from '../../protocol/apis/alter-configs.js';
@@ -45,7 +48,27 @@ import {
 import { validateTopicName } from '../../storage/log-manager.js';
 import { brokerConfigSchema, defaultLogConfig, parseBrokerConfig, type BrokerConfig } from '../config.js';
 import type { BrokerContext } from '../context.js';
-import type { ApiHandler } from '../router.js';
+import type { ApiHandler, RequestContext } from '../router.js';
+import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../security/acl.js';
+
+/** The refusal of a resource the requester may not describe or alter the configs of, or undefined. */
+function refusedResource(
+  context: BrokerContext,
+  requestContext: RequestContext,
+  operation: typeof AclOperation.DESCRIBE_CONFIGS | typeof AclOperation.ALTER_CONFIGS,
+  resource: { readonly resourceType: number; readonly resourceName: string },
+): { errorCode: number; errorMessage: string } | undefined {
+  const { authorizer } = context;
+  const { identity } = requestContext;
+  const verb = operation === AclOperation.DESCRIBE_CONFIGS ? 'DESCRIBE_CONFIGS' : 'ALTER_CONFIGS';
+  if (resource.resourceType === CONFIG_RESOURCE_TYPE.TOPIC && !authorizer.authorize(identity, operation, ResourceType.TOPIC, resource.resourceName)) {
+    return { errorCode: KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED, errorMessage: `${identity.principal} may not ${verb} topic ${resource.resourceName}` };
+  }
+  if (resource.resourceType === CONFIG_RESOURCE_TYPE.BROKER && !authorizer.authorize(identity, operation, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME)) {
+    return { errorCode: KafkaErrorCode.CLUSTER_AUTHORIZATION_FAILED, errorMessage: `${identity.principal} may not ${verb} the cluster's brokers` };
+  }
+  return undefined;
+}
 
 /** The broker settings with nothing set: what "default" means for DescribeConfigs sources. */
 const BUILT_IN_BROKER_CONFIG: BrokerConfig = parseBrokerConfig({}, 'built-in broker defaults');
@@ -58,11 +81,13 @@ export function describeConfigsHandler(context: BrokerContext): ApiHandler<Descr
   const brokerLogConfig = defaultLogConfig(context.config);
   return {
     api: DescribeConfigsApi,
-    async handle(request) {
+    async handle(request, _version, requestContext) {
       const options = { synonyms: request.includeSynonyms, documentation: request.includeDocumentation };
       const results = request.resources.map((resource): DescribeConfigsResult => {
         const ok = (configs: DescribeConfigsEntry[]): DescribeConfigsResult => ({ ...echo(resource), errorCode: 0, errorMessage: null, configs: wanted(configs, resource.configurationKeys) });
         const fail = (errorCode: number, errorMessage: string): DescribeConfigsResult => ({ ...echo(resource), errorCode, errorMessage, configs: [] });
+        const refused = refusedResource(context, requestContext, AclOperation.DESCRIBE_CONFIGS, resource);
+        if (refused !== undefined) return fail(refused.errorCode, refused.errorMessage);
         switch (resource.resourceType) {
           case CONFIG_RESOURCE_TYPE.TOPIC: {
             const topic = context.cluster.topic(resource.resourceName);
@@ -89,9 +114,14 @@ export function describeConfigsHandler(context: BrokerContext): ApiHandler<Descr
 export function alterConfigsHandler(context: BrokerContext): ApiHandler<AlterConfigsRequest, AlterConfigsResponse> {
   return {
     api: AlterConfigsApi,
-    async handle(request) {
+    async handle(request, _version, requestContext) {
       const responses: AlterConfigsResourceResponse[] = [];
       for (const resource of request.resources) {
+        const refused = refusedResource(context, requestContext, AclOperation.ALTER_CONFIGS, resource);
+        if (refused !== undefined) {
+          responses.push({ ...echo(resource), ...refused });
+          continue;
+        }
         // AlterConfigs replaces the whole set: what the request lists is all that remains.
         responses.push(
           await alterResource(context, resource, request.validateOnly, () => {
@@ -111,9 +141,14 @@ export function incrementalAlterConfigsHandler(context: BrokerContext): ApiHandl
   const brokerLogConfig = defaultLogConfig(context.config);
   return {
     api: IncrementalAlterConfigsApi,
-    async handle(request) {
+    async handle(request, _version, requestContext) {
       const responses: AlterConfigsResourceResponse[] = [];
       for (const resource of request.resources) {
+        const refused = refusedResource(context, requestContext, AclOperation.ALTER_CONFIGS, resource);
+        if (refused !== undefined) {
+          responses.push({ ...echo(resource), ...refused });
+          continue;
+        }
         responses.push(
           await alterResource(context, resource, request.validateOnly, (current) => {
             rejectDuplicates(resource.configs.map((config) => config.name));

@@ -9,6 +9,10 @@
  * ready, the request waits (up to MaxWaitMs) for new flushed records, then answers with what
  * there is. Every requested partition is listed in the response (Java requires it); sessions
  * are not kept (SessionId 0).
+ *
+ * A consumer needs READ on each topic, a follower (ReplicaId ≥ 0) CLUSTER_ACTION on the cluster;
+ * a refused topic's partitions answer TOPIC_AUTHORIZATION_FAILED and are not read (nor, for a
+ * follower, recorded as fetched).
  */
 import { KafkaErrorCode, KafkaProtocolError } from '../../protocol/kafka-errors.js';
 import { FetchApi, type FetchRequest, type FetchResponse, type FetchResponsePartition } from '../../protocol/apis/fetch.js';
@@ -18,7 +22,8 @@ import type { BrokerContext, LocalPartition } from '../context.js';
 import { localPartition } from '../context.js';
 import { FetchWaiters } from '../fetch-waiters.js';
 import type { FileRange } from '../response-writer.js';
-import { ReplyWithCleanup, type ApiHandler } from '../router.js';
+import { ReplyWithCleanup, type ApiHandler, type RequestContext } from '../router.js';
+import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../security/acl.js';
 
 export function fetchHandler(context: BrokerContext): ApiHandler<FetchRequest, FetchResponse> {
   const abandonListeners = new Map<number, Set<() => void>>();
@@ -32,7 +37,8 @@ export function fetchHandler(context: BrokerContext): ApiHandler<FetchRequest, F
     async handle(request, _version, requestContext) {
       const follower = request.replicaId >= 0;
       const waiters = follower ? context.replicaWaiters : context.waiters;
-      let attempt = await readAll(context, request);
+      const allowed = readableTopics(context, request, requestContext);
+      let attempt = await readAll(context, request, allowed);
       const wanted = Math.max(request.minBytes, 1);
       if (attempt.bytes < wanted && request.maxWaitMs > 0 && !attempt.hasError) {
         attempt.release();
@@ -55,7 +61,7 @@ export function fetchHandler(context: BrokerContext): ApiHandler<FetchRequest, F
         // Wake on every advance until enough bytes are ready or time is up.
         for (;;) {
           const woken = await waiters.wait(keys, deadline - Date.now(), abandon);
-          attempt = await readAll(context, request);
+          attempt = await readAll(context, request, allowed);
           if (gone || !woken || attempt.bytes >= wanted || attempt.hasError || Date.now() >= deadline) break;
           attempt.release();
         }
@@ -63,6 +69,25 @@ export function fetchHandler(context: BrokerContext): ApiHandler<FetchRequest, F
       const done = attempt;
       return new ReplyWithCleanup(done.response, () => done.release());
     },
+  };
+}
+
+/** Which topics the fetch may read: READ on the topic, or for a follower CLUSTER_ACTION on the cluster. */
+function readableTopics(context: BrokerContext, request: FetchRequest, requestContext: RequestContext): (topic: string) => boolean {
+  const { authorizer } = context;
+  const { identity } = requestContext;
+  if (request.replicaId >= 0) {
+    const replicating = authorizer.authorize(identity, AclOperation.CLUSTER_ACTION, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME);
+    return () => replicating;
+  }
+  const decided = new Map<string, boolean>();
+  return (topic) => {
+    let allowed = decided.get(topic);
+    if (allowed === undefined) {
+      allowed = authorizer.authorize(identity, AclOperation.READ, ResourceType.TOPIC, topic);
+      decided.set(topic, allowed);
+    }
+    return allowed;
   };
 }
 
@@ -80,13 +105,15 @@ function followerPartition(context: BrokerContext, topic: string, partition: num
   return { log: lookup.replica.log, replica: lookup.replica, errorCode: 0 };
 }
 
-async function readAll(context: BrokerContext, request: FetchRequest): Promise<Attempt> {
+async function readAll(context: BrokerContext, request: FetchRequest, allowed: (topic: string) => boolean): Promise<Attempt> {
   const follower = request.replicaId >= 0;
   const slices: LogSlice[] = [];
   let remaining = request.maxBytes;
   let bytes = 0;
   let hasError = false;
   let firstData = true;
+  let refused = 0;
+  let readable = 0;
   const responses = [];
   for (const topic of request.topics) {
     const partitions: FetchResponsePartition[] = [];
@@ -94,6 +121,13 @@ async function readAll(context: BrokerContext, request: FetchRequest): Promise<A
     let topicBytes = 0;
     for (const wanted of topic.partitions) {
       const base = { partitionIndex: wanted.partition, abortedTransactions: null, preferredReadReplica: -1 };
+      if (!allowed(topic.topic)) {
+        // Not an error that ends a long poll: the allowed partitions still wait for data.
+        partitions.push({ ...base, errorCode: KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: null });
+        refused += 1;
+        continue;
+      }
+      readable += 1;
       const local = follower
         ? followerPartition(context, topic.topic, wanted.partition, request.replicaId, Number(wanted.fetchOffset), wanted.currentLeaderEpoch)
         : localPartition(context, topic.topic, wanted.partition, wanted.currentLeaderEpoch);
@@ -143,7 +177,8 @@ async function readAll(context: BrokerContext, request: FetchRequest): Promise<A
   return {
     response: { throttleTimeMs: 0, errorCode: 0, sessionId: 0, responses },
     bytes,
-    hasError,
+    // With every partition refused there is nothing to wait for: answer at once.
+    hasError: hasError || (refused > 0 && readable === 0),
     release: () => {
       if (released) return;
       released = true;

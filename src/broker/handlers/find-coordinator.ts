@@ -10,21 +10,25 @@
  * InitProducerId refuses transactional ids: the Java producer asks FindCoordinator first, and a
  * fatal code makes `initTransactions()` fail at once, naming the cause, where a retriable one
  * would wait out max.block.ms.
+ *
+ * Finding a group's coordinator needs DESCRIBE on the group (else GROUP_AUTHORIZATION_FAILED).
  */
 import { KafkaErrorCode } from '../../protocol/kafka-errors.js';
 import { FindCoordinatorApi, type FindCoordinatorRequest, type FindCoordinatorResponse } from '../../protocol/apis/find-coordinator.js';
 import type { Cluster } from '../cluster.js';
 import type { GroupCoordinator } from '../group/group-coordinator.js';
 import type { ApiHandler } from '../router.js';
+import { AclOperation, ResourceType } from '../security/acl.js';
+import type { Authorizer } from '../security/authorizer.js';
 
 const GROUP_KEY_TYPE = 0;
 const TRANSACTION_KEY_TYPE = 1;
 
-export function findCoordinatorHandler(coordinator: GroupCoordinator, cluster: Cluster): ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse> {
+export function findCoordinatorHandler(coordinator: GroupCoordinator, cluster: Cluster, authorizer: Authorizer): ApiHandler<FindCoordinatorRequest, FindCoordinatorResponse> {
   const refuse = (errorCode: number, errorMessage: string): FindCoordinatorResponse => ({ throttleTimeMs: 0, errorCode, errorMessage, nodeId: -1, host: '', port: -1 });
   return {
     api: FindCoordinatorApi,
-    async handle(request) {
+    async handle(request, _version, context) {
       if (request.keyType === TRANSACTION_KEY_TYPE) {
         return refuse(
           KafkaErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
@@ -33,6 +37,9 @@ export function findCoordinatorHandler(coordinator: GroupCoordinator, cluster: C
       }
       if (request.keyType !== GROUP_KEY_TYPE) return refuse(KafkaErrorCode.INVALID_REQUEST, `unknown coordinator key type ${request.keyType}: 0 is a consumer group`);
       if (request.key === '') return refuse(KafkaErrorCode.INVALID_GROUP_ID, 'the group id is empty');
+      if (!authorizer.authorize(context.identity, AclOperation.DESCRIBE, ResourceType.GROUP, request.key)) {
+        return refuse(KafkaErrorCode.GROUP_AUTHORIZATION_FAILED, `${context.identity.principal} may not DESCRIBE group "${request.key}"`);
+      }
       const brokerId = coordinator.coordinatorOf(request.key);
       const broker = brokerId === undefined ? undefined : cluster.liveBrokers().find((candidate) => candidate.id === brokerId);
       if (broker === undefined) return refuse(KafkaErrorCode.COORDINATOR_NOT_AVAILABLE, `no live broker can coordinate group "${request.key}" right now; retry`);

@@ -6,6 +6,10 @@
  * These handlers never call `admitted()`: a connection's group requests are answered one at a
  * time, in order (a parked JoinGroup holds its connection until the rebalance answers it, as in
  * Kafka; the Java client gives the coordinator a connection of its own).
+ *
+ * Authorization, as in Kafka: joining, syncing, heartbeats and leaving need READ on the group,
+ * describing DESCRIBE, deleting DELETE (else GROUP_AUTHORIZATION_FAILED, the group untouched);
+ * ListGroups lists the groups the principal may DESCRIBE (all of them with DESCRIBE on the cluster).
  */
 import type { GroupCoordinator } from '../group/group-coordinator.js';
 import { DeleteGroupsApi, type DeleteGroupsRequest, type DeleteGroupsResponse } from '../../protocol/apis/delete-groups.js';
@@ -17,13 +21,22 @@ import { ListGroupsApi, type ListGroupsRequest, type ListGroupsResponse } from '
 import { SyncGroupApi, type SyncGroupRequest, type SyncGroupResponse } from '../../protocol/apis/sync-group.js';
 import { KafkaErrorCode } from '../../protocol/kafka-errors.js';
 import type { ApiHandler, RequestContext } from '../router.js';
+import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../security/acl.js';
+import type { Authorizer } from '../security/authorizer.js';
+
+/** Whether the requester may do `operation` on `groupId`. */
+function mayGroup(authorizer: Authorizer, context: RequestContext, operation: AclOperation, groupId: string): boolean {
+  return authorizer.authorize(context.identity, operation, ResourceType.GROUP, groupId);
+}
+
+const REFUSED = KafkaErrorCode.GROUP_AUTHORIZATION_FAILED;
 
 /** JoinGroup v0 has no rebalance timeout: the session timeout bounds the rebalance (as in Kafka). */
 const FIRST_VERSION_WITH_REBALANCE_TIMEOUT = 1;
 /** KIP-394: from v4 a new member without an instance id first gets MEMBER_ID_REQUIRED. */
 const FIRST_VERSION_REQUIRING_MEMBER_ID = 4;
-/** DescribeGroups v3+: authorized operations, when asked, without an authorizer: READ, DELETE, DESCRIBE. */
-const ALL_GROUP_OPERATIONS = (1 << 3) | (1 << 6) | (1 << 8);
+/** DescribeGroups v3+: the operations a group has, of which the authorized ones are reported when asked. */
+const GROUP_OPERATIONS = [AclOperation.READ, AclOperation.DELETE, AclOperation.DESCRIBE] as const;
 const OPERATIONS_NOT_REQUESTED = -2147483648;
 
 /** Kafka's client host: `/` and the address, without the port. */
@@ -32,10 +45,13 @@ export function clientHost(context: RequestContext): string {
   return `/${address}`;
 }
 
-export function joinGroupHandler(coordinator: GroupCoordinator): ApiHandler<JoinGroupRequest, JoinGroupResponse> {
+export function joinGroupHandler(coordinator: GroupCoordinator, authorizer: Authorizer): ApiHandler<JoinGroupRequest, JoinGroupResponse> {
   return {
     api: JoinGroupApi,
     async handle(request, version, context) {
+      if (!mayGroup(authorizer, context, AclOperation.READ, request.groupId)) {
+        return { throttleTimeMs: 0, errorCode: REFUSED, generationId: -1, protocolName: '', leader: '', memberId: request.memberId, members: [] };
+      }
       const outcome = await coordinator.join({
         groupId: request.groupId,
         memberId: request.memberId,
@@ -54,10 +70,11 @@ export function joinGroupHandler(coordinator: GroupCoordinator): ApiHandler<Join
   };
 }
 
-export function syncGroupHandler(coordinator: GroupCoordinator): ApiHandler<SyncGroupRequest, SyncGroupResponse> {
+export function syncGroupHandler(coordinator: GroupCoordinator, authorizer: Authorizer): ApiHandler<SyncGroupRequest, SyncGroupResponse> {
   return {
     api: SyncGroupApi,
-    async handle(request) {
+    async handle(request, _version, context) {
+      if (!mayGroup(authorizer, context, AclOperation.READ, request.groupId)) return { throttleTimeMs: 0, errorCode: REFUSED, assignment: Buffer.alloc(0) };
       const outcome = await coordinator.sync({
         ...request,
         assignments: request.assignments.map((entry) => ({ memberId: entry.memberId, assignment: Buffer.from(entry.assignment) })),
@@ -67,19 +84,21 @@ export function syncGroupHandler(coordinator: GroupCoordinator): ApiHandler<Sync
   };
 }
 
-export function heartbeatHandler(coordinator: GroupCoordinator): ApiHandler<HeartbeatRequest, HeartbeatResponse> {
+export function heartbeatHandler(coordinator: GroupCoordinator, authorizer: Authorizer): ApiHandler<HeartbeatRequest, HeartbeatResponse> {
   return {
     api: HeartbeatApi,
-    async handle(request) {
+    async handle(request, _version, context) {
+      if (!mayGroup(authorizer, context, AclOperation.READ, request.groupId)) return { throttleTimeMs: 0, errorCode: REFUSED };
       return { throttleTimeMs: 0, errorCode: await coordinator.heartbeat(request) };
     },
   };
 }
 
-export function leaveGroupHandler(coordinator: GroupCoordinator): ApiHandler<LeaveGroupRequest, LeaveGroupResponse> {
+export function leaveGroupHandler(coordinator: GroupCoordinator, authorizer: Authorizer): ApiHandler<LeaveGroupRequest, LeaveGroupResponse> {
   return {
     api: LeaveGroupApi,
-    async handle(request, version) {
+    async handle(request, version, context) {
+      if (!mayGroup(authorizer, context, AclOperation.READ, request.groupId)) return { throttleTimeMs: 0, errorCode: REFUSED, members: [] };
       // v0–2 name one member; v3+ a list, with a result each.
       const single = version < 3;
       const leaving = single ? [{ memberId: request.memberId, groupInstanceId: null }] : request.members;
@@ -90,12 +109,16 @@ export function leaveGroupHandler(coordinator: GroupCoordinator): ApiHandler<Lea
   };
 }
 
-export function describeGroupsHandler(coordinator: GroupCoordinator): ApiHandler<DescribeGroupsRequest, DescribeGroupsResponse> {
+export function describeGroupsHandler(coordinator: GroupCoordinator, authorizer: Authorizer): ApiHandler<DescribeGroupsRequest, DescribeGroupsResponse> {
   return {
     api: DescribeGroupsApi,
-    async handle(request) {
+    async handle(request, _version, context) {
       const groups = [];
       for (const groupId of request.groups) {
+        if (!mayGroup(authorizer, context, AclOperation.DESCRIBE, groupId)) {
+          groups.push({ errorCode: REFUSED, groupId, groupState: '', protocolType: '', protocolData: '', members: [], authorizedOperations: OPERATIONS_NOT_REQUESTED });
+          continue;
+        }
         const description = await coordinator.describe(groupId);
         groups.push({
           errorCode: description.errorCode,
@@ -111,7 +134,9 @@ export function describeGroupsHandler(coordinator: GroupCoordinator): ApiHandler
             memberMetadata: member.metadata,
             memberAssignment: member.assignment,
           })),
-          authorizedOperations: request.includeAuthorizedOperations ? ALL_GROUP_OPERATIONS : OPERATIONS_NOT_REQUESTED,
+          authorizedOperations: request.includeAuthorizedOperations
+            ? GROUP_OPERATIONS.reduce((bits, operation) => (mayGroup(authorizer, context, operation, groupId) ? bits | (1 << operation) : bits), 0)
+            : OPERATIONS_NOT_REQUESTED,
         });
       }
       return { throttleTimeMs: 0, groups };
@@ -119,12 +144,13 @@ export function describeGroupsHandler(coordinator: GroupCoordinator): ApiHandler
   };
 }
 
-export function listGroupsHandler(coordinator: GroupCoordinator): ApiHandler<ListGroupsRequest, ListGroupsResponse> {
+export function listGroupsHandler(coordinator: GroupCoordinator, authorizer: Authorizer): ApiHandler<ListGroupsRequest, ListGroupsResponse> {
   return {
     api: ListGroupsApi,
-    async handle() {
+    async handle(_request, _version, context) {
       try {
-        const groups = await coordinator.list();
+        const all = authorizer.authorize(context.identity, AclOperation.DESCRIBE, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME);
+        const groups = (await coordinator.list()).filter(({ groupId }) => all || mayGroup(authorizer, context, AclOperation.DESCRIBE, groupId));
         return { throttleTimeMs: 0, errorCode: KafkaErrorCode.NONE, groups: groups.map(({ groupId, protocolType }) => ({ groupId, protocolType })) };
       } catch {
         return { throttleTimeMs: 0, errorCode: KafkaErrorCode.COORDINATOR_NOT_AVAILABLE, groups: [] };
@@ -133,12 +159,14 @@ export function listGroupsHandler(coordinator: GroupCoordinator): ApiHandler<Lis
   };
 }
 
-export function deleteGroupsHandler(coordinator: GroupCoordinator): ApiHandler<DeleteGroupsRequest, DeleteGroupsResponse> {
+export function deleteGroupsHandler(coordinator: GroupCoordinator, authorizer: Authorizer): ApiHandler<DeleteGroupsRequest, DeleteGroupsResponse> {
   return {
     api: DeleteGroupsApi,
-    async handle(request) {
+    async handle(request, _version, context) {
       const results = [];
-      for (const groupId of request.groupsNames) results.push({ groupId, errorCode: await coordinator.deleteGroup(groupId) });
+      for (const groupId of request.groupsNames) {
+        results.push({ groupId, errorCode: mayGroup(authorizer, context, AclOperation.DELETE, groupId) ? await coordinator.deleteGroup(groupId) : REFUSED });
+      }
       return { throttleTimeMs: 0, results };
     },
   };

@@ -4,6 +4,9 @@
  * Only the leader answers, after checking the client's CurrentLeaderEpoch (v4+, KIP-320); each
  * answer names the leader epoch of its offset, which the Java consumer later validates its
  * position with (OffsetForLeaderEpoch).
+ *
+ * Needs DESCRIBE on the topic (a follower: CLUSTER_ACTION on the cluster will do); a refused
+ * topic's partitions answer TOPIC_AUTHORIZATION_FAILED.
  */
 import { KafkaErrorCode, KafkaProtocolError } from '../../protocol/kafka-errors.js';
 import {
@@ -18,15 +21,24 @@ import type { EpochEntry } from '../../storage/leader-epoch-cache.js';
 import type { BrokerContext } from '../context.js';
 import { localPartition } from '../context.js';
 import type { ApiHandler } from '../router.js';
+import { mayDescribeTopic } from '../security/topic-access.js';
 
 export function listOffsetsHandler(context: BrokerContext): ApiHandler<ListOffsetsRequest, ListOffsetsResponse> {
   return {
     api: ListOffsetsApi,
-    async handle(request) {
+    async handle(request, _version, requestContext) {
+      const allowed = mayDescribeTopic(context.authorizer, requestContext.identity, request.replicaId >= 0);
       const topics = [];
       for (const topic of request.topics) {
         const partitions: ListOffsetsResponsePartition[] = [];
-        for (const wanted of topic.partitions) partitions.push(await lookup(context, topic.name, wanted.partitionIndex, wanted.timestamp, wanted.currentLeaderEpoch));
+        const refused = !allowed(topic.name);
+        for (const wanted of topic.partitions) {
+          partitions.push(
+            refused
+              ? { partitionIndex: wanted.partitionIndex, errorCode: KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED, timestamp: -1n, offset: -1n, leaderEpoch: -1 }
+              : await lookup(context, topic.name, wanted.partitionIndex, wanted.timestamp, wanted.currentLeaderEpoch),
+          );
+        }
         topics.push({ name: topic.name, partitions });
       }
       return { throttleTimeMs: 0, topics };

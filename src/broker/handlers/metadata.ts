@@ -5,6 +5,10 @@
  * LEADER_NOT_AVAILABLE. A named unknown topic is created when the client allows it and
  * `auto.create.topics.enable` is on, and returned in the same answer once its leaders are elected
  * (or, if that takes long, without them, as LEADER_NOT_AVAILABLE: the client asks again).
+ *
+ * Only topics the principal may DESCRIBE are listed: a request for all topics leaves the others
+ * out, a named one answers TOPIC_AUTHORIZATION_FAILED. Auto-creation also needs CREATE on the
+ * cluster or on the topic (else TOPIC_AUTHORIZATION_FAILED, nothing created), as in Kafka.
  */
 import { KafkaErrorCode } from '../../protocol/kafka-errors.js';
 import {
@@ -19,6 +23,7 @@ import { validateTopicName } from '../../storage/log-manager.js';
 import type { TopicAssignment } from '../cluster.js';
 import type { BrokerContext } from '../context.js';
 import type { ApiHandler } from '../router.js';
+import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../security/acl.js';
 
 /** How long an auto-created topic's Metadata answer waits for the controller to elect its leaders. */
 const AUTO_CREATE_LEADER_WAIT_MS = 3_000;
@@ -26,16 +31,23 @@ const AUTO_CREATE_LEADER_WAIT_MS = 3_000;
 export function metadataHandler(context: BrokerContext): ApiHandler<MetadataRequest, MetadataResponse> {
   return {
     api: MetadataApi,
-    async handle(request, version) {
-      const { cluster } = context;
+    async handle(request, version, requestContext) {
+      const { cluster, authorizer } = context;
+      const { identity } = requestContext;
+      const may = (operation: AclOperation, topic: string): boolean => authorizer.authorize(identity, operation, ResourceType.TOPIC, topic);
+      const mayCreate = (topic: string): boolean => authorizer.authorize(identity, AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME) || may(AclOperation.CREATE, topic);
       // v0: an empty list means all topics; v1+: null means all, empty means none.
       const all = request.topics === null || (version === 0 && request.topics.length === 0);
       const names = all ? cluster.topicNames() : (request.topics ?? []).map((topic) => topic.name);
       const topics: MetadataResponseTopic[] = [];
       for (const name of names) {
+        if (!may(AclOperation.DESCRIBE, name)) {
+          if (!all) topics.push(topicError(name, KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED));
+          continue;
+        }
         let assignment = cluster.topic(name);
         if (assignment === undefined && !all) {
-          const created = await autoCreate(context, name, request.allowAutoTopicCreation || version < 4);
+          const created = await autoCreate(context, name, request.allowAutoTopicCreation || version < 4, () => mayCreate(name));
           if (typeof created === 'number') {
             topics.push(topicError(name, created));
             continue;
@@ -58,13 +70,14 @@ export function metadataHandler(context: BrokerContext): ApiHandler<MetadataRequ
   };
 }
 
-async function autoCreate(context: BrokerContext, name: string, clientAllows: boolean): Promise<TopicAssignment | number> {
+async function autoCreate(context: BrokerContext, name: string, clientAllows: boolean, authorized: () => boolean): Promise<TopicAssignment | number> {
   try {
     validateTopicName(name);
   } catch {
     return KafkaErrorCode.INVALID_TOPIC_EXCEPTION;
   }
   if (!clientAllows || !context.config['auto.create.topics.enable']) return KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION;
+  if (!authorized()) return KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED;
   const replicationFactor = context.config['default.replication.factor'];
   const live = context.cluster.liveBrokers().length;
   if (live < replicationFactor) {

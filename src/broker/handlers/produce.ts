@@ -14,6 +14,9 @@
  * connection may start the next one) and the handler waits for the writes or fsyncs. acks=0
  * requests are never admitted early: their failure closes the connection, and a later request
  * must not have been appended by then.
+ *
+ * A topic the principal may not WRITE gets TOPIC_AUTHORIZATION_FAILED on each of its partitions
+ * and nothing is appended to it (the request's other topics go on).
  */
 import { KafkaErrorCode, KafkaProtocolError, type RecordError } from '../../protocol/kafka-errors.js';
 import { ProduceApi, type ProducePartitionResponse, type ProduceRequest, type ProduceResponse } from '../../protocol/apis/produce.js';
@@ -23,6 +26,7 @@ import type { PartitionReplica } from '../replication/partition-replica.js';
 import type { BrokerContext, LocalPartition } from '../context.js';
 import { localPartition } from '../context.js';
 import { CloseConnection, NO_RESPONSE, type ApiHandler } from '../router.js';
+import { AclOperation, ResourceType } from '../security/acl.js';
 
 /** Kafka accepts zstd from Produce v7 on (KIP-110): older clients could not read it back. */
 const ZSTD_MIN_PRODUCE_VERSION = 7;
@@ -43,6 +47,9 @@ const ERRORS_WITHOUT_LOG_START_OFFSET: ReadonlySet<number> = new Set([
   KafkaErrorCode.KAFKA_STORAGE_ERROR,
 ]);
 
+/** The partition of a topic the principal may not write to: answered without looking it up. */
+const REFUSED: LocalPartition = { log: undefined, replica: undefined, errorCode: KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED };
+
 interface PartitionTarget {
   readonly topic: string;
   readonly partition: number;
@@ -58,9 +65,13 @@ export function produceHandler(context: BrokerContext): ApiHandler<ProduceReques
       if (acks !== 0 && acks !== 1 && acks !== -1) {
         return respondAll(request, KafkaErrorCode.INVALID_REQUIRED_ACKS, `acks must be -1, 0 or 1, not ${acks}`);
       }
-      const targets = request.topicData.map((topic) =>
-        topic.partitionData.map((data): PartitionTarget => ({ topic: topic.name, partition: data.index, records: data.records, local: localPartition(context, topic.name, data.index) })),
-      );
+      const mayWrite = (topic: string): boolean => context.authorizer.authorize(requestContext.identity, AclOperation.WRITE, ResourceType.TOPIC, topic);
+      const targets = request.topicData.map((topic) => {
+        const allowed = mayWrite(topic.name);
+        return topic.partitionData.map(
+          (data): PartitionTarget => ({ topic: topic.name, partition: data.index, records: data.records, local: allowed ? localPartition(context, topic.name, data.index) : REFUSED }),
+        );
+      });
       // No await from here until every append has been called.
       const answers = targets.map((partitions) => partitions.map((target) => appendOne(context, target, acks, version, request.timeoutMs)));
       if (acks !== 0) requestContext.admitted();

@@ -9,6 +9,9 @@
  * One request may create at most `create.topic.max.partitions` partitions in all (over its
  * topics): beyond that the topics that do not fit are refused with POLICY_VIOLATION, so no single
  * request can make the broker create folders for minutes or run out of file descriptors.
+ *
+ * Creating needs CREATE on the cluster or the topic, deleting DELETE on the topic, adding
+ * partitions ALTER on the topic; a topic refused answers TOPIC_AUTHORIZATION_FAILED, untouched.
  */
 import { TributaryError } from '../../common/errors.js';
 import { KafkaErrorCode } from '../../protocol/kafka-errors.js';
@@ -23,17 +26,33 @@ import { DeleteTopicsApi, type DeleteTopicsRequest, type DeleteTopicsResponse } 
 import { logConfigFromTopicConfigs } from '../../storage/log-config.js';
 import { validateTopicName } from '../../storage/log-manager.js';
 import type { BrokerContext } from '../context.js';
-import type { ApiHandler } from '../router.js';
+import type { ApiHandler, RequestContext } from '../router.js';
+import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../security/acl.js';
+
+/** Whether the requester may do `operation` on `topic` (CREATE is also granted on the whole cluster). */
+function topicAccess(context: BrokerContext, requestContext: RequestContext, operation: AclOperation): (topic: string) => boolean {
+  const { authorizer } = context;
+  const { identity } = requestContext;
+  const clusterWide = operation === AclOperation.CREATE && authorizer.authorize(identity, AclOperation.CREATE, ResourceType.CLUSTER, CLUSTER_RESOURCE_NAME);
+  return (topic) => clusterWide || authorizer.authorize(identity, operation, ResourceType.TOPIC, topic);
+}
+
+const REFUSED_MESSAGE = 'the principal is not authorized for this topic';
 
 export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTopicsRequest, CreateTopicsResponse> {
   return {
     api: CreateTopicsApi,
-    async handle(request) {
+    async handle(request, _version, requestContext) {
+      const allowed = topicAccess(context, requestContext, AclOperation.CREATE);
       const topics: CreatableTopicResult[] = [];
       const maxPartitions = context.config['create.topic.max.partitions'];
       let partitionsThisRequest = 0;
       for (const topic of request.topics) {
         const fail = (errorCode: number, errorMessage: string): CreatableTopicResult => ({ name: topic.name, errorCode, errorMessage });
+        if (!allowed(topic.name)) {
+          topics.push(fail(KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED, REFUSED_MESSAGE));
+          continue;
+        }
         try {
           validateTopicName(topic.name);
         } catch (error) {
@@ -110,9 +129,14 @@ export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTo
 export function deleteTopicsHandler(context: BrokerContext): ApiHandler<DeleteTopicsRequest, DeleteTopicsResponse> {
   return {
     api: DeleteTopicsApi,
-    async handle(request) {
+    async handle(request, _version, requestContext) {
+      const allowed = topicAccess(context, requestContext, AclOperation.DELETE);
       const responses = [];
       for (const name of request.topicNames) {
+        if (!allowed(name)) {
+          responses.push({ name, errorCode: KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED });
+          continue;
+        }
         try {
           validateTopicName(name);
         } catch {
@@ -138,12 +162,17 @@ export function deleteTopicsHandler(context: BrokerContext): ApiHandler<DeleteTo
 export function createPartitionsHandler(context: BrokerContext): ApiHandler<CreatePartitionsRequest, CreatePartitionsResponse> {
   return {
     api: CreatePartitionsApi,
-    async handle(request) {
+    async handle(request, _version, requestContext) {
+      const allowed = topicAccess(context, requestContext, AclOperation.ALTER);
       const results: CreatePartitionsResult[] = [];
       const maxPartitions = context.config['create.topic.max.partitions'];
       let partitionsThisRequest = 0;
       for (const topic of request.topics) {
         const fail = (errorCode: number, errorMessage: string): CreatePartitionsResult => ({ name: topic.name, errorCode, errorMessage });
+        if (!allowed(topic.name)) {
+          results.push(fail(KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED, REFUSED_MESSAGE));
+          continue;
+        }
         const assignment = context.cluster.topic(topic.name);
         if (assignment === undefined) {
           results.push(fail(KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION, `topic ${topic.name} does not exist`));

@@ -7,10 +7,13 @@
 import type { ApiSchema } from '../schema.js';
 import { AlterConfigsApi } from './alter-configs.js';
 import { ApiVersionsApi, type ApiVersionRange } from './api-versions.js';
+import { CreateAclsApi } from './create-acls.js';
 import { CreatePartitionsApi } from './create-partitions.js';
 import { CreateTopicsApi } from './create-topics.js';
+import { DeleteAclsApi } from './delete-acls.js';
 import { DeleteGroupsApi } from './delete-groups.js';
 import { DeleteTopicsApi } from './delete-topics.js';
+import { DescribeAclsApi } from './describe-acls.js';
 import { DescribeConfigsApi } from './describe-configs.js';
 import { DescribeGroupsApi } from './describe-groups.js';
 import { FetchApi } from './fetch.js';
@@ -31,10 +34,13 @@ import { SyncGroupApi } from './sync-group.js';
 
 export * from './alter-configs.js';
 export * from './api-versions.js';
+export * from './create-acls.js';
 export * from './create-partitions.js';
 export * from './create-topics.js';
+export * from './delete-acls.js';
 export * from './delete-groups.js';
 export * from './delete-topics.js';
+export * from './describe-acls.js';
 export * from './describe-configs.js';
 export * from './describe-groups.js';
 export * from './fetch.js';
@@ -78,6 +84,9 @@ export const SUPPORTED_APIS: readonly AnyApiSchema[] = [
   DeleteTopicsApi,
   InitProducerIdApi,
   OffsetForLeaderEpochApi,
+  DescribeAclsApi,
+  CreateAclsApi,
+  DeleteAclsApi,
   DescribeConfigsApi,
   AlterConfigsApi,
   CreatePartitionsApi,

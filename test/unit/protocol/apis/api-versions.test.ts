@@ -38,7 +38,7 @@ describe('ApiVersions golden bytes', () => {
   it('the v2 response advertising SUPPORTED_API_VERSIONS', () => {
     const bytes = hex(`
       00 00                       # ErrorCode 0
-      00 00 00 17                 # ApiKeys: 23
+      00 00 00 1a                 # ApiKeys: 26
       00 00 00 00 00 08           #   Produce 0–8
       00 01 00 04 00 0b           #   Fetch 4–11
       00 02 00 01 00 05           #   ListOffsets 1–5
@@ -57,6 +57,9 @@ describe('ApiVersions golden bytes', () => {
       00 14 00 00 00 03           #   DeleteTopics 0–3
       00 16 00 00 00 01           #   InitProducerId 0–1
       00 17 00 00 00 03           #   OffsetForLeaderEpoch 0–3
+      00 1d 00 00 00 01           #   DescribeAcls 0–1
+      00 1e 00 00 00 01           #   CreateAcls 0–1
+      00 1f 00 00 00 01           #   DeleteAcls 0–1
       00 20 00 01 00 03           #   DescribeConfigs 1–3
       00 21 00 00 00 01           #   AlterConfigs 0–1
       00 25 00 00 00 01           #   CreatePartitions 0–1
