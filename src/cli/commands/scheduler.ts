@@ -26,7 +26,7 @@ const flagsSchema = z.object({
 });
 
 export async function runScheduler(io: CommandIo, options: SchedulerCommandOptions): Promise<void> {
-  const connection = redisConnection(options.redis);
+  const connection = redisConnection(options.redis, '--redis', redisCredentialsFrom(process.env));
   const flags = parseConfig(flagsSchema, options, 'the command line');
   const logger = createLogger({ name: 'scheduler', level: flags.logLevel });
   const scheduler = await startLoadScheduler({ connection, prefix: flags.prefix, directory: flags.loads, intervalMs: flags.intervalMs, logger });

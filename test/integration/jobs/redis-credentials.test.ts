@@ -1,0 +1,98 @@
+/**
+ * Redis with a password (`requirepass`) and an ACL user, started by this test (the shared test
+ * Redis has none): the BullMQ connection options of the worker and scheduler carry the
+ * credentials from the TRIBUTARY_REDIS_* environment, a connection without them gets NOAUTH, and
+ * `tributary worker` started with TRIBUTARY_REDIS_PASSWORD_FILE connects and is seen by BullMQ.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Queue } from 'bullmq';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { QUEUE_NAMES, redisConnection } from '../../../jobs/src/queues.js';
+import { redisCredentialsFrom } from '../../../src/cli/service-credentials.js';
+import { freePort, LOOPBACK } from '../../services/network.js';
+
+const bin = join(import.meta.dirname, '..', '..', '..', 'bin', 'tributary.js');
+const poll = { timeout: 30_000, interval: 200 };
+let folder: string;
+let redis: ChildProcess;
+let url: string;
+const children: ChildProcess[] = [];
+
+beforeAll(async () => {
+  folder = mkdtempSync(join(tmpdir(), 'tributary-redis-auth-'));
+  const port = await freePort();
+  url = `redis://${LOOPBACK}:${port}`;
+  redis = spawn('redis-server', [
+    '--port', String(port), '--bind', LOOPBACK, '--dir', folder, '--save', '', '--appendonly', 'no',
+    '--requirepass', 'default-pw', '--user', 'etl on >etl-pw ~* &* +@all',
+  ], { stdio: 'ignore' });
+  const probe = new Redis(url, { password: 'default-pw', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 100 });
+  try {
+    await expect.poll(() => probe.ping().catch(() => 'down'), poll).toBe('PONG');
+  } finally {
+    probe.disconnect();
+  }
+});
+
+afterAll(() => {
+  for (const child of children) child.kill('SIGKILL');
+  redis.kill('SIGKILL');
+  rmSync(folder, { recursive: true, force: true });
+});
+
+async function ping(credentials: { username?: string; password?: string }): Promise<string> {
+  const client = new Redis(url, { ...credentials, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  try {
+    return await client.ping();
+  } catch (error) {
+    return (error as Error).message;
+  } finally {
+    client.disconnect();
+  }
+}
+
+describe('Redis credentials', () => {
+  it('reads them from the environment: requirepass, or an ACL user with a password file', async () => {
+    writeFileSync(join(folder, 'etl-password'), 'etl-pw\n');
+    expect(redisCredentialsFrom({})).toEqual({});
+    expect(await ping(redisCredentialsFrom({ TRIBUTARY_REDIS_PASSWORD: 'default-pw' }))).toBe('PONG');
+    expect(await ping(redisCredentialsFrom({ TRIBUTARY_REDIS_USERNAME: 'etl', TRIBUTARY_REDIS_PASSWORD_FILE: join(folder, 'etl-password') }))).toBe('PONG');
+    expect(await ping({})).toMatch(/NOAUTH/);
+    expect(await ping({ username: 'etl', password: 'wrong' })).toMatch(/WRONGPASS/);
+  });
+
+  it('gives BullMQ the credentials with the URL', async () => {
+    const queue = new Queue('credentials-test', { connection: redisConnection(url, '--redis', { password: 'default-pw' }), prefix: 'creds' });
+    try {
+      await queue.add('job', { n: 1 });
+      expect(await queue.getJobCounts('waiting')).toEqual({ waiting: 1 });
+      await queue.obliterate({ force: true });
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('`tributary worker` connects with TRIBUTARY_REDIS_USERNAME and TRIBUTARY_REDIS_PASSWORD_FILE', async () => {
+    writeFileSync(join(folder, 'etl-password'), 'etl-pw\n');
+    const worker = spawn(process.execPath, [bin, 'worker', '--redis', url, '--prefix', 'creds-worker', '--id', 'creds-test', '--log-level', 'warn'], {
+      env: { ...process.env, TRIBUTARY_REDIS_USERNAME: 'etl', TRIBUTARY_REDIS_PASSWORD_FILE: join(folder, 'etl-password') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    children.push(worker);
+    let out = '';
+    worker.stdout?.on('data', (chunk: Buffer) => (out += chunk.toString()));
+    await expect.poll(() => out, poll).toContain('worker creds-test: working on');
+    const queue = new Queue(QUEUE_NAMES.tasks, { connection: redisConnection(url, '--redis', { password: 'default-pw' }), prefix: 'creds-worker' });
+    try {
+      await expect.poll(async () => (await queue.getWorkers()).length, poll).toBeGreaterThan(0);
+    } finally {
+      await queue.close();
+    }
+    worker.kill('SIGTERM');
+    expect(await new Promise((resolve) => worker.once('exit', resolve))).toBe(0);
+  });
+});
