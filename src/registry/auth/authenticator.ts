@@ -11,8 +11,9 @@
  *   digests are compared with timingSafeEqual.
  */
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync, unwatchFile, watchFile } from 'node:fs';
+import { readFileSync, unwatchFile, watchFile, type Stats } from 'node:fs';
 import { readFile } from 'node:fs/promises';
+import { TributaryError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { DEFAULT_SCRYPT, parseUsersFile, verifyPassword, type RegistryUser, type ScryptHash } from './users-file.js';
 
@@ -31,13 +32,19 @@ export class RegistryAuthenticator {
   private readonly dummy: ScryptHash = { ...DEFAULT_SCRYPT, salt: randomBytes(16), key: randomBytes(32) };
   private hashing = 0;
   private readonly queue: (() => void)[] = [];
-  private watching = false;
+  private watcher: ((current: Stats, previous: Stats) => void) | undefined;
 
   constructor(
     private readonly file: string,
     private readonly logger: Logger,
   ) {
-    this.users = parseUsersFile(readFileSync(file, 'utf8'), file);
+    let text: string;
+    try {
+      text = readFileSync(file, 'utf8');
+    } catch (error) {
+      throw new TributaryError({ code: 'CONFIG_INVALID', message: `cannot read the registry users file ${file}: ${(error as Error).message}`, cause: error });
+    }
+    this.users = parseUsersFile(text, file);
   }
 
   get userCount(): number {
@@ -46,11 +53,11 @@ export class RegistryAuthenticator {
 
   /** Re-reads the file when its size or modification time changes, until `close`. */
   watch(): void {
-    if (this.watching) return;
-    this.watching = true;
-    watchFile(this.file, { interval: POLL_INTERVAL_MS, persistent: false }, (current, previous) => {
+    if (this.watcher !== undefined) return;
+    this.watcher = (current, previous) => {
       if (current.mtimeMs !== previous.mtimeMs || current.size !== previous.size || current.ino !== previous.ino) void this.reload();
-    });
+    };
+    watchFile(this.file, { interval: POLL_INTERVAL_MS, persistent: false }, this.watcher);
   }
 
   /** Reads the file again; keeps the users already loaded when it cannot. */
@@ -67,8 +74,8 @@ export class RegistryAuthenticator {
   }
 
   close(): void {
-    if (this.watching) unwatchFile(this.file);
-    this.watching = false;
+    if (this.watcher !== undefined) unwatchFile(this.file, this.watcher);
+    this.watcher = undefined;
   }
 
   /** Checks an `Authorization` header value. */

@@ -28,7 +28,8 @@ beforeAll(async () => {
   url = `redis://${LOOPBACK}:${port}`;
   redis = spawn('redis-server', [
     '--port', String(port), '--bind', LOOPBACK, '--dir', folder, '--save', '', '--appendonly', 'no',
-    '--requirepass', 'default-pw', '--user', 'etl on >etl-pw ~* &* +@all',
+    // One argv element per ACL rule: redis-server quotes each element as one token.
+    '--requirepass', 'default-pw', '--user', 'etl', 'on', '>etl-pw', '~*', '&*', '+@all',
   ], { stdio: 'ignore' });
   const probe = new Redis(url, { password: 'default-pw', lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => 100 });
   try {
