@@ -53,6 +53,8 @@ export interface LoadDefinition {
   readonly source: { readonly bootstrap: readonly string[] };
   readonly topics: TopicSelector;
   readonly registry: string;
+  /** Confluent-named registry client properties (registry/client-config.ts); absent: none. */
+  readonly registryConfig?: Readonly<Record<string, string>>;
   /** `url` as written; a relative local path is taken from the load file's folder (`baseDirectory`). */
   readonly warehouse: { readonly url: string; readonly root: string; readonly baseDirectory: string };
   readonly format: DataFileFormat;

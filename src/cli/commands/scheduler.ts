@@ -9,6 +9,7 @@ import { createLogger } from '../../common/logger.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAMES, redisConnection } from '../../../jobs/src/queues.js';
 import { startLoadScheduler, type SyncReport } from '../../../jobs/src/scheduler.js';
 import type { CommandIo } from '../not-implemented.js';
+import { redisCredentialsFrom } from '../service-credentials.js';
 
 export interface SchedulerCommandOptions {
   readonly redis: string;
