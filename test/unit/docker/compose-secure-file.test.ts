@@ -58,7 +58,8 @@ describe('docker/compose.secure.yaml', () => {
 
   it('makes certificates with scripts/make-certificates.sh and passes passwords by file or stdin only', () => {
     const initSecrets = readFileSync(join(secure, 'init-secrets.sh'), 'utf8');
-    expect(initSecrets).toContain('/opt/tributary/scripts/make-certificates.sh');
+    expect(initSecrets).toContain('scripts=${SCRIPTS_DIR:-/opt/tributary/scripts}');
+    expect(initSecrets).toContain('"$scripts/make-certificates.sh" "$ca"');
     expect(compose.services['init-secrets']?.volumes).toContain('../scripts:/opt/tributary/scripts:ro');
     const initUsers = readFileSync(join(secure, 'init-users.sh'), 'utf8');
     expect(initUsers).toMatch(/tributary users add .*--password-file/s);
