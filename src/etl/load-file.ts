@@ -270,7 +270,7 @@ export function parseLoadFile(text: string, file: string): LoadDefinition {
     source: { bootstrap: parsed.source.bootstrap },
     topics,
     registry: parsed.registry,
-    ...(parsed.registryConfig === undefined ? {} : { registryConfig: parsed.registryConfig as Record<string, string> }),
+    ...(parsed.registryConfig === undefined ? {} : { registryConfig: parsed.registryConfig }),
     warehouse: { url: parsed.warehouse.url, root: parseWarehousePath(parsed.warehouse.root, 'read load file', 'warehouse.root').normal, baseDirectory: dirname(file) },
     format: parsed.format,
     codec: parsed.codec,

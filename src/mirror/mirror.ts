@@ -126,7 +126,7 @@ async function connectAudit(settings: MirrorSettings, bootstrap: readonly string
   return connectMirrorAudit({
     bootstrap,
     registryUrl: settings.registry,
-    registrySecurity: registryClientSecurity((settings.registryConfig ?? {}) as Record<string, string>),
+    registrySecurity: registryClientSecurity(settings.registryConfig ?? {}),
     logger,
     ...(settings.auditWindowMs === undefined ? {} : { windowMs: settings.auditWindowMs }),
     ...(settings.auditLatenessMs === undefined ? {} : { latenessMs: settings.auditLatenessMs }),

@@ -61,6 +61,6 @@ export function httpsTransport(tls: RegistryClientTls): RegistryFetch {
     });
 }
 
-function abortReason(signal: AbortSignal, fallback: Error): unknown {
+function abortReason(signal: AbortSignal, fallback: Error): Error {
   return signal.reason instanceof Error ? signal.reason : fallback;
 }

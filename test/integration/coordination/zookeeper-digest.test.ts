@@ -43,9 +43,9 @@ async function createProtectedNode(): Promise<void> {
   const digest = createHash('sha1').update('alice:alice-pw').digest('base64');
   const aliceOnly = [new zookeeper.ACL(zookeeper.Permission.ALL, new zookeeper.Id('digest', `alice:${digest}`))];
   try {
-    await new Promise<void>((resolve, reject) => client.mkdirp(root, (error) => (error ? reject(error) : resolve())));
+    await new Promise<void>((resolve, reject) => client.mkdirp(root, (error) => (error ? reject(new Error('mkdirp failed', { cause: error })) : resolve())));
     await new Promise<void>((resolve, reject) =>
-      client.create(secret, Buffer.from('for alice'), aliceOnly, zookeeper.CreateMode.PERSISTENT, (error) => (error ? reject(error) : resolve())),
+      client.create(secret, Buffer.from('for alice'), aliceOnly, zookeeper.CreateMode.PERSISTENT, (error) => (error ? reject(new Error('create failed', { cause: error })) : resolve())),
     );
   } finally {
     client.close();
