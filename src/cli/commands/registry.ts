@@ -61,6 +61,7 @@ export async function startRegistry(io: CommandIo, options: RegistryStartOptions
     usersFile: flags.usersFile,
   });
   if (flags.usersFile === undefined) logger.warn('no --users-file: anyone who reaches the registry may register, delete and change its configuration');
+  else if (flags.tlsCert === undefined) logger.warn('--users-file without --tls-cert: clients send their passwords in clear over HTTP');
   io.writeOut(`${registry.url}\n`);
   const reload = (): void => {
     logger.info({ signal: 'SIGHUP' }, 'signal received; reloading certificates and users');
