@@ -9,6 +9,7 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { Redis } from 'ioredis';
 import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
+import { redisClientOptions, type RedisCredentials } from '../common/redis-options.js';
 import type { RegistryClientSecurity } from '../registry/client.js';
 import { auditView, type AuditQuery } from './audit-view.js';
 import { mountBullBoard } from './bull-board.js';
@@ -31,7 +32,7 @@ export interface DashboardOptions {
   /** redis://[user:password@]host:port[/db] of the BullMQ queues. */
   readonly redis: string;
   /** Redis ACL user / password kept out of the URL (the URL's own win). */
-  readonly redisCredentials?: { readonly username?: string; readonly password?: string };
+  readonly redisCredentials?: RedisCredentials;
   /** BullMQ key prefix; default `bull`, BullMQ's. */
   readonly prefix?: string;
   /** Queues to show even before Redis holds them; the others are found in Redis. */
@@ -160,7 +161,7 @@ function auditQuery(query: unknown): AuditQuery {
   };
 }
 
-function connectRedis(url: string, logger: Logger, credentials: { readonly username?: string; readonly password?: string }): Redis {
+function connectRedis(url: string, logger: Logger, credentials: RedisCredentials): Redis {
   let parsed: URL | undefined;
   try {
     parsed = new URL(url);
@@ -171,7 +172,7 @@ function connectRedis(url: string, logger: Logger, credentials: { readonly usern
     throw new TributaryError({ code: 'CONFIG_INVALID', message: `--redis must be a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS), not "${url}"` });
   }
   // One retry per command: with Redis down a panel fails in seconds instead of waiting for it.
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 10_000, ...credentials });
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 10_000, ...redisClientOptions(url, credentials) });
   let down = false;
   redis.on('error', (error: Error) => {
     if (!down) logger.warn({ err: error, redis: `${parsed.host}` }, 'Redis connection failed; retrying');

@@ -2,7 +2,8 @@
  * Redis with a password (`requirepass`) and an ACL user, started by this test (the shared test
  * Redis has none): the BullMQ connection options of the worker and scheduler carry the
  * credentials from the TRIBUTARY_REDIS_* environment, a connection without them gets NOAUTH, and
- * `tributary worker` started with TRIBUTARY_REDIS_PASSWORD_FILE connects and is seen by BullMQ.
+ * `tributary worker` started with TRIBUTARY_REDIS_PASSWORD_FILE connects and is seen by BullMQ;
+ * over `rediss://` the server's certificate is checked against TRIBUTARY_REDIS_CA_FILE.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
@@ -13,21 +14,28 @@ import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { QUEUE_NAMES, redisConnection } from '../../../jobs/src/queues.js';
 import { redisCredentialsFrom } from '../../../src/cli/service-credentials.js';
+import { redisClientOptions } from '../../../src/common/redis-options.js';
 import { freePort, LOOPBACK } from '../../services/network.js';
+import { testCertificates } from '../../support/certificates.js';
 
 const bin = join(import.meta.dirname, '..', '..', '..', 'bin', 'tributary.js');
 const poll = { timeout: 30_000, interval: 200 };
 let folder: string;
 let redis: ChildProcess;
 let url: string;
+let tlsUrl: string;
 const children: ChildProcess[] = [];
 
 beforeAll(async () => {
   folder = mkdtempSync(join(tmpdir(), 'tributary-redis-auth-'));
-  const port = await freePort();
+  const [port, tlsPort] = [await freePort(), await freePort()];
   url = `redis://${LOOPBACK}:${port}`;
+  tlsUrl = `rediss://${LOOPBACK}:${tlsPort}`;
+  const certs = testCertificates();
   redis = spawn('redis-server', [
     '--port', String(port), '--bind', LOOPBACK, '--dir', folder, '--save', '', '--appendonly', 'no',
+    '--tls-port', String(tlsPort), '--tls-cert-file', certs.brokerCert, '--tls-key-file', certs.brokerKey,
+    '--tls-ca-cert-file', certs.ca, '--tls-auth-clients', 'no',
     // One argv element per ACL rule: redis-server quotes each element as one token.
     '--requirepass', 'default-pw', '--user', 'etl', 'on', '>etl-pw', '~*', '&*', '+@all',
   ], { stdio: 'ignore' });
@@ -51,13 +59,15 @@ afterAll(() => {
   rmSync(folder, { recursive: true, force: true });
 });
 
-async function ping(credentials: { username?: string; password?: string }): Promise<string> {
-  const client = new Redis(url, { ...credentials, lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
-  client.on('error', () => undefined); // the refusal comes back from ping() as well
+async function ping(credentials: { username?: string; password?: string; ca?: Buffer }, at = url): Promise<string> {
+  const client = new Redis(at, { ...redisClientOptions(at, credentials), lazyConnect: true, maxRetriesPerRequest: 0, retryStrategy: () => null });
+  // A refusal comes back from ping(); a failed TLS handshake only as an error event.
+  let connectionError = '';
+  client.on('error', (error: Error) => (connectionError = error.message));
   try {
     return await client.ping();
   } catch (error) {
-    return (error as Error).message;
+    return `${(error as Error).message} ${connectionError}`.trim();
   } finally {
     client.disconnect();
   }
@@ -71,6 +81,20 @@ describe('Redis credentials', () => {
     expect(await ping(redisCredentialsFrom({ TRIBUTARY_REDIS_USERNAME: 'etl', TRIBUTARY_REDIS_PASSWORD_FILE: join(folder, 'etl-password') }))).toBe('PONG');
     expect(await ping({})).toMatch(/NOAUTH/);
     expect(await ping({ username: 'etl', password: 'wrong' })).toMatch(/WRONGPASS/);
+  });
+
+  it('checks a rediss:// server against TRIBUTARY_REDIS_CA_FILE', async () => {
+    const env = { TRIBUTARY_REDIS_PASSWORD: 'default-pw', TRIBUTARY_REDIS_CA_FILE: testCertificates().ca };
+    expect(await ping(redisCredentialsFrom(env), tlsUrl)).toBe('PONG');
+    expect(await ping({ password: 'default-pw' }, tlsUrl)).toMatch(/certificate/i);
+    const queue = new Queue('tls-test', { connection: redisConnection(tlsUrl, '--redis', redisCredentialsFrom(env)), prefix: 'creds-tls' });
+    try {
+      await queue.add('job', { n: 1 });
+      expect(await queue.getJobCounts('waiting')).toEqual({ waiting: 1 });
+      await queue.obliterate({ force: true });
+    } finally {
+      await queue.close();
+    }
   });
 
   it('gives BullMQ the credentials with the URL', async () => {
