@@ -9,7 +9,9 @@
  *
  * Registers PageViewEvent under <topic>-value (and AuditCount under _audit-value) first. Create
  * the topic beforehand to choose its partitions; otherwise the broker creates it with its
- * defaults, if it allows that. Prints what it produced.
+ * defaults, if it allows that. Prints what it produced. A registry that asks for credentials or
+ * has a private CA gets them from TRIBUTARY_REGISTRY_USER_INFO[_FILE] and TRIBUTARY_REGISTRY_CA_FILE
+ * (src/registry/client-config.ts).
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
@@ -20,6 +22,7 @@ import { DEFAULT_LATENESS_MS } from '../src/audit/windows.js';
 import { createLogger } from '../src/common/logger.js';
 import { pastHours, samplePageViews } from '../src/demo/sample-events.js';
 import { RegistryClient } from '../src/registry/client.js';
+import { registryClientSecurity } from '../src/registry/client-config.js';
 import { AvroSerializer } from '../src/registry/serde/serializer.js';
 
 const { values } = parseArgs({
@@ -41,7 +44,7 @@ if (bootstrap === undefined || registryUrl === undefined || !Number.isSafeIntege
 }
 
 const logger = createLogger({ name: 'produce-page-views', level: 'warn' });
-const registry = new RegistryClient({ url: registryUrl, logger });
+const registry = new RegistryClient({ url: registryUrl, logger, ...registryClientSecurity({}, process.env) });
 const subject = `${values.topic}-value`;
 const schema = await readFile(new URL('../schemas/PageViewEvent.avsc', import.meta.url), 'utf8');
 await registry.register(subject, schema);

@@ -5,7 +5,7 @@ import { parseLoadFile, type LoadDefinition } from '../../src/etl/load-file.js';
 import type { LoadServices } from '../../src/etl/load/run.js';
 import { KafkaLoadSource } from '../../src/etl/load/source.js';
 import { openWarehouse } from '../../src/etl/warehouse/open-warehouse.js';
-import { RegistryClient } from '../../src/registry/client.js';
+import { loadRegistryClient } from '../../src/etl/load-registry.js';
 import type { LoadFileData } from './job-data.js';
 
 /** The load as the run read it (CONFIG_INVALID, naming the file and field, when it is not valid). */
@@ -16,7 +16,7 @@ export function loadOf(data: LoadFileData): LoadDefinition {
 /** With the load's audit connections when it has an audit section (connected only if a phase uses them). */
 export async function withLoadServices<T>(load: LoadDefinition, logger: Logger, work: (services: LoadServices) => Promise<T>): Promise<T> {
   const warehouse = openWarehouse(load.warehouse.url, { baseDirectory: load.warehouse.baseDirectory, logger });
-  const registry = new RegistryClient({ url: load.registry, logger });
+  const registry = loadRegistryClient(load, logger, process.env);
   const audit = openLoadAudit(load, registry, logger);
   const source = await KafkaLoadSource.connect(load.source.bootstrap, logger);
   try {

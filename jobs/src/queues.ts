@@ -12,6 +12,7 @@
 import type { ConnectionOptions, DefaultJobOptions } from 'bullmq';
 import { z } from 'zod';
 import { parseConfig } from '../../src/common/config.js';
+import { redisClientOptions, type RedisCredentials } from '../../src/common/redis-options.js';
 
 export const QUEUE_NAMES = {
   runs: 'tributary-runs',
@@ -43,7 +44,8 @@ export const JOB_OPTIONS = {
 const redisUrlSchema = z.url({ protocol: /^rediss?$/, error: 'expected a Redis URL, e.g. redis://127.0.0.1:6379 (rediss:// for TLS)' });
 
 /** BullMQ connection options for a Redis URL; CONFIG_INVALID names the flag when it is not one. */
-export function redisConnection(url: string, source = '--redis'): ConnectionOptions {
+export function redisConnection(url: string, source = '--redis', credentials: RedisCredentials = {}): ConnectionOptions {
+  const checked = parseConfig(redisUrlSchema, url, source);
   // Workers block on Redis; BullMQ requires unlimited retries per request for them.
-  return { url: parseConfig(redisUrlSchema, url, source), maxRetriesPerRequest: null };
+  return { url: checked, maxRetriesPerRequest: null, ...redisClientOptions(checked, credentials) };
 }

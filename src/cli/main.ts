@@ -6,6 +6,7 @@ import { CommanderError } from 'commander';
 import { isTributaryError } from '../common/errors.js';
 import { NOT_IMPLEMENTED_EXIT_CODE, type CommandIo } from './not-implemented.js';
 import { buildProgram } from './program.js';
+import { applyZooKeeperAuth } from './service-credentials.js';
 
 const io: CommandIo = {
   writeOut: (text) => process.stdout.write(text),
@@ -15,6 +16,7 @@ const io: CommandIo = {
 export async function main(argv: readonly string[]): Promise<number> {
   const program = buildProgram(io).exitOverride();
   try {
+    applyZooKeeperAuth(process.env);
     await program.parseAsync([...argv], { from: 'user' });
     return 0;
   } catch (error) {

@@ -28,6 +28,7 @@ import { deleteGroup, describeGroup, GROUPS_HELP, listGroups, resetOffsets, type
 import { startMirror, type MirrorStartOptions } from './commands/mirror.js';
 import { produce, type ProduceOptions } from './commands/produce.js';
 import { startRegistry, type RegistryStartOptions } from './commands/registry.js';
+import { DEFAULT_PASSWORD_ENV, printRegistryUserLine, type RegistryUserLineOptions } from './commands/registry-user-line.js';
 import {
   checkSchema,
   configureSchemas,
@@ -240,7 +241,20 @@ export function buildProgram(io: CommandIo): Command {
     .option('--zookeeper <connect>', 'HOST:PORT[,…][/chroot]: keep state under /schemas, shared by every instance')
     .option('--data-dir <dir>', 'folder of the local file store (the embedded default, one instance)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
+    .option('--tls-cert <file>', 'serve HTTPS with this PEM certificate chain (the file may hold the private key too)')
+    .option('--tls-key <file>', 'PEM private key of --tls-cert (default: read from the --tls-cert file)')
+    .option('--tls-key-password-file <file>', 'file whose first line is the passphrase of an encrypted key')
+    .option('--tls-ca <file>', 'PEM CA bundle for client certificates')
+    .option('--tls-client-auth <mode>', 'client certificates: none (default), requested or required')
+    .option('--users-file <file>', 'require HTTP basic authentication of these users (lines from `registry user-line`); re-read when it changes or on SIGHUP')
     .action(async (options: RegistryStartOptions) => startRegistry(io, options));
+  registry
+    .command('user-line')
+    .description('print a users-file line (scrypt hash) for a user; the password comes from $TRIBUTARY_REGISTRY_PASSWORD or the first line of stdin')
+    .argument('<name>', 'user name (no ":" or spaces)')
+    .requiredOption('--role <role>', 'read-only (GET and lookups), writer (+ register, compatibility tests) or admin (+ config, mode, deletes)')
+    .option('--password-env <var>', 'read the password from this environment variable instead', DEFAULT_PASSWORD_ENV)
+    .action(async (name: string, options: RegistryUserLineOptions) => printRegistryUserLine(io, name, options));
 
   // `schemas get --version V` is the subcommand's flag: program options (the program's own
   // --version) are then read only before the subcommand name.
@@ -252,6 +266,7 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--registry <url>', 'the registry, e.g. http://127.0.0.1:8081')
     .requiredOption('--subject <subject>', 'subject name, e.g. PageViewEvent-value')
     .requiredOption('--file <file.avsc>', 'the Avro schema')
+    .option('--command-config <file>', 'registry client properties: basic.auth.credentials.source, basic.auth.user.info[.file], schema.registry.ssl.truststore.location, …')
     .action(async (options: SchemasRegisterOptions) => registerSchema(io, options));
   schemas
     .command('get')
@@ -260,11 +275,13 @@ export function buildProgram(io: CommandIo): Command {
     .option('--id <n>', 'global schema id')
     .option('--subject <subject>', 'subject name')
     .option('--version <v>', 'with --subject: a version number or latest (the default)')
+    .option('--command-config <file>', 'registry client properties: basic.auth.credentials.source, basic.auth.user.info[.file], schema.registry.ssl.truststore.location, …')
     .action(async (options: SchemasGetOptions) => getSchema(io, options));
   schemas
     .command('list')
     .description('list subjects and their versions')
     .requiredOption('--registry <url>', 'the registry')
+    .option('--command-config <file>', 'registry client properties: basic.auth.credentials.source, basic.auth.user.info[.file], schema.registry.ssl.truststore.location, …')
     .action(async (options: SchemasListOptions) => listSchemas(io, options));
   schemas
     .command('check')
@@ -272,6 +289,7 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--registry <url>', 'the registry')
     .requiredOption('--subject <subject>', 'subject name')
     .requiredOption('--file <file.avsc>', 'the candidate Avro schema')
+    .option('--command-config <file>', 'registry client properties: basic.auth.credentials.source, basic.auth.user.info[.file], schema.registry.ssl.truststore.location, …')
     .action(async (options: SchemasCheckOptions) => checkSchema(io, options));
   schemas
     .command('config')
@@ -279,6 +297,7 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--registry <url>', 'the registry')
     .option('--subject <subject>', 'subject name (default: the global level)')
     .option('--level <level>', 'NONE, BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL or FULL_TRANSITIVE')
+    .option('--command-config <file>', 'registry client properties: basic.auth.credentials.source, basic.auth.user.info[.file], schema.registry.ssl.truststore.location, …')
     .action(async (options: SchemasConfigOptions) => configureSchemas(io, options));
 
   const mirror = program.command('mirror').description('the offline mirror: pull from online clusters');

@@ -45,6 +45,7 @@ import {
   type WatchEventType,
   type Watcher,
 } from './store.js';
+import { processZooKeeperAuth, type ZooKeeperAuth } from './zookeeper-auth.js';
 
 const { CreateMode: ZkCreateMode, Event: ZkEvent, Exception: ZkException, State: ZkState } = zookeeper;
 type Client = zookeeper.Client;
@@ -64,6 +65,8 @@ export interface ZooKeeperStoreOptions {
   /** Longest random pause between reconnection rounds over the servers. Default 250 ms. */
   readonly spinDelayMs?: number;
   readonly logger?: Logger;
+  /** Credentials added to every session; default: the process's (zookeeper-auth.ts); null: none. */
+  readonly auth?: ZooKeeperAuth | null;
 }
 
 interface Settings {
@@ -75,6 +78,7 @@ interface Settings {
   readonly operationTimeoutMs: number;
   readonly spinDelayMs: number;
   readonly logger: Logger;
+  readonly auth: ZooKeeperAuth | undefined;
 }
 
 type SessionState = 'connecting' | 'connected' | 'disconnected' | 'expired' | 'closed';
@@ -340,6 +344,10 @@ export class ZooKeeperStore implements CoordinationStore {
       wrappers: new WeakMap(),
     };
     client.on('state', (state: zookeeper.State) => this.onState(session, state));
+    // Added before connect: the library sends it as soon as the connection is up, and again after
+    // each reconnection within the session.
+    const auth = this.settings.auth;
+    if (auth !== undefined) client.addAuthInfo(auth.scheme, Buffer.from(auth.credentials, 'utf8'));
     client.connect();
     return session;
   }
@@ -544,6 +552,7 @@ function resolveSettings(connectString: string, options: ZooKeeperStoreOptions):
     operationTimeoutMs: positive(options.operationTimeoutMs, sessionTimeoutMs, 'operationTimeoutMs'),
     spinDelayMs: positive(options.spinDelayMs, 250, 'spinDelayMs'),
     logger: options.logger ?? createLogger({ name: 'coordination', level: 'warn' }),
+    auth: options.auth === null ? undefined : (options.auth ?? processZooKeeperAuth()),
   };
 }
 

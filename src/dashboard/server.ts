@@ -9,6 +9,8 @@ import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, t
 import { Redis } from 'ioredis';
 import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
+import { redisClientOptions, type RedisCredentials } from '../common/redis-options.js';
+import type { RegistryClientSecurity } from '../registry/client.js';
 import { auditView, type AuditQuery } from './audit-view.js';
 import { mountBullBoard } from './bull-board.js';
 import { groupsView } from './groups-view.js';
@@ -29,6 +31,8 @@ export interface DashboardOptions {
   readonly port: number;
   /** redis://[user:password@]host:port[/db] of the BullMQ queues. */
   readonly redis: string;
+  /** Redis ACL user / password kept out of the URL (the URL's own win). */
+  readonly redisCredentials?: RedisCredentials;
   /** BullMQ key prefix; default `bull`, BullMQ's. */
   readonly prefix?: string;
   /** Queues to show even before Redis holds them; the others are found in Redis. */
@@ -40,6 +44,8 @@ export interface DashboardOptions {
   /** Brokers of the cluster whose `_audit` topic to read; needs `registry`. */
   readonly bootstrapServers?: readonly string[];
   readonly registry?: string;
+  /** Credentials and CA of that registry (registry/client-config.ts). */
+  readonly registrySecurity?: RegistryClientSecurity;
   /** Bull Board without its buttons that change jobs and queues. */
   readonly readOnly?: boolean;
   /** How long one source may take before its panel says so. Default 20 s. */
@@ -63,12 +69,12 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
     });
   }
   const logger = options.logger;
-  const redis = connectRedis(options.redis, logger);
+  const redis = connectRedis(options.redis, logger, options.redisCredentials ?? {});
   const queues = new QueueSource(redis, options.prefix ?? DEFAULT_PREFIX, options.queues ?? [], logger);
   const groups = options.zookeeper === undefined ? undefined : new GroupSource(options.zookeeper, logger);
   const sources: DashboardSources = {
     loadsDirectory: options.loads,
-    audit: options.bootstrapServers === undefined || options.registry === undefined ? undefined : new AuditSource({ bootstrap: options.bootstrapServers, registry: options.registry, logger }),
+    audit: options.bootstrapServers === undefined || options.registry === undefined ? undefined : new AuditSource({ bootstrap: options.bootstrapServers, registry: options.registry, logger, ...(options.registrySecurity === undefined ? {} : { registrySecurity: options.registrySecurity }) }),
     groups,
     queues,
     timeoutMs: options.sourceTimeoutMs ?? DEFAULT_SOURCE_TIMEOUT_MS,
@@ -155,7 +161,7 @@ function auditQuery(query: unknown): AuditQuery {
   };
 }
 
-function connectRedis(url: string, logger: Logger): Redis {
+function connectRedis(url: string, logger: Logger, credentials: RedisCredentials): Redis {
   let parsed: URL | undefined;
   try {
     parsed = new URL(url);
@@ -166,7 +172,7 @@ function connectRedis(url: string, logger: Logger): Redis {
     throw new TributaryError({ code: 'CONFIG_INVALID', message: `--redis must be a Redis URL such as redis://127.0.0.1:6379 (or rediss:// for TLS), not "${url}"` });
   }
   // One retry per command: with Redis down a panel fails in seconds instead of waiting for it.
-  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 10_000 });
+  const redis = new Redis(url, { maxRetriesPerRequest: 1, connectTimeout: 10_000, ...redisClientOptions(url, credentials) });
   let down = false;
   redis.on('error', (error: Error) => {
     if (!down) logger.warn({ err: error, redis: `${parsed.host}` }, 'Redis connection failed; retrying');

@@ -31,6 +31,7 @@ import { openWarehouse } from '../etl/warehouse/open-warehouse.js';
 import { CreateTopicsApi } from '../protocol/apis/create-topics.js';
 import { kafkaErrorName } from '../protocol/kafka-errors.js';
 import { RegistryClient } from '../registry/client.js';
+import { loadRegistryClient } from '../etl/load-registry.js';
 import { AvroDeserializer } from '../registry/serde/deserializer.js';
 import { AvroSerializer } from '../registry/serde/serializer.js';
 import { startEmbeddedStack, type EmbeddedStack } from './embedded-stack.js';
@@ -186,7 +187,7 @@ function loadFileText(stack: EmbeddedStack): string {
 async function loadOnce(stack: EmbeddedStack, loadFile: string, logger: Logger): Promise<Manifest> {
   const load = await readLoadFile(loadFile);
   const warehouse = openWarehouse(load.warehouse.url, { baseDirectory: load.warehouse.baseDirectory, logger });
-  const registry = new RegistryClient({ url: load.registry, logger });
+  const registry = loadRegistryClient(load, logger, {});
   // The load file's audit section: the run counts its commit at the LOADER tier (etl/audit-tier.ts).
   const audit = openLoadAudit(load, registry, logger, { cluster: 'demo' });
   const source = await KafkaLoadSource.connect(load.source.bootstrap, logger);

@@ -7,6 +7,9 @@
  *   source: { bootstrap: [h:p, …] }  # brokers of the (offline) cluster to read
  *   topics: [page-views]             # or topicPattern: '^page-.*$' (a whole-name regex); not both
  *   registry: http://h:p             # schema registry; topic T is read as the latest T-value
+ *   registryConfig:                  # optional: Confluent's registry client properties (registry/client-config.ts),
+ *     basic.auth.user.info.file: registry-user   # relative paths from this file's folder; the secret itself
+ *     schema.registry.ssl.truststore.location: ca.pem   # never inline (job data goes through Redis)
  *   warehouse: { url: webhdfs://h:p/base?user=etl, root: warehouse }   # root: folder inside the URL's
  *   layout: hourly                   # hourly (<topic>/hourly/YYYY/MM/DD/HH) | hive (<topic>/dt=YYYY-MM-DD/hr=HH);
  *                                    # fixed once the load has committed (layout.ts)
@@ -34,6 +37,7 @@ import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
 import { hostPortSchema, parseConfig } from '../common/config.js';
 import { AUDIT_TOPIC } from '../audit/audit-count.js';
+import { REGISTRY_CLIENT_PROPERTIES } from '../registry/client-config.js';
 import { TributaryError } from '../common/errors.js';
 import { validateCodec, type DataFileCodec, type DataFileFormat } from './files/data-files.js';
 import { transformSchema, type TransformDefinition } from './records/transform.js';
@@ -49,6 +53,8 @@ export interface LoadDefinition {
   readonly source: { readonly bootstrap: readonly string[] };
   readonly topics: TopicSelector;
   readonly registry: string;
+  /** Confluent-named registry client properties (registry/client-config.ts); absent: none. */
+  readonly registryConfig?: Readonly<Record<string, string>>;
   /** `url` as written; a relative local path is taken from the load file's folder (`baseDirectory`). */
   readonly warehouse: { readonly url: string; readonly root: string; readonly baseDirectory: string };
   readonly format: DataFileFormat;
@@ -143,6 +149,12 @@ const loadFileSchema = z
       }, 'not a valid regular expression')
       .optional(),
     registry: z.url({ protocol: /^https?$/, error: 'expected the registry URL, e.g. http://127.0.0.1:8081' }),
+    registryConfig: z
+      .partialRecord(z.enum(REGISTRY_CLIENT_PROPERTIES), z.union([z.string(), z.number(), z.boolean()]).transform(String))
+      .refine((config) => config['basic.auth.user.info'] === undefined, {
+        message: 'basic.auth.user.info would put the password in the load file (and in every job sent through Redis): use basic.auth.user.info.file or TRIBUTARY_REGISTRY_USER_INFO',
+      })
+      .optional(),
     warehouse: z.strictObject({
       url: z.string().min(1, 'expected webhdfs://HOST[:PORT][/BASE][?user=NAME], file:///PATH or a folder'),
       root: z.string().default(''),
@@ -258,6 +270,7 @@ export function parseLoadFile(text: string, file: string): LoadDefinition {
     source: { bootstrap: parsed.source.bootstrap },
     topics,
     registry: parsed.registry,
+    ...(parsed.registryConfig === undefined ? {} : { registryConfig: parsed.registryConfig }),
     warehouse: { url: parsed.warehouse.url, root: parseWarehousePath(parsed.warehouse.root, 'read load file', 'warehouse.root').normal, baseDirectory: dirname(file) },
     format: parsed.format,
     codec: parsed.codec,

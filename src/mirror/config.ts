@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseConfig, zookeeperConnectSchema } from '../common/config.js';
 import { TributaryError } from '../common/errors.js';
+import { REGISTRY_CLIENT_PROPERTIES } from '../registry/client-config.js';
 
 const sourceNameSchema = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'a source name is 1–64 of A–Z, a–z, 0–9, ".", "_", "-"');
 
@@ -40,6 +41,8 @@ export const mirrorSettingsSchema = z
     group: z.string().regex(/^[A-Za-z0-9._-]{1,200}$/, 'a group name is 1–200 of A–Z, a–z, 0–9, ".", "_", "-"'),
     /** Schema registry URL for the audit counter's AuditCount events; without it the mirror does not count. */
     registry: z.url().optional(),
+    /** Confluent's registry client properties for it (registry/client-config.ts): credentials file, CA. */
+    registryConfig: z.partialRecord(z.enum(REGISTRY_CLIENT_PROPERTIES), z.union([z.string(), z.number(), z.boolean()]).transform(String)).optional(),
     /** Where a source partition without a committed offset starts. */
     autoOffsetReset: z.enum(['smallest', 'largest']).default('smallest'),
     /** How often acknowledged source offsets are committed. */

@@ -8,7 +8,7 @@ import { windowStartOf, DEFAULT_WINDOW_MS } from '../audit/windows.js';
 import { ClusterClient } from '../client/cluster-client.js';
 import { Producer } from '../client/producer.js';
 import type { Logger } from '../common/logger.js';
-import { RegistryClient } from '../registry/client.js';
+import { RegistryClient, type RegistryClientSecurity } from '../registry/client.js';
 import { AvroSerializer } from '../registry/serde/serializer.js';
 import type { CountedRecord, RangeCountPublisher } from './range-audit.js';
 
@@ -22,6 +22,8 @@ export interface MirrorAuditOptions {
   readonly bootstrap: readonly string[];
   /** Schema registry the AuditCount events are framed with. */
   readonly registryUrl: string;
+  /** Credentials and CA of the registry (registry/client-config.ts). */
+  readonly registrySecurity?: RegistryClientSecurity;
   /** Must equal the other tiers' window (the audit's default unless set). */
   readonly windowMs?: number;
   readonly latenessMs?: number;
@@ -34,7 +36,7 @@ export async function connectMirrorAudit(options: MirrorAuditOptions): Promise<M
   const producer = new Producer(cluster, { acks: -1, logger: options.logger });
   const publisher = rangeCountPublisher({
     publisher: producer,
-    encoder: new AvroSerializer(new RegistryClient({ url: options.registryUrl, logger: options.logger })),
+    encoder: new AvroSerializer(new RegistryClient({ url: options.registryUrl, logger: options.logger, ...options.registrySecurity })),
     logger: options.logger,
     ...(options.windowMs === undefined ? {} : { windowMs: options.windowMs }),
     ...(options.latenessMs === undefined ? {} : { latenessMs: options.latenessMs }),

@@ -17,6 +17,7 @@
 import { bootstrapFromZooKeeper } from '../client/zookeeper-bootstrap.js';
 import type { Logger } from '../common/logger.js';
 import { metricsRegistry } from '../common/metrics.js';
+import { registryClientSecurity } from '../registry/client-config.js';
 import { ZooKeeperStore } from '../coordination/zookeeper-store.js';
 import type { MirrorSettings, MirrorTargetAddress } from './config.js';
 import { MirrorMetrics } from './metrics.js';
@@ -125,6 +126,7 @@ async function connectAudit(settings: MirrorSettings, bootstrap: readonly string
   return connectMirrorAudit({
     bootstrap,
     registryUrl: settings.registry,
+    registrySecurity: registryClientSecurity(settings.registryConfig ?? {}),
     logger,
     ...(settings.auditWindowMs === undefined ? {} : { windowMs: settings.auditWindowMs }),
     ...(settings.auditLatenessMs === undefined ? {} : { latenessMs: settings.auditLatenessMs }),

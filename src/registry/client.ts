@@ -7,12 +7,29 @@
  * (register, setConfig) are tried once so the caller decides whether to repeat them. Failures are
  * TributaryErrors whose code is mapped from Confluent's `error_code`, whose message carries the
  * server's own message, and whose details hold the HTTP status and `error_code`.
+ *
+ * Security: HTTP basic credentials (`basicAuth`, or the user info of the URL, which is then
+ * dropped from every message), and TLS settings for HTTPS with a private CA or a client
+ * certificate (`tls`; client-config.ts reads both from Confluent's property names). The
+ * credentials go only into the Authorization header, never into messages or logs.
  */
 import { z } from 'zod';
 import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
+import { httpsTransport, type RegistryClientTls, type RegistryFetch } from './https-transport.js';
 
-export interface RegistryClientOptions {
+export interface RegistryBasicAuth {
+  readonly username: string;
+  readonly password: string;
+}
+
+/** How to reach a registry securely; spread into RegistryClientOptions. */
+export interface RegistryClientSecurity {
+  readonly basicAuth?: RegistryBasicAuth | undefined;
+  readonly tls?: RegistryClientTls | undefined;
+}
+
+export interface RegistryClientOptions extends RegistryClientSecurity {
   /** Base URL of the registry, e.g. `http://127.0.0.1:8081` (a path prefix is kept). */
   readonly url: string;
   /** Deadline of one HTTP attempt, including reading the body. Default 10 s. */
@@ -21,8 +38,8 @@ export interface RegistryClientOptions {
   readonly retries?: number;
   /** First backoff before a retry; doubles each time, with jitter, up to 2 s. Default 100 ms. */
   readonly backoffMs?: number;
-  /** The fetch to use; tests pass a counting wrapper. Default: the global fetch. */
-  readonly fetch?: typeof fetch;
+  /** The fetch to use; tests pass a counting wrapper. Default: the global fetch, or node:https with `tls`. */
+  readonly fetch?: RegistryFetch;
   readonly logger?: Logger;
 }
 
@@ -69,6 +86,8 @@ const ERROR_CODES: ReadonlyMap<number, string> = new Map([
   [42205, 'REGISTRY_OPERATION_NOT_PERMITTED'],
   [42206, 'REGISTRY_REFERENCE_EXISTS'],
   [42208, 'REGISTRY_INVALID_SUBJECT'],
+  [40101, 'REGISTRY_UNAUTHORIZED'],
+  [40301, 'REGISTRY_FORBIDDEN'],
 ]);
 
 const CONTENT_TYPE = 'application/vnd.schemaregistry.v1+json';
@@ -108,16 +127,22 @@ export class RegistryClient {
   private readonly timeoutMs: number;
   private readonly retries: number;
   private readonly backoffMs: number;
-  private readonly fetchImpl: typeof fetch;
+  private readonly fetchImpl: RegistryFetch;
   private readonly logger: Logger | undefined;
+  private readonly authorization: string | undefined;
 
   constructor(options: RegistryClientOptions) {
     this.base = parseRegistryUrl(options.url);
+    const fromUrl = this.base.username === '' ? undefined : { username: decodeURIComponent(this.base.username), password: decodeURIComponent(this.base.password) };
+    this.base.username = '';
+    this.base.password = '';
+    const basicAuth = options.basicAuth ?? fromUrl;
+    this.authorization = basicAuth === undefined ? undefined : `Basic ${Buffer.from(`${basicAuth.username}:${basicAuth.password}`, 'utf8').toString('base64')}`;
     this.url = this.base.href.replace(/\/$/, '');
     this.timeoutMs = positiveNumber('timeoutMs', options.timeoutMs ?? 10_000);
     this.retries = nonNegativeInteger('retries', options.retries ?? 3);
     this.backoffMs = nonNegativeInteger('backoffMs', options.backoffMs ?? 100);
-    this.fetchImpl = options.fetch ?? fetch;
+    this.fetchImpl = options.fetch ?? (options.tls === undefined ? fetch : httpsTransport(options.tls));
     this.logger = options.logger;
   }
 
@@ -214,7 +239,11 @@ export class RegistryClient {
     try {
       const response = await this.fetchImpl(url, {
         method: call.method,
-        headers: { accept: `${CONTENT_TYPE}, application/json`, ...(call.body === undefined ? {} : { 'content-type': CONTENT_TYPE }) },
+        headers: {
+          accept: `${CONTENT_TYPE}, application/json`,
+          ...(call.body === undefined ? {} : { 'content-type': CONTENT_TYPE }),
+          ...(this.authorization === undefined ? {} : { authorization: this.authorization }),
+        },
         ...(call.body === undefined ? {} : { body: JSON.stringify(call.body) }),
         signal: AbortSignal.timeout(this.timeoutMs),
       });
@@ -252,11 +281,21 @@ export class RegistryClient {
     const serverMessage = body?.success === true ? body.data.message : abbreviate(text) || `HTTP ${status}`;
     const mapped = errorCode === undefined ? undefined : ERROR_CODES.get(errorCode);
     const unavailable = status >= 500;
-    const code = mapped ?? (unavailable ? 'REGISTRY_UNAVAILABLE' : 'REGISTRY_REQUEST_REJECTED');
+    // Any registry's 401/403 (Confluent's is not always JSON) means the same thing.
+    const denied = status === 401 ? 'REGISTRY_UNAUTHORIZED' : status === 403 ? 'REGISTRY_FORBIDDEN' : undefined;
+    const code = mapped ?? denied ?? (unavailable ? 'REGISTRY_UNAVAILABLE' : 'REGISTRY_REQUEST_REJECTED');
+    const hint =
+      code === 'REGISTRY_UNAUTHORIZED'
+        ? this.authorization === undefined
+          ? '; the registry wants credentials: set basic.auth.credentials.source=USER_INFO and basic.auth.user.info.file (or TRIBUTARY_REGISTRY_USER_INFO)'
+          : '; the registry refused these credentials'
+        : code === 'REGISTRY_FORBIDDEN'
+          ? "; the user's role does not allow this request"
+          : '';
     return new TributaryError({
       code,
       retriable: unavailable,
-      message: `${serverMessage} (schema registry ${this.url}: ${where} → HTTP ${status}${errorCode === undefined ? '' : `, error_code ${errorCode}`})`,
+      message: `${serverMessage} (schema registry ${this.url}: ${where} → HTTP ${status}${errorCode === undefined ? '' : `, error_code ${errorCode}`})${hint}`,
       details: { url: this.url, request: where, status, ...(errorCode === undefined ? {} : { errorCode }), serverMessage },
     });
   }
@@ -291,13 +330,18 @@ function parseRegistryUrl(url: string): URL {
   try {
     parsed = new URL(url);
   } catch (error) {
-    throw badArgument(`"${url}" is not a URL; give the registry as http://HOST:PORT, e.g. http://127.0.0.1:8081`, error);
+    throw badArgument(`"${redactUserInfo(url)}" is not a URL; give the registry as http://HOST:PORT, e.g. http://127.0.0.1:8081`, error);
   }
   if (parsed.protocol !== 'http:' && parsed.protocol !== 'https:') {
-    throw badArgument(`"${url}" is not an http:// or https:// URL; give the registry as http://HOST:PORT`);
+    throw badArgument(`"${redactUserInfo(url)}" is not an http:// or https:// URL; give the registry as http://HOST:PORT`);
   }
-  if (parsed.search !== '' || parsed.hash !== '') throw badArgument(`"${url}" has a query or fragment; give only the registry's base URL`);
+  // The URL itself is not repeated: it may carry credentials.
+  if (parsed.search !== '' || parsed.hash !== '') throw badArgument(`the registry URL has a query or fragment; give only the registry's base URL`);
   return parsed;
+}
+
+function redactUserInfo(url: string): string {
+  return url.replace(/\/\/[^/@]*@/, '//…@');
 }
 
 function positiveNumber(name: string, value: number): number {

@@ -14,6 +14,7 @@ import { DEFAULT_LATENESS_MS } from '../../audit/windows.js';
 import { RegistryClient } from '../../registry/client.js';
 import { AvroDeserializer } from '../../registry/serde/deserializer.js';
 import type { CommandIo } from '../not-implemented.js';
+import { registryClientOptions } from '../registry-client-options.js';
 
 export interface AuditReportOptions {
   readonly bootstrapServer: string;
@@ -33,7 +34,7 @@ export async function auditReport(io: CommandIo, options: AuditReportOptions, cl
   const latenessMs = options.latenessMs === undefined ? DEFAULT_LATENESS_MS : Number(options.latenessMs);
   if (!Number.isSafeInteger(latenessMs) || latenessMs < 0) usage(`--lateness-ms must be a whole number of milliseconds ≥ 0, not ${options.latenessMs}`);
 
-  const deserializer = new AvroDeserializer(new RegistryClient({ url: options.registry }));
+  const deserializer = new AvroDeserializer(new RegistryClient(registryClientOptions(options.registry)));
   // Reading must not create the audit topic where it is missing.
   const cluster = await ClusterClient.connect({ bootstrap: options.bootstrapServer.split(','), clientId: 'tributary-audit-report', allowAutoTopicCreation: false, metadataRetries: 2 });
   try {

@@ -7,6 +7,8 @@ import { z } from 'zod';
 import { hostPortSchema, logLevelSchema, parseConfig, zookeeperConnectSchema } from '../../common/config.js';
 import { createLogger } from '../../common/logger.js';
 import type { CommandIo } from '../not-implemented.js';
+import { registrySecurityFrom } from '../registry-client-options.js';
+import { redisCredentialsFrom } from '../service-credentials.js';
 
 export interface DashboardCommandOptions {
   readonly listen: string;
@@ -44,12 +46,13 @@ export async function startDashboardCommand(io: CommandIo, options: DashboardCom
     host: flags.listen.slice(0, at).replace(/^\[|\]$/g, ''),
     port: Number(flags.listen.slice(at + 1)),
     redis: flags.redis,
+    redisCredentials: redisCredentialsFrom(process.env),
     queues: flags.queue,
     ...(flags.prefix === undefined ? {} : { prefix: flags.prefix }),
     ...(flags.loads === undefined ? {} : { loads: flags.loads }),
     ...(flags.zookeeper === undefined ? {} : { zookeeper: flags.zookeeper }),
     ...(flags.bootstrapServer === undefined ? {} : { bootstrapServers: flags.bootstrapServer.split(',').map((part) => part.trim()) }),
-    ...(flags.registry === undefined ? {} : { registry: flags.registry }),
+    ...(flags.registry === undefined ? {} : { registry: flags.registry, registrySecurity: registrySecurityFrom() }),
     readOnly: flags.readOnly === true,
     logger,
   });

@@ -33,7 +33,7 @@ import { formatHiveDdl, readHiveTables } from '../../etl/tables/hive-tables.js';
 import { checkLayoutUnchanged } from '../../etl/load/layout-check.js';
 import { openWarehouse } from '../../etl/warehouse/open-warehouse.js';
 import type { WarehouseFileSystem } from '../../etl/warehouse/warehouse.js';
-import { RegistryClient } from '../../registry/client.js';
+import { loadRegistryClient } from '../../etl/load-registry.js';
 import type { CommandIo } from '../not-implemented.js';
 
 export interface EtlRunOptions {
@@ -118,7 +118,7 @@ function openLoadWarehouse(load: LoadDefinition, logger: Logger): WarehouseFileS
 /** The load's connections; with `audit`, also its audit connections when the load has an audit section. */
 async function withServices<T>(load: LoadDefinition, logger: Logger, work: (services: LoadServices) => Promise<T>, options: { readonly audit?: boolean } = {}): Promise<T> {
   const warehouse = openLoadWarehouse(load, logger);
-  const registry = new RegistryClient({ url: load.registry, logger });
+  const registry = loadRegistryClient(load, logger, process.env);
   const audit = options.audit === true ? openLoadAudit(load, registry, logger) : undefined;
   const source = await KafkaLoadSource.connect(load.source.bootstrap, logger);
   try {
@@ -211,7 +211,7 @@ export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promi
   const logger = createLogger({ name: 'etl', level: 'warn' });
   const warehouse = openLoadWarehouse(load, logger);
   // With an audit section: per hour its completeness, from the markers and the PRODUCER counts.
-  const audit = openLoadAudit(load, new RegistryClient({ url: load.registry, logger }), logger);
+  const audit = openLoadAudit(load, loadRegistryClient(load, logger, process.env), logger);
   const render = async (): Promise<string> => {
     await checkLayoutUnchanged(warehouse, load);
     const status = await readLoadStatus(warehouse, load.warehouse.root, load.name);
@@ -229,7 +229,7 @@ export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promi
 export async function etlDdl(io: CommandIo, options: EtlDdlOptions): Promise<void> {
   const load = await readLoadFile(options.load);
   const logger = createLogger({ name: 'etl', level: 'warn' });
-  const definitions = await readHiveTables(load, openLoadWarehouse(load, logger), new RegistryClient({ url: load.registry, logger }));
+  const definitions = await readHiveTables(load, openLoadWarehouse(load, logger), loadRegistryClient(load, logger, process.env));
   io.writeOut(formatHiveDdl(load, definitions));
 }
 

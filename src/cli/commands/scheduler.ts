@@ -9,6 +9,7 @@ import { createLogger } from '../../common/logger.js';
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAMES, redisConnection } from '../../../jobs/src/queues.js';
 import { startLoadScheduler, type SyncReport } from '../../../jobs/src/scheduler.js';
 import type { CommandIo } from '../not-implemented.js';
+import { redisCredentialsFrom } from '../service-credentials.js';
 
 export interface SchedulerCommandOptions {
   readonly redis: string;
@@ -26,7 +27,7 @@ const flagsSchema = z.object({
 });
 
 export async function runScheduler(io: CommandIo, options: SchedulerCommandOptions): Promise<void> {
-  const connection = redisConnection(options.redis);
+  const connection = redisConnection(options.redis, '--redis', redisCredentialsFrom(process.env));
   const flags = parseConfig(flagsSchema, options, 'the command line');
   const logger = createLogger({ name: 'scheduler', level: flags.logLevel });
   const scheduler = await startLoadScheduler({ connection, prefix: flags.prefix, directory: flags.loads, intervalMs: flags.intervalMs, logger });

@@ -8,34 +8,45 @@ import { TributaryError } from '../../common/errors.js';
 import { RegistryClient, type VersionSpec } from '../../registry/client.js';
 import { COMPATIBILITY_LEVELS, isCompatibilityLevel } from '../../registry/compatibility.js';
 import type { CommandIo } from '../not-implemented.js';
+import { registryClientOptions } from '../registry-client-options.js';
 
 export interface SchemasRegisterOptions {
   readonly registry: string;
+  /** Properties file with the registry's credentials and CA (registry/client-config.ts). */
+  readonly commandConfig?: string;
   readonly subject: string;
   readonly file: string;
 }
 export interface SchemasGetOptions {
   readonly registry: string;
+  /** Properties file with the registry's credentials and CA (registry/client-config.ts). */
+  readonly commandConfig?: string;
   readonly id?: string;
   readonly subject?: string;
   readonly version?: string;
 }
 export interface SchemasListOptions {
   readonly registry: string;
+  /** Properties file with the registry's credentials and CA (registry/client-config.ts). */
+  readonly commandConfig?: string;
 }
 export interface SchemasCheckOptions {
   readonly registry: string;
+  /** Properties file with the registry's credentials and CA (registry/client-config.ts). */
+  readonly commandConfig?: string;
   readonly subject: string;
   readonly file: string;
 }
 export interface SchemasConfigOptions {
   readonly registry: string;
+  /** Properties file with the registry's credentials and CA (registry/client-config.ts). */
+  readonly commandConfig?: string;
   readonly subject?: string;
   readonly level?: string;
 }
 
 export async function registerSchema(io: CommandIo, options: SchemasRegisterOptions): Promise<void> {
-  const client = new RegistryClient({ url: options.registry });
+  const client = new RegistryClient(registryClientOptions(options.registry, options.commandConfig));
   const schema = await readSchemaFile(options.file);
   const registered = await client.register(options.subject, schema);
   // Older registries answer only the id; the version then comes from a lookup.
@@ -44,7 +55,7 @@ export async function registerSchema(io: CommandIo, options: SchemasRegisterOpti
 }
 
 export async function getSchema(io: CommandIo, options: SchemasGetOptions): Promise<void> {
-  const client = new RegistryClient({ url: options.registry });
+  const client = new RegistryClient(registryClientOptions(options.registry, options.commandConfig));
   if ((options.id === undefined) === (options.subject === undefined)) {
     usage('schemas get needs either --id N or --subject S [--version V], not both and not neither');
   }
@@ -64,7 +75,7 @@ export async function getSchema(io: CommandIo, options: SchemasGetOptions): Prom
 }
 
 export async function listSchemas(io: CommandIo, options: SchemasListOptions): Promise<void> {
-  const client = new RegistryClient({ url: options.registry });
+  const client = new RegistryClient(registryClientOptions(options.registry, options.commandConfig));
   const subjects = [...(await client.subjects())].sort();
   if (subjects.length === 0) {
     io.writeErr('no subjects registered\n');
@@ -83,7 +94,7 @@ export async function listSchemas(io: CommandIo, options: SchemasListOptions): P
 }
 
 export async function checkSchema(io: CommandIo, options: SchemasCheckOptions): Promise<void> {
-  const client = new RegistryClient({ url: options.registry });
+  const client = new RegistryClient(registryClientOptions(options.registry, options.commandConfig));
   const schema = await readSchemaFile(options.file);
   // The versions registration would check: the latest, or all of them under a transitive level.
   const result = await client.testCompatibility(options.subject, schema, 'all', true);
@@ -103,7 +114,7 @@ export async function checkSchema(io: CommandIo, options: SchemasCheckOptions): 
 }
 
 export async function configureSchemas(io: CommandIo, options: SchemasConfigOptions): Promise<void> {
-  const client = new RegistryClient({ url: options.registry });
+  const client = new RegistryClient(registryClientOptions(options.registry, options.commandConfig));
   const scope = options.subject === undefined ? 'global' : `subject ${options.subject}`;
   if (options.level !== undefined) {
     const level = options.level.trim().toUpperCase();

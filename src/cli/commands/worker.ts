@@ -18,6 +18,7 @@ import { failpointHook, parseFailpoint, type FailpointName } from '../../etl/loa
 import { DEFAULT_QUEUE_PREFIX, QUEUE_NAMES, redisConnection } from '../../../jobs/src/queues.js';
 import { startJobWorkers } from '../../../jobs/src/worker.js';
 import type { CommandIo } from '../not-implemented.js';
+import { redisCredentialsFrom } from '../service-credentials.js';
 import { FAILPOINT_VARIABLE } from './etl.js';
 
 export interface WorkerCommandOptions {
@@ -42,7 +43,7 @@ const flagsSchema = z.object({
 });
 
 export async function runWorker(io: CommandIo, options: WorkerCommandOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
-  const connection = redisConnection(options.redis);
+  const connection = redisConnection(options.redis, '--redis', redisCredentialsFrom(env));
   const flags = parseConfig(flagsSchema, options, 'the command line');
   const workerId = flags.id ?? `${hostname()}-${process.pid}`;
   const logger = createLogger({ name: 'worker', level: flags.logLevel }).child({ worker: workerId });

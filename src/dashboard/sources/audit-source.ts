@@ -8,12 +8,14 @@ import { readAuditTopic, type AuditTopicContents } from '../../audit/read-audit-
 import { reconcile, type Reconciliation } from '../../audit/reconcile.js';
 import { ClusterClient } from '../../client/cluster-client.js';
 import type { Logger } from '../../common/logger.js';
-import { RegistryClient } from '../../registry/client.js';
+import { RegistryClient, type RegistryClientSecurity } from '../../registry/client.js';
 import { AvroDeserializer } from '../../registry/serde/deserializer.js';
 
 export interface AuditSourceOptions {
   readonly bootstrap: readonly string[];
   readonly registry: string;
+  /** Credentials and CA of the registry (registry/client-config.ts). */
+  readonly registrySecurity?: RegistryClientSecurity;
   readonly logger: Logger;
 }
 
@@ -34,7 +36,7 @@ export class AuditSource {
   private readonly deserializer: AvroDeserializer;
 
   constructor(private readonly options: AuditSourceOptions) {
-    this.deserializer = new AvroDeserializer(new RegistryClient({ url: options.registry, logger: options.logger }));
+    this.deserializer = new AvroDeserializer(new RegistryClient({ url: options.registry, logger: options.logger, ...options.registrySecurity }));
   }
 
   describe(): string {
