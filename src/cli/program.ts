@@ -64,7 +64,7 @@ export function buildProgram(io: CommandIo): Command {
     .command('start')
     .description('start a broker in the foreground, standalone or in a ZooKeeper cluster; SIGTERM stops it cleanly')
     .requiredOption('--id <n>', 'broker id, unique in the cluster')
-    .requiredOption('--listen <host:port>', 'address to accept Kafka clients on')
+    .option('--listen <host:port>', 'address of one PLAINTEXT listener for Kafka clients (required unless the config sets listeners=…)')
     .requiredOption('--data-dir <dir>', 'folder holding the partition logs')
     .option('--zookeeper <connect>', 'HOST:PORT[,HOST:PORT…][/chroot]; without it the broker runs standalone')
     .option('--config <file>', 'broker settings as key=value lines (Kafka names, e.g. log.retention.ms)')
