@@ -2,7 +2,7 @@
  * The `tributary` command: one entry point whose subcommands are the composition roots of the
  * services.
  */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { auditReport, type AuditReportOptions } from './commands/audit.js';
 import { startBroker, type BrokerStartOptions } from './commands/broker.js';
@@ -40,6 +40,7 @@ import {
   type SchemasRegisterOptions,
 } from './commands/schemas.js';
 import { alterTopic, createTopic, deleteTopic, describeTopic, listTopics, type AlterTopicOptions } from './commands/topics.js';
+import { addUser, listUsersCommand, removeUserCommand, USERS_HELP, type UsersAddOptions, type UsersConnection, type UsersRemoveOptions } from './commands/users.js';
 import type { CommandIo } from './not-implemented.js';
 import type { SchedulerCommandOptions } from './commands/scheduler.js';
 import type { WorkerCommandOptions } from './commands/worker.js';
@@ -177,6 +178,28 @@ export function buildProgram(io: CommandIo): Command {
     .description('delete a group and its committed offsets, so its id can be reused; only with no live member')
     .requiredOption('--group <group>', 'group id')
     .action(async (options: GroupsConnection & { group: string }) => deleteGroup(io, options));
+
+  const users = program.command('users').description('SASL/SCRAM users of a cluster: add, remove, list (stored keys only, never passwords)').addHelpText('after', USERS_HELP);
+  const store = (command: Command): Command =>
+    command
+      .option('--zookeeper <connect>', "HOST:PORT[/chroot] of the cluster's ZooKeeper")
+      .option('--data-dir <dir>', "a stopped standalone broker's data dir")
+      .addHelpText('after', USERS_HELP);
+  store(users.command('add <name>'))
+    .description('add a user, or set a new password for one, with a credential per --mechanism')
+    .option('--mechanism <mechanism>', 'SCRAM-SHA-512 or SCRAM-SHA-256 (required); repeatable, each gets the same password', collect, [])
+    .option('--iterations <n>', 'PBKDF2 iterations, 4096 to 16384 (default 4096)')
+    .option('--password-file <file>', 'read the password from this file')
+    .option('--password-stdin', 'read the password from standard input')
+    .addOption(new Option('--password <password>').hideHelp())
+    .action(async (name: string, options: UsersAddOptions) => addUser(io, name, options, { stdin: process.stdin, env: process.env }));
+  store(users.command('remove <name>'))
+    .description("remove a user's credentials: every mechanism, or the one --mechanism names")
+    .option('--mechanism <mechanism>', 'SCRAM-SHA-512 or SCRAM-SHA-256: remove only this credential')
+    .action(async (name: string, options: UsersRemoveOptions) => removeUserCommand(io, name, options));
+  store(users.command('list'))
+    .description('list the users with their mechanisms and iteration counts (no keys)')
+    .action(async (options: UsersConnection) => listUsersCommand(io, options));
 
   const registry = program.command('registry').description('the Avro schema registry (Confluent-compatible REST)');
   registry
