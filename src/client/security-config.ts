@@ -78,22 +78,22 @@ const SECRET_KEYS: Readonly<Record<string, string>> = {
 };
 
 const value = z.union([z.string(), z.number(), z.boolean(), z.null()]).transform((raw) => (raw === null ? '' : String(raw).trim()));
-const upperCase = (names: readonly string[], what: string) =>
-  value.transform((text) => text.toUpperCase()).pipe(z.enum(names as [string, ...string[]], { error: (issue) => `is "${String(issue.input)}"; use ${what} ${names.join(', ')}` }));
+const upperCase = (names: readonly string[], hint = '') =>
+  value.transform((text) => text.toUpperCase()).pipe(z.enum(names as [string, ...string[]], { error: (issue) => `is "${String(issue.input)}"; use ${names.join(' or ')}${hint}` }));
 
 /** The properties' values, checked one by one; how they combine is checked by parseClientSecurity. */
 export const clientSecurityPropertiesSchema = z.strictObject({
   // librdkafka writes protocols and mechanisms in lower case; Kafka in upper case.
-  'security.protocol': upperCase(SECURITY_PROTOCOLS, 'one of').optional(),
-  'sasl.mechanism': upperCase(SASL_MECHANISMS, 'one of the mechanisms Tributary speaks:').optional(),
+  'security.protocol': upperCase(SECURITY_PROTOCOLS).optional(),
+  'sasl.mechanism': upperCase(SASL_MECHANISMS, ' (the mechanisms Tributary speaks)').optional(),
   'sasl.username': value.pipe(z.string().min(1, 'is empty; give the user name')).optional(),
   'sasl.password.file': value.pipe(z.string().min(1, 'is empty; name the file holding the password')).optional(),
   'sasl.password.env': value.pipe(z.string().regex(/^[A-Za-z_][A-Za-z0-9_]*$/, 'must name an environment variable (letters, digits, "_")')).optional(),
   'ssl.truststore.location': value.pipe(z.string().min(1, 'is empty; name a PEM file of CA certificates, or remove it')).optional(),
   'ssl.keystore.location': value.pipe(z.string().min(1, 'is empty; name a PEM file of key and certificate chain, or remove it')).optional(),
   // Kafka's PEM stores (KIP-651) say so; a config shared with Kafka's tools may carry these.
-  'ssl.truststore.type': upperCase(['PEM'], 'PEM: Tributary reads PEM files only (convert a JKS or PKCS12 store with keytool and openssl); allowed:').optional(),
-  'ssl.keystore.type': upperCase(['PEM'], 'PEM: Tributary reads PEM files only (convert a JKS or PKCS12 store with keytool and openssl); allowed:').optional(),
+  'ssl.truststore.type': upperCase(['PEM'], ': Tributary reads PEM files only (convert a JKS or PKCS12 store with keytool and openssl)').optional(),
+  'ssl.keystore.type': upperCase(['PEM'], ': Tributary reads PEM files only (convert a JKS or PKCS12 store with keytool and openssl)').optional(),
   'ssl.endpoint.identification.algorithm': value
     .pipe(z.string().refine((text) => text === '' || text.toLowerCase() === 'https', 'use https (check the broker name against its certificate) or leave it empty (no check)'))
     .optional(),
@@ -302,7 +302,7 @@ export const securityBlockSchema = z.record(z.string(), z.unknown()).superRefine
   try {
     checkClientSecurity(properties, { source: 'security' });
   } catch (error) {
-    const message = (error as Error).message.replace(/^invalid configuration in security: /, '').replace(/^security: /, '').replace(/ Fix these values and try again\.$/, '');
+    const message = (error as Error).message.replace(/^invalid configuration in security: /, '').replace(/^security: /, '').replace(/\.? Fix these values and try again\.$/, '');
     context.addIssue({ code: 'custom', message });
   }
 });

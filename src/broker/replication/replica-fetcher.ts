@@ -144,11 +144,11 @@ export class ReplicaFetcher {
     if (this.connection !== undefined) return this.connection;
     const address = this.host.brokerAddress(this.leaderId);
     if (address === undefined) throw new Error(`leader ${this.leaderId} is not registered, or has no inter-broker listener`);
-    // TODO(lead, H4): pass `security: this.host.security` to KafkaConnection.open once the client
-    // speaks TLS+SASL (branch sec-client); until then a secured inter-broker listener cannot be followed.
     this.connection = await KafkaConnection.open(address.host, address.port, {
       clientId: `tributary-replica-fetcher-${this.host.brokerId}`,
       requestTimeoutMs: Math.max(30_000, this.settings.maxWaitMs * 4),
+      // The inter-broker listener's TLS and SASL, as the broker config names them.
+      ...(this.host.security === undefined ? {} : { security: this.host.security }),
     });
     return this.connection;
   }
