@@ -15,6 +15,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { ClusterClient } from '../../../src/client/cluster-client.js';
+import { Producer } from '../../../src/client/producer.js';
 import { clientSasl, parseClientSecurity, type ClientSecurity } from '../../../src/client/security-config.js';
 import { SimpleConsumer } from '../../../src/client/simple-consumer.js';
 import { TributaryError } from '../../../src/common/errors.js';
@@ -28,11 +29,12 @@ import { openRun } from '../../services/run-dir.js';
 import { startBrokerProcess, type BrokerProcess } from '../../support/brokers.js';
 import { testCertificates } from '../../support/certificates.js';
 import { runTributary } from '../../support/cli.js';
-import { chroot, sleep, startMirrorProcess, type MirrorProcess } from '../mirror/mirror-support.js';
+import { chroot, sleep, startBrokerWithMirror, startMirrorProcess, type MirrorProcess } from '../mirror/mirror-support.js';
 import { services } from '../services.js';
 import { expectExactlyOnce, makeWarehouse, producePageViews, readWarehouse, registerPageViews, removeHdfsBase, runEtl, silent, type LoaderEnvironment, type ProducedRecord, type TestWarehouse } from './loader-support.js';
 
 const TOPIC = 'secured-page-views';
+const EMBEDDED_TOPIC = 'secured-embedded';
 const PARTITIONS = 2;
 const USERS = ['broker', 'producer', 'mirror', 'etl'] as const;
 type User = (typeof USERS)[number];
@@ -116,9 +118,9 @@ afterAll(async () => {
   await rm(folder, { recursive: true, force: true });
 }, 60_000);
 
-/** Records in every partition of `topic` on the offline broker, read as the etl user. */
-async function offlineEnd(topic: string): Promise<number> {
-  const cluster = await ClusterClient.connect({ bootstrap: [offline!.bootstrap], security: securityOf('etl'), allowAutoTopicCreation: false, metadataRetries: 1 });
+/** Records in every partition of `topic` at `bootstrap` (log end offsets), read as `user` over SASL_SSL. */
+async function endOf(bootstrap: string, user: User, topic: string): Promise<number> {
+  const cluster = await ClusterClient.connect({ bootstrap: [bootstrap], security: securityOf(user), allowAutoTopicCreation: false, metadataRetries: 1 });
   try {
     const consumer = new SimpleConsumer(cluster);
     let total = 0;
@@ -131,6 +133,8 @@ async function offlineEnd(topic: string): Promise<number> {
     cluster.close();
   }
 }
+
+const offlineEnd = (topic: string): Promise<number> => endOf(offline!.bootstrap, 'etl', topic);
 
 describe('the secured pipeline', () => {
   it('carries every record exactly once from producer to HDFS over authenticated connections only', async () => {
@@ -154,7 +158,7 @@ describe('the secured pipeline', () => {
     );
     mirror = await startMirrorProcess(openRun(services().runDir), ['--config', mirrorConfig, '--target-zookeeper', offlineZookeeper, '--set', 'commitIntervalMs=500']);
     for (let waited = 0; (await offlineEnd(TOPIC)) < produced.length; waited += 1) {
-      if (waited > 240) throw new Error(`the mirror copied ${await offlineEnd(TOPIC)} of ${produced.length} records in 120 s`);
+      if (waited > 90) throw new Error(`the mirror copied ${await offlineEnd(TOPIC)} of ${produced.length} records in 45 s`);
       await sleep(500);
     }
 
@@ -183,6 +187,47 @@ describe('the secured pipeline', () => {
     for (const broker of [online!, offline!]) {
       const log = await readFile(broker.logFile, 'utf8');
       for (const user of USERS) expect(log).not.toContain(`${user}-password`);
+    }
+  });
+
+  it('a mirror embedded in an offline broker writes through the listener its targetSecurity speaks, not the inter-broker one', async () => {
+    const zookeeper = chroot('secured-embedding');
+    await createUsers(zookeeper);
+    const [plaintextPort, securedPort] = [await freePort(), await freePort()];
+    const mirrorConfig = join(folder, 'embedded-mirror.yaml');
+    await writeFile(
+      mirrorConfig,
+      JSON.stringify({ sources: [{ name: 'online', zookeeper: onlineZookeeper, security: properties('mirror') }], targetSecurity: properties('mirror'), whitelist: EMBEDDED_TOPIC, group: 'secured-embedded', commitIntervalMs: 500 }),
+    );
+    const certificates = testCertificates();
+    const embedding = await startBrokerWithMirror(openRun(services().runDir), {
+      id: 7,
+      zookeeper,
+      mirrorConfig,
+      port: plaintextPort,
+      settings: {
+        listeners: `PLAINTEXT://${LOOPBACK}:${plaintextPort},SASL_SSL://${LOOPBACK}:${securedPort}`,
+        'inter.broker.listener.name': 'PLAINTEXT',
+        'ssl.keystore.location': certificates.broker,
+        'ssl.truststore.location': certificates.ca,
+        'log.retention.ms': '-1',
+      },
+    });
+    try {
+      const producer = await Producer.connect({ bootstrap: [online!.bootstrap], security: securityOf('producer'), logger: silent });
+      try {
+        await producer.send(EMBEDDED_TOPIC, Array.from({ length: 20 }, (_, index) => ({ key: null, value: Buffer.from(`embedded-${index}`) })));
+      } finally {
+        await producer.close();
+      }
+      const secured = `${LOOPBACK}:${securedPort}`;
+      for (let waited = 0; (await endOf(secured, 'etl', EMBEDDED_TOPIC)) < 20; waited += 1) {
+        if (waited > 90) throw new Error(`the embedded mirror copied ${await endOf(secured, 'etl', EMBEDDED_TOPIC)} of 20 records in 45 s`);
+        await sleep(500);
+      }
+      expect(await endOf(secured, 'etl', EMBEDDED_TOPIC)).toBe(20);
+    } finally {
+      await embedding.daemon.stop(10_000).catch(() => undefined);
     }
   });
 
