@@ -8,7 +8,9 @@
  * as `tributary users add` makes them) with the password from a file named in its config: the
  * mirror's YAML (`sources[].security`, `targetSecurity`), the load file (`source.security`), the
  * CLI's `--command-config`. The warehouse then holds every produced record exactly once, and a
- * client without credentials is refused by both brokers.
+ * client without credentials is refused by both brokers. Beside it, a mirror embedded in an
+ * offline broker (`--mirror-config`) whose inter-broker listener is PLAINTEXT writes through the
+ * broker's SASL_SSL listener, the one its targetSecurity speaks.
  */
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
