@@ -73,7 +73,8 @@ export interface BrokerProcessOptions {
   readonly run: ServiceRun;
   readonly id: number;
   readonly zookeeper?: string;
-  readonly settings?: Record<string, string>;
+  /** Broker settings; a function gets the --listen port (to name it in `listeners`). */
+  readonly settings?: Record<string, string> | ((port: number) => Record<string, string>);
   /** Serve Prometheus metrics on a free port. */
   readonly metrics?: boolean;
   /**
@@ -81,10 +82,12 @@ export interface BrokerProcessOptions {
    * power loss can be simulated after a SIGKILL (test/support/power-loss.ts).
    */
   readonly fsyncJournal?: boolean;
+  /** The --listen port; default a free one. Given when `settings` name it (a `listeners` setting). */
+  readonly port?: number;
 }
 
 export async function startBrokerProcess(options: BrokerProcessOptions): Promise<BrokerProcess> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const dataDir = join(options.run.dir, `broker-${options.id}-${port}`, 'data');
   mkdirSync(dataDir, { recursive: true });
   const logFile = join(dirname(dataDir), 'broker.log');
@@ -95,7 +98,7 @@ export async function startBrokerProcess(options: BrokerProcessOptions): Promise
     join(root, 'bin', 'tributary.js'), 'broker', 'start',
     '--id', String(options.id), '--listen', `${LOOPBACK}:${port}`, '--data-dir', dataDir,
     ...(options.zookeeper === undefined ? [] : ['--zookeeper', options.zookeeper]),
-    ...Object.entries(options.settings ?? {}).flatMap(([key, value]) => ['--set', `${key}=${value}`]),
+    ...Object.entries((typeof options.settings === 'function' ? options.settings(port) : options.settings) ?? {}).flatMap(([key, value]) => ['--set', `${key}=${value}`]),
     ...(metricsAddress === undefined ? [] : ['--metrics', metricsAddress]),
   ];
   let generation = 0;

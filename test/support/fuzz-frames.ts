@@ -58,6 +58,8 @@ import {
   OffsetFetchApi,
   OffsetForLeaderEpochApi,
   ProduceApi,
+  SaslAuthenticateApi,
+  SaslHandshakeApi,
   SUPPORTED_APIS,
   SyncGroupApi,
   findApi,
@@ -432,6 +434,9 @@ export class FrameFactory {
       [DescribeAclsApi, 1],
       [CreateAclsApi, 1],
       [DeleteAclsApi, 1],
+      // Answered ILLEGAL_SASL_STATE on a listener without SASL (the storm's).
+      [SaslHandshakeApi, 1],
+      [SaslAuthenticateApi, 1],
     ]);
     const correlationId = this.nextCorrelationId();
     const clientId = this.clientId();
@@ -638,6 +643,14 @@ export class FrameFactory {
         const version = rng.between(0, 1);
         const creation = { resourceType: 2, resourceName: this.topic().name, resourcePatternType: rng.pick([3, 4]), principal: 'User:fuzz', host: '*', operation: rng.pick([3, 4]), permissionType: 3 };
         return { api, version, body: requestBody(CreateAclsApi, version, correlationId, { creations: [creation] }, clientId) };
+      }
+      case SaslHandshakeApi.apiKey: {
+        const version = rng.between(0, 1);
+        return { api, version, body: requestBody(SaslHandshakeApi, version, correlationId, { mechanism: rng.chance(0.5) ? 'PLAIN' : 'SCRAM-SHA-512' }, clientId) };
+      }
+      case SaslAuthenticateApi.apiKey: {
+        const version = rng.between(0, 1);
+        return { api, version, body: requestBody(SaslAuthenticateApi, version, correlationId, { authBytes: Buffer.from('\u0000fuzz\u0000fuzz') }, clientId) };
       }
       default: {
         const version = rng.between(0, 2);

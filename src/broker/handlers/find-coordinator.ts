@@ -41,7 +41,8 @@ export function findCoordinatorHandler(coordinator: GroupCoordinator, cluster: C
         return refuse(KafkaErrorCode.GROUP_AUTHORIZATION_FAILED, `${context.identity.principal} may not DESCRIBE group "${request.key}"`);
       }
       const brokerId = coordinator.coordinatorOf(request.key);
-      const broker = brokerId === undefined ? undefined : cluster.liveBrokers().find((candidate) => candidate.id === brokerId);
+      // Its address on the listener this request came in on (a coordinator without it cannot be reached from here).
+      const broker = brokerId === undefined ? undefined : cluster.liveBrokersOn(context.identity.listenerName).find((candidate) => candidate.id === brokerId);
       if (broker === undefined) return refuse(KafkaErrorCode.COORDINATOR_NOT_AVAILABLE, `no live broker can coordinate group "${request.key}" right now; retry`);
       return { throttleTimeMs: 0, errorCode: KafkaErrorCode.NONE, errorMessage: null, nodeId: broker.id, host: broker.host, port: broker.port };
     },

@@ -58,7 +58,8 @@ export function metadataHandler(context: BrokerContext): ApiHandler<MetadataRequ
       }
       return {
         throttleTimeMs: 0,
-        brokers: cluster.liveBrokers().map((broker) => ({ nodeId: broker.id, host: broker.host, port: broker.port, rack: broker.rack ?? null })),
+        // Each client is told the addresses of the listener it came in on.
+        brokers: cluster.liveBrokersOn(requestContext.identity.listenerName).map((broker) => ({ nodeId: broker.id, host: broker.host, port: broker.port, rack: broker.rack ?? null })),
         clusterId: context.clusterId,
         // Admin clients send CreateTopics and the like to the controller; any broker here serves
         // them, so while no election has been seen (a broker just started) this one answers.

@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { hostPortSchema, logLevelSchema, parseConfig, zookeeperConnectSchema } from '../../common/config.js';
 import { createLogger } from '../../common/logger.js';
+import { securityOption } from '../../client/security-config.js';
+import { commandSecurity } from '../command-security.js';
 import type { CommandIo } from '../not-implemented.js';
 import { registrySecurityFrom } from '../registry-client-options.js';
 import { redisCredentialsFrom } from '../service-credentials.js';
@@ -19,6 +21,7 @@ export interface DashboardCommandOptions {
   readonly zookeeper?: string;
   readonly bootstrapServer?: string;
   readonly registry?: string;
+  readonly commandConfig?: string;
   readonly readOnly?: boolean;
   readonly logLevel: string;
 }
@@ -54,6 +57,7 @@ export async function startDashboardCommand(io: CommandIo, options: DashboardCom
     ...(flags.bootstrapServer === undefined ? {} : { bootstrapServers: flags.bootstrapServer.split(',').map((part) => part.trim()) }),
     ...(flags.registry === undefined ? {} : { registry: flags.registry, registrySecurity: registrySecurityFrom() }),
     readOnly: flags.readOnly === true,
+    ...securityOption(commandSecurity(options.commandConfig)),
     logger,
   });
   io.writeOut(`${dashboard.url}\n`);

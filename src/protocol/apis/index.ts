@@ -30,6 +30,8 @@ import { OffsetCommitApi } from './offset-commit.js';
 import { OffsetFetchApi } from './offset-fetch.js';
 import { OffsetForLeaderEpochApi } from './offset-for-leader-epoch.js';
 import { ProduceApi } from './produce.js';
+import { SaslAuthenticateApi } from './sasl-authenticate.js';
+import { SaslHandshakeApi } from './sasl-handshake.js';
 import { SyncGroupApi } from './sync-group.js';
 
 export * from './alter-configs.js';
@@ -79,6 +81,7 @@ export const SUPPORTED_APIS: readonly AnyApiSchema[] = [
   SyncGroupApi,
   DescribeGroupsApi,
   ListGroupsApi,
+  SaslHandshakeApi,
   ApiVersionsApi,
   CreateTopicsApi,
   DeleteTopicsApi,
@@ -89,6 +92,7 @@ export const SUPPORTED_APIS: readonly AnyApiSchema[] = [
   DeleteAclsApi,
   DescribeConfigsApi,
   AlterConfigsApi,
+  SaslAuthenticateApi,
   CreatePartitionsApi,
   DeleteGroupsApi,
   IncrementalAlterConfigsApi,

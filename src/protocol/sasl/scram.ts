@@ -210,7 +210,9 @@ export class ScramServerExchange {
       if (final.channelBinding !== Buffer.from(this.gs2Header, 'utf8').toString('base64')) {
         throw authenticationFailed('the SCRAM channel binding (c=) does not match the client-first header');
       }
-      if (final.nonce !== this.nonce) throw authenticationFailed('invalid SCRAM nonce');
+      // Kafka checks endsWith, not equality: librdkafka (2.0.2 at least) sends its client nonce
+      // again before the combined one. The proof covers the message as sent, so nothing is lost.
+      if (!final.nonce.endsWith(this.nonce)) throw authenticationFailed('invalid SCRAM nonce');
       const credential = this.credential as ScramCredential;
       const authMessage = `${this.clientFirstBare},${this.serverFirstMessage},${final.withoutProof}`;
       const signature = hmac(this.mechanism, credential.storedKey, authMessage);
