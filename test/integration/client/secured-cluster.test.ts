@@ -5,7 +5,7 @@
  * SCRAM-SHA-256 and PLAIN, over SASL_PLAINTEXT with SCRAM, and over SSL with a client certificate;
  * the metadata they get names the listener they came in on, so every connection stays secured. A
  * refused login fails ClusterClient.connect at once with Kafka's code. Then the CLI with
- * `--command-config`: produce, consume, topics list.
+ * `--command-config`: produce, consume, topics list and describe, groups list.
  */
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -112,6 +112,12 @@ describe('the CLI with --command-config', () => {
     expect(consumed.stdout).toBe('one\ntwo\n');
     const listed = await runTributary(['topics', 'list', '--bootstrap-server', secure.saslSsl, '--command-config', config]);
     expect(listed.stdout).toContain('cli-secured');
+    // describe opens a second connection, to each partition's leader: secured too.
+    const described = await runTributary(['topics', 'describe', '--bootstrap-server', secure.saslSsl, '--topic', 'cli-secured', '--command-config', config]);
+    expect(described.status, described.output).toBe(0);
+    expect(described.stdout).toMatch(/^0\s+.*\s2\s/m); // partition 0 ends at offset 2
+    const groups = await runTributary(['groups', 'list', '--bootstrap-server', secure.saslSsl, '--command-config', config]);
+    expect(groups.status, groups.output).toBe(0);
     // Without the config the SASL_SSL port does not serve the command.
     const refused = await runTributary(['topics', 'list', '--bootstrap-server', secure.saslSsl]);
     expect(refused.status).not.toBe(0);
