@@ -158,7 +158,7 @@ export function clientTls(settings: { ca?: Buffer; cert?: Buffer; key?: Buffer; 
   const { key, ...visible } = settings;
   const tls = { ...visible };
   if (key !== undefined) Object.defineProperty(tls, 'key', { value: key, enumerable: false });
-  return tls as ClientTls;
+  return tls;
 }
 
 /** The protocol name a ClientSecurity amounts to, for logs and messages. */

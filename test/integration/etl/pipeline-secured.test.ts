@@ -113,7 +113,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await mirror?.daemon.stop(10_000).catch(() => undefined);
-  await Promise.all([online?.stop(), offline?.stop()].map((stopping) => stopping?.catch(() => undefined)));
+  await Promise.all([online, offline].map(async (broker) => broker?.stop().catch(() => undefined)));
   await registry?.close();
   await warehouse?.cleanup().catch(() => undefined);
   await removeHdfsBase().catch(() => undefined);
