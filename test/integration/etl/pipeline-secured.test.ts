@@ -7,7 +7,10 @@
  * connection can reach them any other way; each part logs in as its own SCRAM-SHA-512 user (made
  * as `tributary users add` makes them) with the password from a file named in its config: the
  * mirror's YAML (`sources[].security`, `targetSecurity`), the load file (`source.security`), the
- * CLI's `--command-config`. The warehouse then holds every produced record exactly once, and a
+ * CLI's `--command-config`. The schema registry serves HTTPS with basic authentication: the
+ * producer registers as a writer, the loader reads as a read-only user whose `user:password` is in
+ * a file its load file's `registryConfig` names. The warehouse then holds every produced record
+ * exactly once, and a
  * client without credentials is refused by both brokers. Beside it, a mirror embedded in an
  * offline broker (`--mirror-config`) whose inter-broker listener is PLAINTEXT writes through the
  * broker's SASL_SSL listener, the one its targetSecurity speaks.
@@ -24,7 +27,9 @@ import { TributaryError } from '../../../src/common/errors.js';
 import { ZooKeeperStore } from '../../../src/coordination/zookeeper-store.js';
 import { putUserCredential } from '../../../src/coordination/user-credentials.js';
 import { scramCredential } from '../../../src/protocol/sasl/scram.js';
+import { userLine } from '../../../src/registry/auth/users-file.js';
 import { RegistryClient } from '../../../src/registry/client.js';
+import { registryClientSecurity } from '../../../src/registry/client-config.js';
 import { startRegistryServer, type RunningRegistry } from '../../../src/registry/server.js';
 import { freePort, LOOPBACK } from '../../services/network.js';
 import { openRun } from '../../services/run-dir.js';
@@ -108,7 +113,11 @@ beforeAll(async () => {
   offlineZookeeper = chroot('secured-offline');
   await Promise.all([createUsers(onlineZookeeper), createUsers(offlineZookeeper)]);
   [online, offline] = await Promise.all([startSecuredBroker(1, onlineZookeeper), startSecuredBroker(1, offlineZookeeper)]);
-  registry = await startRegistryServer({ host: LOOPBACK, port: 0, dataDir: join(folder, 'registry'), logger: silent });
+  const registryUsers = join(folder, 'registry-users');
+  await writeFile(registryUsers, `${await userLine('producer', 'writer', 'producer-registry-password')}\n${await userLine('etl', 'read-only', 'etl-registry-password')}\n`);
+  await writeFile(join(folder, 'etl.registry-user-info'), 'etl:etl-registry-password\n', { mode: 0o600 });
+  const certificates = testCertificates();
+  registry = await startRegistryServer({ host: LOOPBACK, port: 0, dataDir: join(folder, 'registry'), logger: silent, tls: { certFile: certificates.brokerCert, keyFile: certificates.brokerKey }, usersFile: registryUsers });
 }, 180_000);
 
 afterAll(async () => {
@@ -147,7 +156,13 @@ describe('the secured pipeline', () => {
     expect(created.output).not.toContain('producer-password');
     expect(created.status, created.output).toBe(0);
 
-    const registryClient = new RegistryClient({ url: registry!.url });
+    expect(registry!.url).toMatch(/^https:/);
+    // Without credentials the registry answers nothing (401).
+    await expect(new RegistryClient({ url: registry!.url, ...registryClientSecurity({ 'schema.registry.ssl.truststore.location': testCertificates().ca }) }).subjects()).rejects.toMatchObject({ code: 'REGISTRY_UNAUTHORIZED' });
+    const registryClient = new RegistryClient({
+      url: registry!.url,
+      ...registryClientSecurity({ 'basic.auth.user.info': 'producer:producer-registry-password', 'schema.registry.ssl.truststore.location': testCertificates().ca }),
+    });
     await registerPageViews(registryClient, TOPIC);
     const onlineEnv: LoaderEnvironment = { broker: online!, registry: registry!, registryClient, folder, close: async () => undefined };
     const produced: ProducedRecord[] = await producePageViews(onlineEnv, TOPIC, { count: 300, partitions: PARTITIONS, hours: 3, security: securityOf('producer') });
@@ -174,6 +189,7 @@ describe('the secured pipeline', () => {
         `source: { bootstrap: [${offline!.bootstrap}], security: ${JSON.stringify(properties('etl'))} }`,
         `topics: [${TOPIC}]`,
         `registry: ${registry!.url}`,
+        `registryConfig: { basic.auth.credentials.source: USER_INFO, basic.auth.user.info.file: ${join(folder, 'etl.registry-user-info')}, schema.registry.ssl.truststore.location: ${testCertificates().ca} }`,
         `warehouse: { url: '${warehouse.url}', root: ${warehouse.root} }`,
         'format: avro',
         'codec: deflate',
@@ -184,6 +200,7 @@ describe('the secured pipeline', () => {
     const run = await runEtl(['run', '--load', loadFile]);
     expect(run.status, run.stderr).toBe(0);
     expect(run.stderr).not.toContain('etl-password');
+    expect(run.stderr).not.toContain('etl-registry-password');
     expectExactlyOnce(await readWarehouse(warehouse.warehouse, warehouse.root, TOPIC), produced);
     // No secret in what the brokers logged (they saw every login, and the inter-broker one).
     for (const broker of [online!, offline!]) {
