@@ -16,6 +16,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { markdownReport } from './report.js';
+import { securityPage } from './security-report.js';
 import { formatRatio, formatValue, summarize, type Results } from './results.js';
 
 interface VegaView {
@@ -47,6 +48,7 @@ const GROUPS: readonly { id: string; title: string }[] = [
   { id: 'partitions', title: 'Throughput by partition count' },
   { id: 'prefill', title: 'Throughput with data already in the log' },
   { id: 'replication', title: 'Replication: 3 brokers, RF 3, acks=all (Kafka without fsync, Tributary fsynced on every ISR member)' },
+  { id: 'security', title: 'Security: one broker, PLAINTEXT and SASL_SSL (SCRAM-SHA-512) listeners' },
 ];
 
 async function load<T>(name: string): Promise<T | undefined> {
@@ -175,6 +177,8 @@ export async function renderCharts(results: Results, docsDir: string): Promise<C
 }
 
 export const RESULTS_FILE = join('charts', 'vs-kafka.json');
+/** The security scenario's page (issue #21), written when that scenario ran. */
+export const SECURITY_PAGE = 'benchmarks-security.md';
 
 /** Writes results JSON, charts and benchmarks.md into `docsDir`; returns the chart note, if any. */
 export async function writeDocs(results: Results, docsDir: string): Promise<string | undefined> {
@@ -183,6 +187,7 @@ export async function writeDocs(results: Results, docsDir: string): Promise<stri
   const charts = await renderCharts(results, docsDir);
   const page = markdownReport(results, charts.files);
   writeFileSync(join(docsDir, 'benchmarks.md'), charts.note === undefined ? page : `${page}\n*${charts.note}*\n`);
+  if (results.figures.some((f) => f.scenario === 'security')) writeFileSync(join(docsDir, SECURITY_PAGE), securityPage(results, charts.files.get('security')));
   return charts.note;
 }
 
