@@ -35,7 +35,7 @@ export default tseslint.config(
     },
   },
   {
-    files: ['src/protocol/apis/**/*.ts'],
+    files: ['src/protocol/apis/**/*.ts', 'src/protocol/sasl/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', {
         paths: ioModules.map((name) => ({ name, message: 'the protocol layer is pure: no I/O' })),

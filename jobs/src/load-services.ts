@@ -1,7 +1,7 @@
 /** The connections one job of a load works with, opened for the job and closed after it. */
 import type { Logger } from '../../src/common/logger.js';
 import { openLoadAudit } from '../../src/etl/completeness/load-audit.js';
-import { parseLoadFile, type LoadDefinition } from '../../src/etl/load-file.js';
+import { loadClientSecurity, parseLoadFile, type LoadDefinition } from '../../src/etl/load-file.js';
 import type { LoadServices } from '../../src/etl/load/run.js';
 import { KafkaLoadSource } from '../../src/etl/load/source.js';
 import { openWarehouse } from '../../src/etl/warehouse/open-warehouse.js';
@@ -17,8 +17,10 @@ export function loadOf(data: LoadFileData): LoadDefinition {
 export async function withLoadServices<T>(load: LoadDefinition, logger: Logger, work: (services: LoadServices) => Promise<T>): Promise<T> {
   const warehouse = openWarehouse(load.warehouse.url, { baseDirectory: load.warehouse.baseDirectory, logger });
   const registry = new RegistryClient({ url: load.registry, logger });
-  const audit = openLoadAudit(load, registry, logger);
-  const source = await KafkaLoadSource.connect(load.source.bootstrap, logger);
+  // Secrets are read here, on the worker, from its files and environment: jobs carry only the load file's text.
+  const auditSecurity = loadClientSecurity(load, 'audit', process.env);
+  const audit = openLoadAudit(load, registry, logger, auditSecurity === undefined ? {} : { security: auditSecurity });
+  const source = await KafkaLoadSource.connect(load.source.bootstrap, logger, loadClientSecurity(load, 'source', process.env));
   try {
     return await work({ load, warehouse, source, registry, logger, audit });
   } finally {

@@ -33,6 +33,7 @@ export class AuditedProducer {
       ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
       ...(options.allowAutoTopicCreation === undefined ? {} : { allowAutoTopicCreation: options.allowAutoTopicCreation }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
+      ...(options.security === undefined ? {} : { security: options.security }),
     });
     try {
       const auditProducer = new Producer(cluster, { acks: -1, ...(options.logger === undefined ? {} : { logger: options.logger }) });

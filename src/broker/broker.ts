@@ -34,13 +34,24 @@ import { Controller } from './replication/controller.js';
 import { ReplicaManager } from './replication/replica-manager.js';
 import { ReplicationMetrics } from './replication/replication-metrics.js';
 import { RequestRouter } from './router.js';
-import { BrokerServer, type ListenAddress } from './server.js';
+import { saslAuthenticateHandler, saslHandshakeHandler } from './handlers/sasl.js';
+import { interBrokerListener, resolveListeners, usesSasl } from './listeners.js';
+import { mechanismsOn, openListeners, type OpenListener } from './listener-servers.js';
+import { startCredentialCache, type StartedCredentialCache } from './security/credential-source.js';
+import { INTER_BROKER_PASSWORD_ENV, interBrokerClientSecurity } from '../client/inter-broker-security.js';
+import type { CredentialSource } from './security/sasl-mechanisms.js';
+import type { ListenAddress } from './server.js';
 
 export interface BrokerOptions {
   readonly id: number;
-  readonly listen: ListenAddress;
+  /** The one PLAINTEXT listener's address when the config sets no `listeners`. */
+  readonly listen?: ListenAddress;
   /** Host clients should connect to (defaults to the listen host). */
   readonly advertisedHost?: string;
+  /** Where SASL listeners find users' credentials; defaults to the watched `/config/users` of `store`. */
+  readonly credentials?: CredentialSource;
+  /** The inter-broker SASL password when it comes from the environment (the CLI reads it; inter.broker.sasl.password.file otherwise). */
+  readonly interBrokerSaslPassword?: string;
   readonly dataDir: string;
   readonly config: BrokerConfig;
   readonly store: CoordinationStore;
@@ -49,6 +60,9 @@ export interface BrokerOptions {
   /** Stable id reported in Metadata; the same for every broker of a cluster. */
   readonly clusterId?: string;
 }
+
+/** Credentials of a broker without SASL listeners: nobody (never asked). */
+const NO_USERS: CredentialSource = { credential: () => undefined };
 
 /** Partitions whose logs are created between two turns of the event loop while syncing. */
 const SYNC_YIELD_EVERY = 64;
@@ -70,6 +84,7 @@ const API_NAMES: Record<number, string> = {
   14: 'SyncGroup',
   15: 'DescribeGroups',
   16: 'ListGroups',
+  17: 'SaslHandshake',
   18: 'ApiVersions',
   19: 'CreateTopics',
   20: 'DeleteTopics',
@@ -77,6 +92,7 @@ const API_NAMES: Record<number, string> = {
   23: 'OffsetForLeaderEpoch',
   32: 'DescribeConfigs',
   33: 'AlterConfigs',
+  36: 'SaslAuthenticate',
   37: 'CreatePartitions',
   42: 'DeleteGroups',
   44: 'IncrementalAlterConfigs',
@@ -90,18 +106,31 @@ export class Broker {
 
   private constructor(
     readonly id: number,
-    private readonly server: BrokerServer,
+    private readonly listeners: readonly OpenListener[],
     private readonly logs: LogManager,
     private readonly cluster: Cluster,
     private readonly groups: GroupCoordinator,
     private readonly replicas: ReplicaManager,
     private readonly controller: Controller,
     private readonly options: BrokerOptions,
+    private readonly credentials: StartedCredentialCache | undefined,
   ) {}
 
   static async start(options: BrokerOptions): Promise<Broker> {
     const { config, logger } = options;
     const defaults = defaultLogConfig(config);
+    // Settings are checked before anything opens: a listener typo fails the start at once.
+    const listenerSpecs = resolveListeners(config, options.listen, options.advertisedHost);
+    const interBroker = interBrokerListener(config, listenerSpecs);
+    for (const spec of listenerSpecs) mechanismsOn(config, spec.securityProtocol);
+    const interBrokerSecurity =
+      interBroker.securityProtocol === 'PLAINTEXT'
+        ? undefined
+        : interBrokerClientSecurity(
+            { securityProtocol: interBroker.securityProtocol, ...config },
+            // The CLI reads the environment; the broker is handed only this one variable.
+            { [INTER_BROKER_PASSWORD_ENV]: options.interBrokerSaslPassword },
+          );
     const clock = options.clock ?? systemClock;
     let cluster: Cluster | undefined;
     let groups: GroupCoordinator | undefined;
@@ -130,20 +159,37 @@ export class Broker {
     });
     let broker: Broker | undefined;
     const router = new RequestRouter([], logger);
-    const server = await BrokerServer.listen(options.listen, router, {
-      maxRequestBytes: config['socket.request.max.bytes'],
-      idleTimeoutMs: config['connections.max.idle.ms'],
-      fetchSendMode: config['fetch.send.mode'],
-      logger,
-      onRequestDone: (apiKey, milliseconds) => metrics.requestSeconds.observe({ api: API_NAMES[apiKey] ?? String(apiKey) }, milliseconds / 1000),
-    });
+    let credentials: StartedCredentialCache | undefined;
+    let listeners: OpenListener[];
+    try {
+      if (options.credentials === undefined && listenerSpecs.some((spec) => usesSasl(spec.securityProtocol))) credentials = await startCredentialCache(options.store, logger);
+      listeners = await openListeners(
+        listenerSpecs,
+        router,
+        {
+          maxRequestBytes: config['socket.request.max.bytes'],
+          idleTimeoutMs: config['connections.max.idle.ms'],
+          fetchSendMode: config['fetch.send.mode'],
+          logger,
+          onRequestDone: (apiKey, milliseconds) => metrics.requestSeconds.observe({ api: API_NAMES[apiKey] ?? String(apiKey) }, milliseconds / 1000),
+        },
+        { config, credentials: options.credentials ?? credentials?.source ?? NO_USERS, metrics, logger },
+      );
+    } catch (error) {
+      await credentials?.stop();
+      await logs.close().catch(() => {});
+      throw error;
+    }
+    const interBrokerEndpoint = listeners.find((listener) => listener.spec.name === interBroker.name)?.endpoint ?? (listeners[0] as OpenListener).endpoint;
     try {
       cluster = new Cluster(
         options.store,
         {
           id: options.id,
-          host: options.advertisedHost ?? options.listen.host,
-          port: server.address.port,
+          // Readers from before listeners connect here: the inter-broker listener.
+          host: interBrokerEndpoint.host,
+          port: interBrokerEndpoint.port,
+          endpoints: listeners.map((listener) => listener.endpoint),
           storageId: logs.storageId,
           ...(config['broker.rack'] === '' ? {} : { rack: config['broker.rack'] }),
         },
@@ -178,6 +224,8 @@ export class Broker {
         replicaWaiters,
         replicaLagTimeMaxMs: config['replica.lag.time.max.ms'],
         sessionTimeoutMs: config['zookeeper.session.timeout.ms'],
+        interBrokerListener: interBroker.name,
+        ...(interBrokerSecurity === undefined ? {} : { interBrokerSecurity }),
         fetcher: {
           maxWaitMs: config['replica.fetch.wait.max.ms'],
           partitionMaxBytes: config['replica.fetch.max.bytes'],
@@ -211,6 +259,8 @@ export class Broker {
         alterConfigsHandler(context),
         incrementalAlterConfigsHandler(context),
         initProducerIdHandler(new ProducerIdAllocator({ store: options.store, brokerId: options.id }), logger),
+        saslHandshakeHandler((listenerName) => mechanismsOn(config, listenerSpecs.find((spec) => spec.name === listenerName)?.securityProtocol ?? 'PLAINTEXT')),
+        saslAuthenticateHandler(),
       ]);
       groups = new GroupCoordinator({
         brokerId: options.id,
@@ -240,7 +290,7 @@ export class Broker {
         listGroupsHandler(groups),
         deleteGroupsHandler(groups),
       ]);
-      broker = new Broker(options.id, server, logs, cluster, groups, replicas, controller, options);
+      broker = new Broker(options.id, listeners, logs, cluster, groups, replicas, controller, options, credentials);
       await cluster.start();
       controller.start();
       await broker.syncLogs();
@@ -251,10 +301,21 @@ export class Broker {
       logs.startSchedules();
       groups.start();
       router.open();
-      logger.info({ id: options.id, listen: `${server.address.host}:${server.address.port}`, dataDir: options.dataDir, recovered: logs.recoveredFromUncleanShutdown }, 'broker started');
+      logger.info(
+        {
+          id: options.id,
+          listen: `${listeners[0]?.server.address.host ?? ''}:${listeners[0]?.server.address.port ?? ''}`,
+          listeners: listeners.map((listener) => `${listener.spec.name}://${listener.spec.host}:${listener.server.address.port} (${listener.spec.securityProtocol})`),
+          interBrokerListener: interBroker.name,
+          dataDir: options.dataDir,
+          recovered: logs.recoveredFromUncleanShutdown,
+        },
+        'broker started',
+      );
       return broker;
     } catch (error) {
-      await server.stop(0);
+      await Promise.all(listeners.map((listener) => listener.server.stop(0)));
+      await credentials?.stop();
       await replicas?.stop().catch(() => {});
       await controller?.stop().catch(() => {});
       await logs.close().catch(() => {});
@@ -262,12 +323,54 @@ export class Broker {
     }
   }
 
+  /** The first listener's bound port (the only one without `listeners`). */
   get port(): number {
-    return this.server.address.port;
+    return this.firstListener.server.address.port;
   }
 
   get address(): ListenAddress {
-    return this.server.address;
+    return this.firstListener.server.address;
+  }
+
+  /** Open client connections, over every listener. */
+  get connectionCount(): number {
+    return this.listeners.reduce((sum, listener) => sum + listener.server.connectionCount, 0);
+  }
+
+  /** The bound port of listener `name` (e.g. SASL_SSL), undefined when the broker has none by that name. */
+  listenerPort(name: string): number | undefined {
+    return this.listeners.find((listener) => listener.spec.name === name.toUpperCase())?.server.address.port;
+  }
+
+  /** What clients of listener `name` are told to connect to (default: the inter-broker listener). */
+  advertisedAddress(name?: string): { host: string; port: number } | undefined {
+    if (name === undefined) return { host: this.cluster.self.host, port: this.cluster.self.port };
+    const endpoint = this.listeners.find((listener) => listener.spec.name === name.toUpperCase())?.endpoint;
+    return endpoint === undefined ? undefined : { host: endpoint.host, port: endpoint.port };
+  }
+
+  /**
+   * Reads every TLS listener's keystore and truststore again (certificate rotation without a
+   * restart): new handshakes get the new certificates. A listener whose files do not read keeps
+   * its certificates; the first such failure is thrown after every listener was tried.
+   */
+  async reloadCertificates(): Promise<void> {
+    let failure: unknown;
+    for (const listener of this.listeners) {
+      if (!listener.server.usesTls) continue;
+      try {
+        await listener.server.reloadCertificates();
+        this.options.logger.info({ listener: listener.spec.name }, 'TLS certificates reloaded');
+      } catch (error) {
+        failure ??= error;
+        this.options.logger.error({ err: error, listener: listener.spec.name }, 'TLS certificates not reloaded; the listener keeps its current ones');
+      }
+    }
+    if (failure !== undefined) throw failure;
+  }
+
+  private get firstListener(): OpenListener {
+    return this.listeners[0] as OpenListener;
   }
 
   get logManager(): LogManager {
@@ -339,7 +442,8 @@ export class Broker {
       // Parked joins and syncs are answered NOT_COORDINATOR at once, so their connections drain
       // and the members move to the broker that takes the groups over.
       this.groups.stop();
-      await this.server.stop(config['shutdown.grace.ms']);
+      await Promise.all(this.listeners.map((listener) => listener.server.stop(config['shutdown.grace.ms'])));
+      await this.credentials?.stop();
       await this.syncing;
       await this.replicas.stop();
       await this.controller.stop();

@@ -2,7 +2,8 @@
  * The broker's view of its cluster, kept in the coordination store (ZooKeeper, or the in-process
  * store in standalone mode) with the layout of ARCHITECTURE.md:
  *
- *   /brokers/ids/<id>                              ephemeral  {"host","port","rack"?,"startedAt","storage_id","incarnation"}
+ *   /brokers/ids/<id>                              ephemeral  {"host","port","endpoints","listener_security_protocol_map",
+ *                                                              "rack"?,"startedAt","storage_id","incarnation"} (broker-endpoints.ts)
  *   /brokers/topics/<topic>                        persistent {"version":2,"partitions":{"0":[1,2,3],…}} (topic-assignment.ts)
  *   /brokers/topics/<topic>/partitions/<p>/state   persistent leader, leader epoch, ISR (partition-state.ts)
  *   /config/topics/<topic>                         persistent {"config":{"retention.ms":"…",…}}
@@ -36,11 +37,15 @@ import {
 import { decodePartitionState, type PartitionState } from '../coordination/partition-state.js';
 import { assignNewPartitions, assignReplicas, validateManualAssignment } from '../coordination/replica-placement.js';
 import { decodeTopicAssignment, encodeTopicAssignment, type ReplicaAssignment } from '../coordination/topic-assignment.js';
+import { endpointOn, endpointRegistration, endpointsOfRegistration, type BrokerEndpoint } from './broker-endpoints.js';
 
 export interface BrokerInfo {
   readonly id: number;
+  /** The inter-broker listener's address (what readers from before listeners use). */
   readonly host: string;
   readonly port: number;
+  /** One per listener; Metadata answers each client with the endpoints of the listener it came in on. */
+  readonly endpoints?: readonly BrokerEndpoint[];
   readonly rack?: string;
   readonly startedAt?: number;
   /** The storage id of the broker's data dir (meta.properties). */
@@ -168,6 +173,20 @@ export class Cluster {
 
   liveBrokers(): BrokerInfo[] {
     return [...this.brokers.values()].sort((a, b) => a.id - b.id);
+  }
+
+  /**
+   * The live brokers as clients of listener `listenerName` must reach them: each with that
+   * listener's advertised host and port. A broker without that listener is left out (Kafka's rule:
+   * a client stays on the listener it came in on).
+   */
+  liveBrokersOn(listenerName: string): BrokerInfo[] {
+    const reachable: BrokerInfo[] = [];
+    for (const broker of this.liveBrokers()) {
+      const endpoint = endpointOn(broker, listenerName);
+      if (endpoint !== undefined) reachable.push({ ...broker, host: endpoint.host, port: endpoint.port });
+    }
+    return reachable;
   }
 
   broker(id: number): BrokerInfo | undefined {
@@ -386,6 +405,7 @@ export class Cluster {
     const registration: Record<string, unknown> = {
       host: this.self.host,
       port: this.self.port,
+      ...(this.self.endpoints === undefined ? {} : endpointRegistration(this.self.endpoints)),
       ...(this.self.rack === undefined ? {} : { rack: this.self.rack }),
       startedAt: Date.now(),
       ...(this.self.storageId === undefined ? {} : { storage_id: this.self.storageId }),
@@ -515,11 +535,12 @@ export class Cluster {
     for (const id of brokerIds) {
       const node = await this.store.get(brokerPath(Number(id)));
       if (node === undefined) continue;
-      const info = JSON.parse(node.data.toString('utf8')) as { host: string; port: number; rack?: string; startedAt?: number; storage_id?: string; incarnation?: string };
+      const info = JSON.parse(node.data.toString('utf8')) as { host: string; port: number; endpoints?: unknown; listener_security_protocol_map?: unknown; rack?: string; startedAt?: number; storage_id?: string; incarnation?: string };
       brokers.set(Number(id), {
         id: Number(id),
         host: info.host,
         port: info.port,
+        endpoints: endpointsOfRegistration(info),
         ...(info.rack === undefined ? {} : { rack: info.rack }),
         ...(info.startedAt === undefined ? {} : { startedAt: info.startedAt }),
         ...(info.storage_id === undefined ? {} : { storageId: info.storage_id }),

@@ -67,6 +67,34 @@ export const brokerConfigSchema = z
     'shutdown.grace.ms': integer.min(0).default(10_000),
     /** How fetched records reach the socket: streamed from the file in chunks, or read whole first. */
     'fetch.send.mode': z.enum(['stream', 'buffer']).default('stream'),
+    /**
+     * Listeners (Kafka's names; listeners.ts reads them): `NAME://host:port,…`. Unset: one
+     * PLAINTEXT listener on the broker's --listen address. advertised.listeners defaults to these.
+     */
+    listeners: z.string().optional(),
+    'advertised.listeners': z.string().optional(),
+    'listener.security.protocol.map': z.string().default('PLAINTEXT:PLAINTEXT,SSL:SSL,SASL_PLAINTEXT:SASL_PLAINTEXT,SASL_SSL:SASL_SSL'),
+    /** The listener other brokers' replica fetchers connect to (default: the first PLAINTEXT one, else the first). */
+    'inter.broker.listener.name': z.string().optional(),
+    /** TLS listeners: PEM private key + certificate chain, its passphrase, and PEM CAs that sign client certificates. */
+    'ssl.keystore.location': z.string().optional(),
+    'ssl.key.password': z.string().optional(),
+    'ssl.truststore.location': z.string().optional(),
+    /** `required`: a client without a certificate the truststore vouches for is refused; its subject becomes its principal. */
+    'ssl.client.auth': z.enum(['none', 'requested', 'required']).default('none'),
+    /** SASL listeners: mechanisms offered (PLAIN is never offered on SASL_PLAINTEXT: the password would travel in clear). */
+    'sasl.enabled.mechanisms': z.string().default('SCRAM-SHA-512,SCRAM-SHA-256,PLAIN'),
+    /** A failed authentication is answered after this pause, then the connection closes (slows password guessing). */
+    'connection.failed.authentication.delay.ms': integer.min(0).default(100),
+    /** Largest frame accepted before and during SASL authentication (CVE-2022-34917). */
+    'sasl.server.max.receive.size': integer.min(64).default(524_288),
+    /** How this broker's replica fetchers authenticate on a SASL inter-broker listener. */
+    'sasl.mechanism.inter.broker.protocol': z.enum(['PLAIN', 'SCRAM-SHA-256', 'SCRAM-SHA-512']).default('SCRAM-SHA-512'),
+    'inter.broker.sasl.username': z.string().optional(),
+    /** File holding the inter-broker password (or the CLI's env TRIBUTARY_INTER_BROKER_SASL_PASSWORD): never in the config itself. */
+    'inter.broker.sasl.password.file': z.string().optional(),
+    /** Whether replica fetchers check that a leader's certificate names its host (`https`, Kafka's default) or not (empty). */
+    'ssl.endpoint.identification.algorithm': z.string().default('https'),
   })
   .strict()
   .refine((config) => config['group.min.session.timeout.ms'] <= config['group.max.session.timeout.ms'], {

@@ -8,14 +8,23 @@
  * previous one is *admitted* — its handler called `admitted()` (Produce does, once every append
  * is numbered) — or, for handlers that never call it, once its response is written. So up to
  * MAX_IN_FLIGHT produce requests wait for their fsyncs at once instead of one after another.
+ *
+ * On a SASL listener the connection first belongs to its authenticator (security/authenticator.ts):
+ * frames are limited to `sasl.server.max.receive.size` and only the SASL exchange is served; once
+ * it succeeds, the identity becomes `User:<name>` and requests go to the router. On a TLS listener
+ * with client certificates, a verified certificate's subject is the identity from the start.
  */
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 import type { Logger } from '../common/logger.js';
 import { ProduceApi } from '../protocol/apis/produce.js';
 import { FrameDecoder } from '../protocol/framing.js';
 import { brokerBuffers } from './buffers.js';
 import { writeFramedResponse, type FetchSendMode } from './response-writer.js';
 import type { RequestRouter, RouteOutcome } from './router.js';
+import { SaslAuthenticator, type AuthenticatorSettings } from './security/authenticator.js';
+import { certificatePrincipal } from './security/certificate-principal.js';
+import { anonymousIdentity, type ConnectionIdentity, type SecurityProtocol } from './security/identity.js';
 
 const MAX_QUEUED_REQUESTS = 32;
 /** Requests started and not yet answered, at most: the Java producer's max.in.flight.requests.per.connection. */
@@ -29,6 +38,15 @@ export interface ConnectionOptions {
   readonly logger: Logger;
   readonly onRequestDone?: (apiKey: number, milliseconds: number) => void;
   readonly fetchSendMode?: FetchSendMode;
+  /** The listener the connection came in on; PLAINTEXT when absent. */
+  readonly listener?: ConnectionListener;
+}
+
+export interface ConnectionListener {
+  readonly name: string;
+  readonly securityProtocol: SecurityProtocol;
+  /** SASL listeners: how clients authenticate, and the frame limit until they have. */
+  readonly sasl?: AuthenticatorSettings & { readonly maxReceiveBytes: number };
 }
 
 export class BrokerConnection {
@@ -42,6 +60,10 @@ export class BrokerConnection {
   private queued = 0;
   private closed = false;
   readonly remoteAddress: string;
+  /** Who is asking: ANONYMOUS until a SASL exchange or a client certificate says otherwise. */
+  private identity: ConnectionIdentity;
+  /** Present while a SASL listener's client has yet to authenticate. */
+  private authenticator: SaslAuthenticator | undefined;
 
   constructor(
     readonly id: number,
@@ -49,8 +71,17 @@ export class BrokerConnection {
     private readonly router: RequestRouter,
     private readonly options: ConnectionOptions,
   ) {
-    this.decoder = new FrameDecoder(options.maxRequestBytes, (size) => brokerBuffers.take(size));
+    const listener: ConnectionListener = options.listener ?? { name: 'PLAINTEXT', securityProtocol: 'PLAINTEXT' };
+    this.decoder = new FrameDecoder(listener.sasl?.maxReceiveBytes ?? options.maxRequestBytes, (size) => brokerBuffers.take(size));
     this.remoteAddress = `${socket.remoteAddress ?? '?'}:${socket.remotePort ?? '?'}`;
+    this.identity = anonymousIdentity(this.remoteAddress, listener.name, listener.securityProtocol);
+    if (listener.sasl !== undefined) {
+      this.authenticator = new SaslAuthenticator(listener.sasl, this.remoteAddress);
+    } else if (socket instanceof TLSSocket && socket.authorized) {
+      // ssl.client.auth=required|requested: a certificate the truststore vouches for names the client.
+      const certificate = socket.getPeerX509Certificate();
+      if (certificate !== undefined) this.identity = { ...this.identity, principal: certificatePrincipal(certificate) };
+    }
     socket.setNoDelay(true);
     socket.setTimeout(options.idleTimeoutMs, () => this.close('idle timeout'));
     socket.on('data', (chunk: Buffer) => this.onData(chunk));
@@ -87,6 +118,13 @@ export class BrokerConnection {
     this.socket.pause();
     await this.chain;
     this.socket.end();
+  }
+
+  /** The SASL exchange succeeded: requests go to the router as `principal`, with the full frame limit. */
+  private authenticated(principal: string): void {
+    this.authenticator = undefined;
+    this.identity = { ...this.identity, principal };
+    this.decoder.setMaxFrameBytes(this.options.maxRequestBytes);
   }
 
   private onData(chunk: Buffer): void {
@@ -138,7 +176,15 @@ export class BrokerConnection {
     if (this.closed) return undefined;
     const started = performance.now();
     try {
-      return { outcome: await this.router.route(frame, this.id, this.remoteAddress, admitted), started };
+      const authenticator = this.authenticator;
+      if (authenticator !== undefined) {
+        const step = await authenticator.step(frame);
+        const principal = authenticator.authenticatedPrincipal;
+        if (principal !== undefined) this.authenticated(principal);
+        if (step.kind === 'close') return { outcome: step, started };
+        if (step.kind === 'respond') return { outcome: { kind: 'respond', parts: step.parts, apiKey: step.apiKey, ...(step.closeAfter === undefined ? {} : { closeAfter: step.closeAfter }) }, started };
+      }
+      return { outcome: await this.router.route(frame, this.id, this.remoteAddress, admitted, this.identity), started };
     } catch (error) {
       this.options.logger.error({ err: error, connection: this.id }, 'request failed; closing the connection');
       this.close('request failed');
@@ -161,6 +207,10 @@ export class BrokerConnection {
         this.close(`write failed: ${(error as Error).message}`, { flush: false });
       } finally {
         outcome.after?.();
+      }
+      if (outcome.closeAfter !== undefined) {
+        this.options.logger.info({ connection: this.id, remote: this.remoteAddress, reason: outcome.closeAfter }, 'closing connection');
+        this.close(outcome.closeAfter);
       }
     }
     // A produce request's bytes are in the log file once its handler has returned (every append

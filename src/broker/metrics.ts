@@ -8,6 +8,9 @@ export class BrokerMetrics {
   readonly recordsIn: Counter<'topic'>;
   readonly requestSeconds: Histogram<'api'>;
   readonly logEndOffset: Gauge<'topic' | 'partition'>;
+  /** Kafka's successful-/failed-authentication-total, per listener and mechanism (SASL mechanism, or SSL for client certificates). */
+  readonly authenticationSuccesses: Counter<'listener' | 'mechanism'>;
+  readonly authenticationFailures: Counter<'listener' | 'mechanism'>;
 
   constructor(registry: Registry) {
     // Several brokers may share a process (tests, the demo): they then share the metrics.
@@ -29,5 +32,9 @@ export class BrokerMetrics {
     this.logEndOffset =
       existing<Gauge<'topic' | 'partition'>>('broker_log_end_offset') ??
       new Gauge({ name: `${METRIC_PREFIX}broker_log_end_offset`, help: 'Log end offset per partition', labelNames: ['topic', 'partition'], registers: [registry] });
+    const authentications = (name: string, help: string): Counter<'listener' | 'mechanism'> =>
+      existing<Counter<'listener' | 'mechanism'>>(name) ?? new Counter({ name: `${METRIC_PREFIX}${name}`, help, labelNames: ['listener', 'mechanism'], registers: [registry] });
+    this.authenticationSuccesses = authentications('broker_authentication_successes_total', 'Connections that authenticated, per listener and mechanism');
+    this.authenticationFailures = authentications('broker_authentication_failures_total', 'Failed authentications (SASL, or TLS handshakes as mechanism SSL), per listener and mechanism');
   }
 }

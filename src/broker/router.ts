@@ -50,7 +50,7 @@ export interface ApiHandler<Request = unknown, Response = unknown> {
 }
 
 export type RouteOutcome =
-  | { readonly kind: 'respond'; readonly parts: MessagePart[]; readonly apiKey: number; readonly after?: () => void }
+  | { readonly kind: 'respond'; readonly parts: MessagePart[]; readonly apiKey: number; readonly after?: () => void; readonly closeAfter?: string }
   | { readonly kind: 'none'; readonly apiKey: number }
   | { readonly kind: 'close'; readonly reason: string };
 

@@ -2,7 +2,7 @@
  * The `tributary` command: one entry point whose subcommands are the composition roots of the
  * services.
  */
-import { Command } from 'commander';
+import { Command, Option } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
 import { auditReport, type AuditReportOptions } from './commands/audit.js';
 import { startBroker, type BrokerStartOptions } from './commands/broker.js';
@@ -40,6 +40,8 @@ import {
   type SchemasRegisterOptions,
 } from './commands/schemas.js';
 import { alterTopic, createTopic, deleteTopic, describeTopic, listTopics, type AlterTopicOptions } from './commands/topics.js';
+import { addUser, listUsersCommand, removeUserCommand, USERS_HELP, type UsersAddOptions, type UsersConnection, type UsersRemoveOptions } from './commands/users.js';
+import { COMMAND_CONFIG_HELP } from './command-security.js';
 import type { CommandIo } from './not-implemented.js';
 import type { SchedulerCommandOptions } from './commands/scheduler.js';
 import type { WorkerCommandOptions } from './commands/worker.js';
@@ -64,7 +66,7 @@ export function buildProgram(io: CommandIo): Command {
     .command('start')
     .description('start a broker in the foreground, standalone or in a ZooKeeper cluster; SIGTERM stops it cleanly')
     .requiredOption('--id <n>', 'broker id, unique in the cluster')
-    .requiredOption('--listen <host:port>', 'address to accept Kafka clients on')
+    .option('--listen <host:port>', 'address of one PLAINTEXT listener for Kafka clients (required unless the config sets listeners=…)')
     .requiredOption('--data-dir <dir>', 'folder holding the partition logs')
     .option('--zookeeper <connect>', 'HOST:PORT[,HOST:PORT…][/chroot]; without it the broker runs standalone')
     .option('--config <file>', 'broker settings as key=value lines (Kafka names, e.g. log.retention.ms)')
@@ -80,6 +82,7 @@ export function buildProgram(io: CommandIo): Command {
     .command('create')
     .description('create a topic')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .option('--command-config <file>', COMMAND_CONFIG_HELP)
     .requiredOption('--topic <name>', 'topic name')
     .requiredOption('--partitions <n>', 'number of partitions', (value) => Number(value))
     .option('--replication-factor <n>', "copies of each partition, on different brokers (default: the brokers' default.replication.factor)", (value) => Number(value))
@@ -89,17 +92,20 @@ export function buildProgram(io: CommandIo): Command {
     .command('list')
     .description('list topics')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .option('--command-config <file>', COMMAND_CONFIG_HELP)
     .action(async (options: { bootstrapServer: string }) => listTopics(io, options));
   topics
     .command('describe')
     .description('show each partition\'s leader, leader epoch, replicas, in-sync replicas and log start/end offsets, and the topic\'s settings')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .option('--command-config <file>', COMMAND_CONFIG_HELP)
     .requiredOption('--topic <name>', 'topic name')
     .action(async (options: { bootstrapServer: string; topic: string }) => describeTopic(io, options));
   topics
     .command('alter')
     .description('grow a topic to more partitions (new ones get the topic\'s replication factor, spread over the live brokers) and/or change its settings, on every broker without a restart')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .option('--command-config <file>', COMMAND_CONFIG_HELP)
     .requiredOption('--topic <name>', 'topic name')
     .option('--partitions <n>', 'the new number of partitions', (value) => Number(value))
     .option('--config <key=value>', 'set a topic setting (e.g. retention.ms=3600000); repeatable', collect, [])
@@ -109,6 +115,7 @@ export function buildProgram(io: CommandIo): Command {
     .command('delete')
     .description('delete a topic and its data')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .option('--command-config <file>', COMMAND_CONFIG_HELP)
     .requiredOption('--topic <name>', 'topic name')
     .action(async (options: { bootstrapServer: string; topic: string }) => deleteTopic(io, options));
 
@@ -116,6 +123,7 @@ export function buildProgram(io: CommandIo): Command {
     .command('produce')
     .description('send lines of standard input to a topic, one record each')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .option('--command-config <file>', COMMAND_CONFIG_HELP)
     .requiredOption('--topic <name>', 'topic name')
     .option('--key-separator <text>', 'split each line into key and value at the first occurrence')
     .option('--acks <n>', '-1 (all, fsynced), 1 or 0', '-1')
@@ -125,6 +133,7 @@ export function buildProgram(io: CommandIo): Command {
     .command('consume')
     .description('print the records of a topic, one per line')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .option('--command-config <file>', COMMAND_CONFIG_HELP)
     .requiredOption('--topic <name>', 'topic name')
     .option('--group <group>', 'consume as a member of a ZooKeeper consumer group (with --zookeeper)')
     .option('--zookeeper <connect>', 'the ZooKeeper of the group')
@@ -149,6 +158,7 @@ export function buildProgram(io: CommandIo): Command {
     command
       .option('--zookeeper <connect>', 'HOST:PORT[/chroot] of a cluster: reads the registry (groups of both kinds)')
       .option('--bootstrap-server <host:port>', 'any broker: speaks the Kafka protocol (broker groups; the only way for a standalone broker)')
+      .option('--command-config <file>', COMMAND_CONFIG_HELP)
       .addHelpText('after', GROUPS_HELP);
   reach(groups.command('list'))
     .description('list the groups with their kind (zookeeper, broker) and state; with --bootstrap-server, the broker groups only')
@@ -177,6 +187,28 @@ export function buildProgram(io: CommandIo): Command {
     .description('delete a group and its committed offsets, so its id can be reused; only with no live member')
     .requiredOption('--group <group>', 'group id')
     .action(async (options: GroupsConnection & { group: string }) => deleteGroup(io, options));
+
+  const users = program.command('users').description('SASL/SCRAM users of a cluster: add, remove, list (stored keys only, never passwords)').addHelpText('after', USERS_HELP);
+  const store = (command: Command): Command =>
+    command
+      .option('--zookeeper <connect>', "HOST:PORT[/chroot] of the cluster's ZooKeeper")
+      .option('--data-dir <dir>', "a stopped standalone broker's data dir")
+      .addHelpText('after', USERS_HELP);
+  store(users.command('add <name>'))
+    .description('add a user, or set a new password for one, with a credential per --mechanism')
+    .option('--mechanism <mechanism>', 'SCRAM-SHA-512 or SCRAM-SHA-256 (required); repeatable, each gets the same password', collect, [])
+    .option('--iterations <n>', 'PBKDF2 iterations, 4096 to 16384 (default 4096)')
+    .option('--password-file <file>', 'read the password from this file')
+    .option('--password-stdin', 'read the password from standard input')
+    .addOption(new Option('--password <password>').hideHelp())
+    .action(async (name: string, options: UsersAddOptions) => addUser(io, name, options, { stdin: process.stdin, env: process.env }));
+  store(users.command('remove <name>'))
+    .description("remove a user's credentials: every mechanism, or the one --mechanism names")
+    .option('--mechanism <mechanism>', 'SCRAM-SHA-512 or SCRAM-SHA-256: remove only this credential')
+    .action(async (name: string, options: UsersRemoveOptions) => removeUserCommand(io, name, options));
+  store(users.command('list'))
+    .description('list the users with their mechanisms and iteration counts (no keys)')
+    .action(async (options: UsersConnection) => listUsersCommand(io, options));
 
   const registry = program.command('registry').description('the Avro schema registry (Confluent-compatible REST)');
   registry
@@ -239,6 +271,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--group <group>', 'the ZooKeeper consumer group on every source; processes of one group share the work')
     .option('--registry <url>', 'schema registry for the audit counts (tier MIRROR); without it nothing is counted')
     .option('--config <file>', 'mirror settings (YAML or JSON, as --mirror-config of a broker); flags override them')
+    .option('--command-config <file>', "client properties for the target (offline) cluster's connections: security.protocol, sasl.mechanism, sasl.username, sasl.password.file, ssl.truststore.location, … (overrides the config file's targetSecurity; each source's are its security block)")
     .option('--set <name=value>', 'one mirror setting, e.g. commitIntervalMs=500; repeatable', collect, [])
     .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics')
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
@@ -249,6 +282,7 @@ export function buildProgram(io: CommandIo): Command {
     .command('report')
     .description('reconcile the counts of each tier per time window: completeness, LOSS and DUPLICATES flags, latency')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster whose _audit topic to read (the offline cluster sees every tier)')
+    .option('--command-config <file>', COMMAND_CONFIG_HELP)
     .requiredOption('--registry <url>', 'the schema registry the AuditCount events are framed with')
     .requiredOption('--topic <name>', 'the topic whose counts to reconcile')
     .requiredOption('--from <iso>', 'first window start, inclusive, e.g. 2024-05-01T10:00:00Z')
@@ -362,6 +396,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--zookeeper <connect>', 'HOST:PORT[/chroot] of the cluster whose consumer-group lag to show')
     .option('--bootstrap-server <host:port,…>', 'brokers of the cluster whose _audit topic to read (with --registry)')
     .option('--registry <url>', 'the schema registry the audit counts are framed with (with --bootstrap-server)')
+    .option('--command-config <file>', `for the broker connections (audit counts, group lag): ${COMMAND_CONFIG_HELP}`)
     .option('--queue <name>', 'a queue to show even before Redis holds it (the others are found in Redis); repeatable', collect, [])
     .option('--prefix <prefix>', 'the BullMQ key prefix of the queues', 'bull')
     .option('--read-only', 'Bull Board without the buttons that retry, clean, pause or delete')

@@ -19,6 +19,7 @@ import { OffsetFetchApi } from '../protocol/apis/offset-fetch.js';
 import { CONSUMER_PROTOCOL_TYPE, decodeConsumerAssignment, type ConsumerProtocolTopicPartitions } from '../protocol/consumer-protocol.js';
 import { KafkaErrorCode, kafkaErrorName } from '../protocol/kafka-errors.js';
 import { ClusterClient, sleep, type BrokerMetadata } from './cluster-client.js';
+import type { ClientSecurity } from './security-config.js';
 import type { KafkaConnection } from './connection.js';
 import type { GroupPartition } from './group-admin.js';
 import { chooseResetOffsets, type ResetTarget } from './offset-reset.js';
@@ -87,8 +88,8 @@ export class BrokerGroupAdmin {
   constructor(private readonly cluster: ClusterClient) {}
 
   /** An admin on its own cluster client (closed by close()). */
-  static async connect(bootstrap: readonly string[]): Promise<BrokerGroupAdmin> {
-    const cluster = await ClusterClient.connect({ bootstrap, clientId: 'tributary-groups', allowAutoTopicCreation: false, metadataRetries: 3 });
+  static async connect(bootstrap: readonly string[], security?: ClientSecurity): Promise<BrokerGroupAdmin> {
+    const cluster = await ClusterClient.connect({ bootstrap, clientId: 'tributary-groups', allowAutoTopicCreation: false, metadataRetries: 3, ...(security === undefined ? {} : { security }) });
     return new BrokerGroupAdmin(cluster);
   }
 

@@ -21,6 +21,7 @@ import { MetadataApi, type MetadataRequest, type MetadataResponse } from '../pro
 import { KafkaErrorCode, kafkaErrorName } from '../protocol/kafka-errors.js';
 import type { ApiSchema } from '../protocol/schema.js';
 import { KafkaConnection } from './connection.js';
+import type { ClientSecurity } from './security-config.js';
 
 export const METADATA_VERSION = 8;
 
@@ -43,6 +44,8 @@ export interface ClusterClientOptions {
   /** First wait between those attempts; doubles up to 1 s. Default 100 ms. */
   readonly metadataRetryBackoffMs?: number;
   readonly logger?: Logger;
+  /** TLS and SASL of every broker connection (security-config.ts); absent: PLAINTEXT. */
+  readonly security?: ClientSecurity;
 }
 
 export interface BrokerMetadata {
@@ -86,6 +89,15 @@ interface Link {
 
 /** Connection-level failures: after one of these the connection cannot be used again. */
 const CONNECTION_FAILURES: ReadonlySet<string> = new Set(['CONNECTION_LOST', 'REQUEST_TIMED_OUT']);
+
+/** Failures of TLS or SASL when opening a connection (connection.ts, client-authenticator.ts). */
+const SECURITY_FAILURES: ReadonlySet<string> = new Set([
+  'TLS_HANDSHAKE_FAILED',
+  'SASL_AUTHENTICATION_FAILED',
+  'UNSUPPORTED_SASL_MECHANISM',
+  'ILLEGAL_SASL_STATE',
+  'SASL_NOT_ENABLED',
+]);
 
 /** Parses `host:port` or `[ipv6]:port`. */
 export function parseAddress(text: string): { host: string; port: number } {
@@ -322,6 +334,8 @@ export class ClusterClient {
         response = await connection.request(MetadataApi, METADATA_VERSION, request);
       } catch (error) {
         if (error instanceof TributaryError && error.code === 'CLIENT_CLOSED') throw error;
+        // A refused authentication or an untrusted certificate: the other brokers share the settings, and trying again changes nothing.
+        if (error instanceof TributaryError && SECURITY_FAILURES.has(error.code)) throw error;
         lastError = error;
         failures.push(`${address.key} (${error instanceof Error ? error.message : String(error)})`);
         continue;
@@ -406,6 +420,7 @@ export class ClusterClient {
         clientId: this.options.clientId ?? 'tributary',
         requestTimeoutMs: this.options.requestTimeoutMs ?? 30_000,
         connectTimeoutMs: this.options.connectTimeoutMs ?? 10_000,
+        ...(this.options.security === undefined ? {} : { security: this.options.security }),
       });
     } catch (error) {
       this.backOff(link, error);

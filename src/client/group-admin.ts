@@ -13,8 +13,10 @@
 import { TributaryError } from '../common/errors.js';
 import { decodeCommittedOffset, deleteGroup, listGroupIds, liveZooKeeperMembers, readGroupRecord, type GroupKind } from '../coordination/group-registry.js';
 import type { CoordinationStore } from '../coordination/store.js';
-import { brokerIdsPath, brokerPath, consumerGroupPath, consumerIdsPath, consumerPath, offsetPath, offsetsPath, ownerPath, ownersPath, topicPath } from '../coordination/paths.js';
+import { consumerGroupPath, consumerIdsPath, consumerPath, offsetPath, offsetsPath, ownerPath, ownersPath, topicPath } from '../coordination/paths.js';
 import { ClusterClient } from './cluster-client.js';
+import { securityProtocolOf, type ClientSecurity } from './security-config.js';
+import { bootstrapFromZooKeeper } from './zookeeper-bootstrap.js';
 import { chooseResetOffsets, type ResetTarget } from './offset-reset.js';
 import { SimpleConsumer } from './simple-consumer.js';
 
@@ -50,7 +52,11 @@ export interface RegistryGroup {
 }
 
 export class GroupAdmin {
-  constructor(private readonly store: CoordinationStore) {}
+  /** `security`: TLS and SASL of the broker connections a broker-coordinated group needs. */
+  constructor(
+    private readonly store: CoordinationStore,
+    readonly security?: ClientSecurity,
+  ) {}
 
   async listGroups(): Promise<string[]> {
     return listGroupIds(this.store);
@@ -162,17 +168,14 @@ export class GroupAdmin {
     await deleteGroup(this.store, group);
   }
 
-  /** The `host:port` of every broker registered in this ZooKeeper. */
+  /** The `host:port` of every broker registered in this ZooKeeper, at the listener of this client's security protocol. */
   async brokerAddresses(): Promise<string[]> {
-    const ids = (await this.store.children(brokerIdsPath())) ?? [];
-    const bootstrap: string[] = [];
-    for (const id of ids) {
-      const node = await this.store.get(brokerPath(Number(id)));
-      if (node === undefined) continue;
-      const { host, port } = JSON.parse(node.data.toString('utf8')) as { host: string; port: number };
-      bootstrap.push(`${host}:${port}`);
+    try {
+      return await bootstrapFromZooKeeper(this.store, securityProtocolOf(this.security));
+    } catch (error) {
+      if (error instanceof TributaryError && error.code === 'NO_BROKERS_REGISTERED') return [];
+      throw error;
     }
-    return bootstrap;
   }
 
   private async refuseBrokerGroup(group: string, what: string): Promise<GroupKind | 'none' | undefined> {
@@ -204,7 +207,7 @@ export class GroupAdmin {
   /** A client bootstrapped from the brokers registered in ZooKeeper, or undefined if none is. */
   private async clusterClient(): Promise<ClusterClient | undefined> {
     const bootstrap = await this.brokerAddresses();
-    return bootstrap.length === 0 ? undefined : ClusterClient.connect({ bootstrap, clientId: 'tributary-groups', allowAutoTopicCreation: false });
+    return bootstrap.length === 0 ? undefined : ClusterClient.connect({ bootstrap, clientId: 'tributary-groups', allowAutoTopicCreation: false, ...(this.security === undefined ? {} : { security: this.security }) });
   }
 }
 

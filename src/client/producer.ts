@@ -25,6 +25,7 @@ import type { Logger } from '../common/logger.js';
 import { Compression, type CompressionName } from '../protocol/record-batch.js';
 import type { RecordHeader } from '../protocol/records.js';
 import { ClusterClient, type ClusterClientOptions } from './cluster-client.js';
+import type { ClientSecurity } from './security-config.js';
 import { Partitioner, type NullKeyStrategy } from './partitioner.js';
 import { SendTracker, type AcknowledgedRecord, type RecordMetadata } from './producer/delivery.js';
 import { asError } from './producer/produce-errors.js';
@@ -92,6 +93,8 @@ export interface ProducerConnectOptions extends ProducerOptions {
   readonly clientId?: string;
   /** Default true: sending to an unknown topic creates it where the broker allows that. */
   readonly allowAutoTopicCreation?: boolean;
+  /** TLS and SASL of its broker connections (security-config.ts). */
+  readonly security?: ClientSecurity;
 }
 
 export class Producer {
@@ -164,6 +167,7 @@ export class Producer {
       ...(options.clientId === undefined ? {} : { clientId: options.clientId }),
       ...(options.allowAutoTopicCreation === undefined ? {} : { allowAutoTopicCreation: options.allowAutoTopicCreation }),
       ...(options.logger === undefined ? {} : { logger: options.logger }),
+      ...(options.security === undefined ? {} : { security: options.security }),
     };
     const cluster = await ClusterClient.connect(clusterOptions);
     try {

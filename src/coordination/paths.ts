@@ -6,6 +6,7 @@
  *   /brokers/topics/<topic>                           persistent  partition assignment (replica lists)
  *   /brokers/topics/<topic>/partitions/<p>/state      persistent  leader, leader epoch, ISR (partition-state.ts)
  *   /config/topics/<topic>                            persistent  per-topic overrides
+ *   /config/users/<user, URL-encoded>                 persistent  SCRAM credentials (user-credentials.ts)
  *   /consumers/<group>/ids/<consumerId>               ephemeral   consumer registration
  *   /consumers/<group>/owners/<topic>/<partition>     ephemeral   owning consumer thread
  *   /consumers/<group>/offsets/<topic>/<partition>    persistent  next offset to read
@@ -88,6 +89,32 @@ export function topicConfigsPath(): string {
 
 export function topicConfigPath(topic: string): string {
   return `${topicConfigsPath()}/${pathSegment('topic', topic)}`;
+}
+
+export function userConfigsPath(): string {
+  return '/config/users';
+}
+
+/**
+ * A user's node. The name is URL-encoded as Kafka's Sanitizer does (all but `A–Z a–z 0–9 . _ -`
+ * as %XX of its UTF-8 bytes), so `CN=client,O=acme` or `a/b` address one node and Kafka's tools
+ * find the same node for the same user.
+ */
+export function userConfigPath(user: string): string {
+  return `${userConfigsPath()}/${pathSegment('user', sanitizeUserName(user))}`;
+}
+
+export function sanitizeUserName(user: string): string {
+  return Array.from(Buffer.from(user, 'utf8'), (byte) => (/[A-Za-z0-9._-]/.test(String.fromCharCode(byte)) ? String.fromCharCode(byte) : `%${byte.toString(16).toUpperCase().padStart(2, '0')}`)).join('');
+}
+
+/** The user a child of /config/users names; undefined for a name that is not valid %-encoding. */
+export function userNameOfNode(node: string): string | undefined {
+  try {
+    return decodeURIComponent(node.replaceAll('+', ' '));
+  } catch {
+    return undefined;
+  }
 }
 
 export function consumersPath(): string {

@@ -15,6 +15,7 @@ import { groupsView } from './groups-view.js';
 import { loadsView } from './loads-view.js';
 import { queuesView } from './queues-view.js';
 import type { DashboardSources } from './sources.js';
+import { securityOption, type ClientSecurity } from '../client/security-config.js';
 import { AuditSource } from './sources/audit-source.js';
 import { GroupSource } from './sources/group-source.js';
 import { DEFAULT_PREFIX, QueueSource } from './sources/queue-source.js';
@@ -40,6 +41,8 @@ export interface DashboardOptions {
   /** Brokers of the cluster whose `_audit` topic to read; needs `registry`. */
   readonly bootstrapServers?: readonly string[];
   readonly registry?: string;
+  /** TLS and SASL of every broker connection (audit counts, group lag). */
+  readonly security?: ClientSecurity;
   /** Bull Board without its buttons that change jobs and queues. */
   readonly readOnly?: boolean;
   /** How long one source may take before its panel says so. Default 20 s. */
@@ -65,10 +68,10 @@ export async function startDashboard(options: DashboardOptions): Promise<Running
   const logger = options.logger;
   const redis = connectRedis(options.redis, logger);
   const queues = new QueueSource(redis, options.prefix ?? DEFAULT_PREFIX, options.queues ?? [], logger);
-  const groups = options.zookeeper === undefined ? undefined : new GroupSource(options.zookeeper, logger);
+  const groups = options.zookeeper === undefined ? undefined : new GroupSource(options.zookeeper, logger, options.security);
   const sources: DashboardSources = {
     loadsDirectory: options.loads,
-    audit: options.bootstrapServers === undefined || options.registry === undefined ? undefined : new AuditSource({ bootstrap: options.bootstrapServers, registry: options.registry, logger }),
+    audit: options.bootstrapServers === undefined || options.registry === undefined ? undefined : new AuditSource({ bootstrap: options.bootstrapServers, registry: options.registry, logger, ...securityOption(options.security) }),
     groups,
     queues,
     timeoutMs: options.sourceTimeoutMs ?? DEFAULT_SOURCE_TIMEOUT_MS,

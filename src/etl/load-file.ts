@@ -5,6 +5,11 @@
  *
  *   name: page-views                 # [A-Za-z0-9._-], names the lease and _etl/<name>/ in the warehouse
  *   source: { bootstrap: [h:p, …] }  # brokers of the (offline) cluster to read
+ *     security: { security.protocol: SASL_SSL, sasl.mechanism: SCRAM-SHA-512, sasl.username: etl,
+ *                 sasl.password.file: etl.password, ssl.truststore.location: ca.pem }
+ *                                    # optional: how to reach them (client security properties,
+ *                                    # src/client/security-config.ts); relative paths from this file's
+ *                                    # folder; the password from that file or $TRIBUTARY_SASL_PASSWORD
  *   topics: [page-views]             # or topicPattern: '^page-.*$' (a whole-name regex); not both
  *   registry: http://h:p             # schema registry; topic T is read as the latest T-value
  *   warehouse: { url: webhdfs://h:p/base?user=etl, root: warehouse }   # root: folder inside the URL's
@@ -22,7 +27,8 @@
  *   transform: { fields: { out: path | { const: v } } }   # optional: the records written (transform.ts)
  *   audit: { topic: _audit, bootstrap: [h:p] }   # optional: publish the LOADER audit tier and write
  *                                    # hour _COMPLETE markers; topic defaults to _audit, bootstrap to
- *                                    # source.bootstrap; needs timeField (the creation time)
+ *                                    # source.bootstrap; needs timeField (the creation time); its own
+ *                                    # `security` block, else source.security when bootstrap is left out
  *   hive: { database: default, table: page_views, fileSystem: hdfs://nn:8020 }   # optional: what
  *                                    # `tributary etl ddl` names (tables/hive-tables.ts); `table` for a
  *                                    # one-topic list, else `tables: { <topic>: <table> }`; default table
@@ -35,6 +41,7 @@ import { z } from 'zod';
 import { hostPortSchema, parseConfig } from '../common/config.js';
 import { AUDIT_TOPIC } from '../audit/audit-count.js';
 import { TributaryError } from '../common/errors.js';
+import { parseClientSecurity, securityBlockSchema, type ClientSecurity, type ClientSecurityProperties } from '../client/security-config.js';
 import { validateCodec, type DataFileCodec, type DataFileFormat } from './files/data-files.js';
 import { transformSchema, type TransformDefinition } from './records/transform.js';
 import type { HourLayout, TopicSelector } from './load-types.js';
@@ -46,7 +53,8 @@ export interface LoadDefinition {
   /** Absolute path of the load file, for messages. */
   readonly file: string;
   readonly name: string;
-  readonly source: { readonly bootstrap: readonly string[] };
+  /** `security`: the client security properties as written (checked, not yet read: see loadClientSecurity). */
+  readonly source: { readonly bootstrap: readonly string[]; readonly security?: ClientSecurityProperties };
   readonly topics: TopicSelector;
   readonly registry: string;
   /** `url` as written; a relative local path is taken from the load file's folder (`baseDirectory`). */
@@ -86,6 +94,8 @@ export interface LoadAuditSettings {
   readonly topic: string;
   /** The cluster whose audit topic gets the LOADER counts and holds the PRODUCER counts (source.bootstrap by default). */
   readonly bootstrap: readonly string[];
+  /** How to reach that cluster: the section's own security block, or source.security when it is the source cluster. */
+  readonly security?: ClientSecurityProperties;
 }
 
 export const DEFAULT_MAX_RECORDS_PER_TASK = 1_000_000;
@@ -128,6 +138,7 @@ const loadFileSchema = z
         (value) => (typeof value === 'string' ? value.split(',').map((part) => part.trim()) : value),
         z.array(hostPortSchema).min(1, 'name at least one broker as HOST:PORT'),
       ),
+      security: securityBlockSchema.optional(),
     }),
     topics: z.array(topicName).min(1, 'list at least one topic, or use topicPattern instead').optional(),
     topicPattern: z
@@ -166,6 +177,7 @@ const loadFileSchema = z
             z.array(hostPortSchema).min(1, 'name at least one broker as HOST:PORT, or leave bootstrap out to use source.bootstrap'),
           )
           .optional(),
+        security: securityBlockSchema.optional(),
       })
       .optional(),
     layout: z.enum(['hourly', 'hive'], { error: 'expected hourly (<topic>/hourly/YYYY/MM/DD/HH) or hive (<topic>/dt=YYYY-MM-DD/hr=HH)' }).default('hourly'),
@@ -255,7 +267,7 @@ export function parseLoadFile(text: string, file: string): LoadDefinition {
   return {
     file,
     name: parsed.name,
-    source: { bootstrap: parsed.source.bootstrap },
+    source: { bootstrap: parsed.source.bootstrap, ...(parsed.source.security === undefined ? {} : { security: parsed.source.security }) },
     topics,
     registry: parsed.registry,
     warehouse: { url: parsed.warehouse.url, root: parseWarehousePath(parsed.warehouse.root, 'read load file', 'warehouse.root').normal, baseDirectory: dirname(file) },
@@ -269,10 +281,29 @@ export function parseLoadFile(text: string, file: string): LoadDefinition {
     latenessHorizonMs: parsed.latenessHorizon,
     ...(parsed.schedule === undefined ? {} : { schedule: parsed.schedule.trim() }),
     ...(parsed.transform === undefined ? {} : { transform: parsed.transform }),
-    ...(parsed.audit === undefined ? {} : { audit: { topic: parsed.audit.topic, bootstrap: parsed.audit.bootstrap ?? parsed.source.bootstrap } }),
+    ...(parsed.audit === undefined ? {} : { audit: auditSettings(parsed.audit, parsed.source) }),
     layout: parsed.layout,
     ...(parsed.hive === undefined ? {} : { hive: hiveSettings(parsed.hive, parsed.topics) }),
   };
+}
+
+function auditSettings(
+  audit: { topic: string; bootstrap?: string[] | undefined; security?: Record<string, unknown> | undefined },
+  source: { bootstrap: string[]; security?: Record<string, unknown> | undefined },
+): LoadAuditSettings {
+  // Without its own brokers the audit is on the source cluster, reached the same way.
+  const security = audit.security ?? (audit.bootstrap === undefined ? source.security : undefined);
+  return { topic: audit.topic, bootstrap: audit.bootstrap ?? source.bootstrap, ...(security === undefined ? {} : { security }) };
+}
+
+/**
+ * The ClientSecurity of the load's source or audit cluster: reads the password and PEM files its
+ * security block names (relative to the load file's folder), and `env` for a password variable.
+ */
+export function loadClientSecurity(load: LoadDefinition, cluster: 'source' | 'audit', env: Readonly<Record<string, string | undefined>>): ClientSecurity | undefined {
+  const properties = cluster === 'source' ? load.source.security : load.audit?.security;
+  if (properties === undefined) return undefined;
+  return parseClientSecurity(properties, { source: `load file ${load.file} ${cluster}.security`, baseDirectory: dirname(load.file), env });
 }
 
 function hiveSettings(hive: { database: string; table?: string | undefined; tables?: Record<string, string> | undefined; fileSystem?: string | undefined }, topics: readonly string[] | undefined): HiveTableSettings {

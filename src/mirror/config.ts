@@ -8,6 +8,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { parseConfig, zookeeperConnectSchema } from '../common/config.js';
 import { TributaryError } from '../common/errors.js';
+import { parseClientSecurity, securityBlockSchema, type ClientSecurity } from '../client/security-config.js';
 
 const sourceNameSchema = z.string().regex(/^[A-Za-z0-9._-]{1,64}$/, 'a source name is 1–64 of A–Z, a–z, 0–9, ".", "_", "-"');
 
@@ -20,7 +21,8 @@ const regexSchema = z.string().min(1).refine((pattern) => {
   }
 }, 'not a valid regular expression');
 
-export const mirrorSourceSchema = z.object({ name: sourceNameSchema, zookeeper: zookeeperConnectSchema }).strict();
+/** `security`: how to reach this source's brokers (client security properties, security-config.ts). */
+export const mirrorSourceSchema = z.object({ name: sourceNameSchema, zookeeper: zookeeperConnectSchema, security: securityBlockSchema.optional() }).strict();
 export type MirrorSource = z.output<typeof mirrorSourceSchema>;
 
 const positiveInteger = z.coerce.number().int().min(1);
@@ -68,6 +70,8 @@ export const mirrorSettingsSchema = z
     auditWindowMs: positiveInteger.optional(),
     /** How long after its end a window still takes counts (the audit's default unless set). */
     auditLatenessMs: z.coerce.number().int().min(0).optional(),
+    /** How to reach the target (offline) cluster's brokers: client security properties (security-config.ts). */
+    targetSecurity: securityBlockSchema.optional(),
     /** Accepted for older configs and unused: counts are published with each commit, per source range (range-audit.ts). */
     auditPublishIntervalMs: z.coerce.number().int().min(0).optional(),
   })
@@ -78,6 +82,27 @@ export type MirrorSettingsInput = z.input<typeof mirrorSettingsSchema>;
 
 /** The offline cluster: its brokers, or its ZooKeeper (whose broker registry names them). */
 export type MirrorTargetAddress = { readonly bootstrap: readonly string[] } | { readonly zookeeper: string };
+
+/** The security of each connection the mirror opens, resolved (files and environment read). */
+export interface MirrorSecurity {
+  readonly target?: ClientSecurity;
+  /** By source name. */
+  readonly sources: ReadonlyMap<string, ClientSecurity>;
+}
+
+/**
+ * Reads the password and PEM files the settings' security blocks name (`env` for the password
+ * variables). `target` (from `--command-config`) replaces the file's targetSecurity.
+ */
+export function resolveMirrorSecurity(settings: MirrorSettings, env: Readonly<Record<string, string | undefined>>, target?: ClientSecurity): MirrorSecurity {
+  const sources = new Map<string, ClientSecurity>();
+  settings.sources.forEach((source, index) => {
+    if (source.security !== undefined) sources.set(source.name, parseClientSecurity(source.security, { source: `mirror sources[${index}] (${source.name}) security`, env }));
+  });
+  const fromFile = settings.targetSecurity === undefined ? undefined : parseClientSecurity(settings.targetSecurity, { source: 'mirror targetSecurity', env });
+  const resolved = target ?? fromFile;
+  return { sources, ...(resolved === undefined ? {} : { target: resolved }) };
+}
 
 export function parseMirrorSettings(input: unknown, source: string): MirrorSettings {
   return parseConfig(mirrorSettingsSchema, input, source);

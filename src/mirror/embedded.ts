@@ -5,7 +5,7 @@
  * restart the process once the cause is fixed.
  */
 import type { Logger } from '../common/logger.js';
-import { loadMirrorSettingsFile, type MirrorSettings } from './config.js';
+import { loadMirrorSettingsFile, resolveMirrorSecurity, type MirrorSettings } from './config.js';
 import { Mirror } from './mirror.js';
 
 /** Reads and validates the file; call it before starting the broker, so a bad file fails fast. */
@@ -13,11 +13,17 @@ export function readEmbeddedMirrorConfig(path: string): MirrorSettings {
   return loadMirrorSettingsFile(path);
 }
 
-export async function startEmbeddedMirror(settings: MirrorSettings, brokerAddress: string, logger: Logger): Promise<Mirror> {
+/**
+ * `brokerAddress` is a listener of this broker whose protocol the file's targetSecurity speaks
+ * (PLAINTEXT without one); `env` holds the password variables the security blocks name.
+ */
+export async function startEmbeddedMirror(settings: MirrorSettings, brokerAddress: string, logger: Logger, env: Readonly<Record<string, string | undefined>> = process.env): Promise<Mirror> {
+  const security = resolveMirrorSecurity(settings, env);
   // A failure may be reported while Mirror.start is still running, before there is a mirror to stop.
   const started: { mirror?: Mirror; failed: boolean } = { failed: false };
   started.mirror = await Mirror.start({
     settings,
+    security,
     target: { bootstrap: [brokerAddress] },
     logger,
     onFatal: () => {

@@ -3,6 +3,7 @@
  * source range at a time under an identity fixed by the range (range-audit.ts says why), to the
  * offline cluster's audit topic.
  */
+import { securityOption, type ClientSecurity } from '../client/security-config.js';
 import { AuditCounter, type AuditEncoder, type AuditPublisher } from '../audit/counter.js';
 import { windowStartOf, DEFAULT_WINDOW_MS } from '../audit/windows.js';
 import { ClusterClient } from '../client/cluster-client.js';
@@ -26,11 +27,13 @@ export interface MirrorAuditOptions {
   readonly windowMs?: number;
   readonly latenessMs?: number;
   readonly logger: Logger;
+  /** TLS and SASL of the connections to the offline cluster. */
+  readonly security?: ClientSecurity;
 }
 
 /** The MIRROR-tier publisher, to the offline cluster's audit topic with acks=-1. */
 export async function connectMirrorAudit(options: MirrorAuditOptions): Promise<MirrorAuditPublisher> {
-  const cluster = await ClusterClient.connect({ bootstrap: options.bootstrap, clientId: 'tributary-mirror-audit', logger: options.logger });
+  const cluster = await ClusterClient.connect({ bootstrap: options.bootstrap, clientId: 'tributary-mirror-audit', logger: options.logger, ...securityOption(options.security) });
   const producer = new Producer(cluster, { acks: -1, logger: options.logger });
   const publisher = rangeCountPublisher({
     publisher: producer,

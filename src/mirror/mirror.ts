@@ -18,7 +18,8 @@ import { bootstrapFromZooKeeper } from '../client/zookeeper-bootstrap.js';
 import type { Logger } from '../common/logger.js';
 import { metricsRegistry } from '../common/metrics.js';
 import { ZooKeeperStore } from '../coordination/zookeeper-store.js';
-import type { MirrorSettings, MirrorTargetAddress } from './config.js';
+import { securityOption, securityProtocolOf, type ClientSecurity, type SecurityProtocol } from '../client/security-config.js';
+import type { MirrorSecurity, MirrorSettings, MirrorTargetAddress } from './config.js';
 import { MirrorMetrics } from './metrics.js';
 import { connectMirrorAudit, type MirrorAuditPublisher } from './mirror-audit.js';
 import { SourceMirror } from './source-mirror.js';
@@ -34,6 +35,8 @@ export interface MirrorOptions {
    * group that cannot rebalance). Commits have stopped by then; call `stop()`.
    */
   readonly onFatal?: (error: Error) => void;
+  /** TLS and SASL of the target's and each source's connections (resolveMirrorSecurity); absent: PLAINTEXT everywhere. */
+  readonly security?: MirrorSecurity;
 }
 
 export class Mirror {
@@ -50,10 +53,14 @@ export class Mirror {
 
   static async start(options: MirrorOptions): Promise<Mirror> {
     const logger = options.logger.child({ component: 'mirror', group: options.settings.group });
-    const bootstrap = 'bootstrap' in options.target ? options.target.bootstrap : await targetBootstrapFromZooKeeper(options.target.zookeeper, options.settings.sessionTimeoutMs);
-    const mirror = new Mirror(await MirrorTarget.connect({ bootstrap, logger }), logger, options.onFatal);
+    const targetSecurity = options.security?.target;
+    const bootstrap =
+      'bootstrap' in options.target
+        ? options.target.bootstrap
+        : await targetBootstrapFromZooKeeper(options.target.zookeeper, options.settings.sessionTimeoutMs, securityProtocolOf(targetSecurity));
+    const mirror = new Mirror(await MirrorTarget.connect({ bootstrap, logger, ...securityOption(targetSecurity) }), logger, options.onFatal);
     try {
-      const audit = await connectAudit(options.settings, bootstrap, logger);
+      const audit = await connectAudit(options.settings, bootstrap, logger, targetSecurity);
       mirror.audit = audit;
       const filter = new TopicFilter(options.settings.whitelist, options.settings.blacklist);
       const metrics = new MirrorMetrics(metricsRegistry());
@@ -67,6 +74,7 @@ export class Mirror {
           metrics,
           logger,
           onFatal: (error) => mirror.fail(error),
+          ...securityOption(options.security?.sources.get(source.name)),
         });
         mirror.sources.push(started);
         if (mirror.failure !== undefined) started.failCommits(mirror.failure);
@@ -107,17 +115,17 @@ export class Mirror {
   }
 }
 
-async function targetBootstrapFromZooKeeper(zookeeper: string, sessionTimeoutMs: number): Promise<string[]> {
+async function targetBootstrapFromZooKeeper(zookeeper: string, sessionTimeoutMs: number, protocol: SecurityProtocol): Promise<string[]> {
   const store = await ZooKeeperStore.connect(zookeeper, { sessionTimeoutMs });
   try {
-    return await bootstrapFromZooKeeper(store);
+    return await bootstrapFromZooKeeper(store, protocol);
   } finally {
     await store.close();
   }
 }
 
 /** The MIRROR-tier counter when a registry is configured (AuditCount events are framed with it). */
-async function connectAudit(settings: MirrorSettings, bootstrap: readonly string[], logger: Logger): Promise<MirrorAuditPublisher | undefined> {
+async function connectAudit(settings: MirrorSettings, bootstrap: readonly string[], logger: Logger, security: ClientSecurity | undefined): Promise<MirrorAuditPublisher | undefined> {
   if (settings.registry === undefined) {
     logger.warn('no schema registry given: the mirror does not count records for the audit');
     return undefined;
@@ -126,6 +134,7 @@ async function connectAudit(settings: MirrorSettings, bootstrap: readonly string
     bootstrap,
     registryUrl: settings.registry,
     logger,
+    ...securityOption(security),
     ...(settings.auditWindowMs === undefined ? {} : { windowMs: settings.auditWindowMs }),
     ...(settings.auditLatenessMs === undefined ? {} : { latenessMs: settings.auditLatenessMs }),
   });

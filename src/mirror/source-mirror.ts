@@ -23,6 +23,7 @@ import { ClusterClient } from '../client/cluster-client.js';
 import { ZooKeeperConsumer } from '../client/group/zookeeper-consumer.js';
 import { SimpleConsumer } from '../client/simple-consumer.js';
 import { bootstrapFromZooKeeper } from '../client/zookeeper-bootstrap.js';
+import { securityOption, securityProtocolOf, type ClientSecurity } from '../client/security-config.js';
 import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { offsetPath, ownerPath, topicPath, topicsPath } from '../coordination/paths.js';
@@ -53,6 +54,8 @@ export interface SourceMirrorOptions {
   readonly logger: Logger;
   /** Hears a failure after which this source cannot be mirrored safely. */
   readonly onFatal: (error: Error) => void;
+  /** TLS and SASL of the connections to this source's brokers; absent: PLAINTEXT. */
+  readonly security?: ClientSecurity;
 }
 
 interface MirroredTopic {
@@ -129,8 +132,8 @@ export class SourceMirror {
     const store = await ZooKeeperStore.connect(source.zookeeper, { sessionTimeoutMs: settings.sessionTimeoutMs, logger });
     let cluster: ClusterClient | undefined;
     try {
-      const bootstrap = await bootstrapFromZooKeeper(store);
-      cluster = await ClusterClient.connect({ bootstrap, clientId: `tributary-mirror-${source.name}`, allowAutoTopicCreation: false, logger });
+      const bootstrap = await bootstrapFromZooKeeper(store, securityProtocolOf(options.security));
+      cluster = await ClusterClient.connect({ bootstrap, clientId: `tributary-mirror-${source.name}`, allowAutoTopicCreation: false, logger, ...securityOption(options.security) });
       const mirror = new SourceMirror(store, cluster, bootstrap, options);
       mirror.scheduleSync();
       await mirror.syncing;
@@ -221,7 +224,7 @@ export class SourceMirror {
     // A broker answers one request of a connection at a time, and the consumer long-polls each
     // partition separately: a topic's fetches get their own connections, so they queue behind
     // the idle polls of that topic only (not of every mirrored topic, nor behind lag queries).
-    const fetchClient = await ClusterClient.connect({ bootstrap: this.bootstrap, clientId: `tributary-mirror-${this.name}-${topic}`, allowAutoTopicCreation: false, logger });
+    const fetchClient = await ClusterClient.connect({ bootstrap: this.bootstrap, clientId: `tributary-mirror-${this.name}-${topic}`, allowAutoTopicCreation: false, logger, ...securityOption(this.options.security) });
     let consumer: ZooKeeperConsumer;
     try {
       consumer = await ZooKeeperConsumer.connect({

@@ -8,6 +8,7 @@
  * order per partition: a mirror waits for its target rather than dropping records. A failure the
  * target will never accept (a record too large, say) rejects the send, and the mirror stops.
  */
+import { securityOption, type ClientSecurity } from '../client/security-config.js';
 import { ClusterClient } from '../client/cluster-client.js';
 import { Producer, type ProducerRecord, type RecordMetadata } from '../client/producer.js';
 import { SimpleConsumer } from '../client/simple-consumer.js';
@@ -33,8 +34,8 @@ export class MirrorTarget {
     this.reader = new SimpleConsumer(cluster);
   }
 
-  static async connect(options: { readonly bootstrap: readonly string[]; readonly logger: Logger }): Promise<MirrorTarget> {
-    const cluster = await ClusterClient.connect({ bootstrap: options.bootstrap, clientId: 'tributary-mirror', allowAutoTopicCreation: false, logger: options.logger });
+  static async connect(options: { readonly bootstrap: readonly string[]; readonly logger: Logger; readonly security?: ClientSecurity }): Promise<MirrorTarget> {
+    const cluster = await ClusterClient.connect({ bootstrap: options.bootstrap, clientId: 'tributary-mirror', allowAutoTopicCreation: false, logger: options.logger, ...securityOption(options.security) });
     try {
       const producer = new Producer(cluster, { acks: -1, retries: 2 ** 31 - 1, retryBackoffMaxMs: 1000, logger: options.logger }, true);
       return new MirrorTarget(cluster, producer, options.logger);

@@ -22,7 +22,12 @@ export class FrameDecoder {
    * @param allocate where a frame spread over several chunks is copied to (the broker lends pooled
    *   buffers and takes them back once the request is done).
    */
-  constructor(private readonly maxFrameBytes: number, private readonly allocate: (size: number) => Buffer = (size) => Buffer.allocUnsafe(size)) {}
+  constructor(private maxFrameBytes: number, private readonly allocate: (size: number) => Buffer = (size) => Buffer.allocUnsafe(size)) {}
+
+  /** Changes the limit for frames whose size has not been read yet (a SASL listener raises it after authentication). */
+  setMaxFrameBytes(bytes: number): void {
+    this.maxFrameBytes = bytes;
+  }
 
   /** Bytes held for an incomplete frame. */
   get pendingBytes(): number {

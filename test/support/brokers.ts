@@ -73,7 +73,8 @@ export interface BrokerProcessOptions {
   readonly run: ServiceRun;
   readonly id: number;
   readonly zookeeper?: string;
-  readonly settings?: Record<string, string>;
+  /** Broker settings; a function gets the --listen port (to name it in `listeners`). */
+  readonly settings?: Record<string, string> | ((port: number) => Record<string, string>);
   /** Serve Prometheus metrics on a free port. */
   readonly metrics?: boolean;
   /**
@@ -95,7 +96,7 @@ export async function startBrokerProcess(options: BrokerProcessOptions): Promise
     join(root, 'bin', 'tributary.js'), 'broker', 'start',
     '--id', String(options.id), '--listen', `${LOOPBACK}:${port}`, '--data-dir', dataDir,
     ...(options.zookeeper === undefined ? [] : ['--zookeeper', options.zookeeper]),
-    ...Object.entries(options.settings ?? {}).flatMap(([key, value]) => ['--set', `${key}=${value}`]),
+    ...Object.entries((typeof options.settings === 'function' ? options.settings(port) : options.settings) ?? {}).flatMap(([key, value]) => ['--set', `${key}=${value}`]),
     ...(metricsAddress === undefined ? [] : ['--metrics', metricsAddress]),
   ];
   let generation = 0;

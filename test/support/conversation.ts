@@ -3,6 +3,7 @@
  * prefix included), read whole response frames in order, decode them with the protocol layer.
  */
 import { createConnection, type Socket } from 'node:net';
+import { connect as connectTls, type ConnectionOptions as TlsConnectionOptions } from 'node:tls';
 import { ProduceApi, type ProduceRequest, type ProduceResponse, type ProducePartitionResponse } from '../../src/protocol/apis/index.js';
 import { decodeResponseHeader, encodeRequestHeader, responseHeaderVersion } from '../../src/protocol/headers.js';
 import { decodeResponseBody, encodeRequestBody, type ApiSchema } from '../../src/protocol/schema.js';
@@ -42,6 +43,16 @@ export class Conversation {
       const socket = createConnection({ host, port });
       socket.setNoDelay(true);
       socket.once('connect', () => resolve(new Conversation(socket)));
+      socket.once('error', reject);
+    });
+  }
+
+  /** Over TLS: resolves once the handshake is done, rejects when it fails (e.g. the certificate is refused). */
+  static openTls(port: number, options: TlsConnectionOptions, host = LOOPBACK): Promise<Conversation> {
+    return new Promise((resolve, reject) => {
+      const socket = connectTls({ host, port, ...options });
+      socket.setNoDelay(true);
+      socket.once('secureConnect', () => resolve(new Conversation(socket)));
       socket.once('error', reject);
     });
   }

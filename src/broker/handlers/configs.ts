@@ -248,13 +248,18 @@ function topicConfigEntry(
   };
 }
 
-/** Every broker setting, read-only: they come from the broker's config file and flags. */
+/** Broker settings whose values are secrets: described as Kafka describes passwords (value null, sensitive). */
+const SENSITIVE_BROKER_CONFIGS: ReadonlySet<string> = new Set(['ssl.key.password']);
+
+/** Every broker setting, read-only: they come from the broker's config file and flags. Unset optional ones are null. */
 function brokerConfigEntries(config: BrokerConfig, options: { synonyms: boolean; documentation: boolean }): DescribeConfigsEntry[] {
   const documentation = new Map(TOPIC_CONFIGS.map((definition) => [definition.brokerSynonym, `The default of topic config ${definition.name}: ${definition.documentation}`]));
   return (Object.keys(brokerConfigSchema.shape) as (keyof BrokerConfig)[]).map((name) => {
-    const value = formatBrokerValue(config[name]);
-    const builtIn = formatBrokerValue(BUILT_IN_BROKER_CONFIG[name]);
-    const source = value === builtIn ? CONFIG_SOURCE.DEFAULT_CONFIG : CONFIG_SOURCE.STATIC_BROKER_CONFIG;
+    const sensitive = SENSITIVE_BROKER_CONFIGS.has(name);
+    const shown = (raw: string | number | boolean | undefined): string | null => (sensitive || raw === undefined ? null : formatBrokerValue(raw));
+    const value = shown(config[name]);
+    const builtIn = shown(BUILT_IN_BROKER_CONFIG[name]);
+    const source = config[name] === BUILT_IN_BROKER_CONFIG[name] ? CONFIG_SOURCE.DEFAULT_CONFIG : CONFIG_SOURCE.STATIC_BROKER_CONFIG;
     const synonyms: DescribeConfigsSynonym[] = [
       ...(source === CONFIG_SOURCE.STATIC_BROKER_CONFIG ? [{ name, value, source }] : []),
       { name, value: builtIn, source: CONFIG_SOURCE.DEFAULT_CONFIG },
@@ -264,9 +269,9 @@ function brokerConfigEntries(config: BrokerConfig, options: { synonyms: boolean;
       value,
       readOnly: true,
       configSource: source,
-      isSensitive: false,
+      isSensitive: sensitive,
       synonyms: options.synonyms ? synonyms : [],
-      configType: brokerConfigType(name, config[name]),
+      configType: sensitive ? CONFIG_TYPE.PASSWORD : brokerConfigType(name, config[name] ?? ''),
       documentation: options.documentation ? (documentation.get(name) ?? null) : null,
     };
   });

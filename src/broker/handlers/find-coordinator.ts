@@ -24,7 +24,7 @@ export function findCoordinatorHandler(coordinator: GroupCoordinator, cluster: C
   const refuse = (errorCode: number, errorMessage: string): FindCoordinatorResponse => ({ throttleTimeMs: 0, errorCode, errorMessage, nodeId: -1, host: '', port: -1 });
   return {
     api: FindCoordinatorApi,
-    async handle(request) {
+    async handle(request, _version, context) {
       if (request.keyType === TRANSACTION_KEY_TYPE) {
         return refuse(
           KafkaErrorCode.TRANSACTIONAL_ID_AUTHORIZATION_FAILED,
@@ -34,7 +34,8 @@ export function findCoordinatorHandler(coordinator: GroupCoordinator, cluster: C
       if (request.keyType !== GROUP_KEY_TYPE) return refuse(KafkaErrorCode.INVALID_REQUEST, `unknown coordinator key type ${request.keyType}: 0 is a consumer group`);
       if (request.key === '') return refuse(KafkaErrorCode.INVALID_GROUP_ID, 'the group id is empty');
       const brokerId = coordinator.coordinatorOf(request.key);
-      const broker = brokerId === undefined ? undefined : cluster.liveBrokers().find((candidate) => candidate.id === brokerId);
+      // Its address on the listener this request came in on (a coordinator without it cannot be reached from here).
+      const broker = brokerId === undefined ? undefined : cluster.liveBrokersOn(context.identity.listenerName).find((candidate) => candidate.id === brokerId);
       if (broker === undefined) return refuse(KafkaErrorCode.COORDINATOR_NOT_AVAILABLE, `no live broker can coordinate group "${request.key}" right now; retry`);
       return { throttleTimeMs: 0, errorCode: KafkaErrorCode.NONE, errorMessage: null, nodeId: broker.id, host: broker.host, port: broker.port };
     },

@@ -26,7 +26,7 @@ const AUTO_CREATE_LEADER_WAIT_MS = 3_000;
 export function metadataHandler(context: BrokerContext): ApiHandler<MetadataRequest, MetadataResponse> {
   return {
     api: MetadataApi,
-    async handle(request, version) {
+    async handle(request, version, requestContext) {
       const { cluster } = context;
       // v0: an empty list means all topics; v1+: null means all, empty means none.
       const all = request.topics === null || (version === 0 && request.topics.length === 0);
@@ -46,7 +46,8 @@ export function metadataHandler(context: BrokerContext): ApiHandler<MetadataRequ
       }
       return {
         throttleTimeMs: 0,
-        brokers: cluster.liveBrokers().map((broker) => ({ nodeId: broker.id, host: broker.host, port: broker.port, rack: broker.rack ?? null })),
+        // Each client is told the addresses of the listener it came in on.
+        brokers: cluster.liveBrokersOn(requestContext.identity.listenerName).map((broker) => ({ nodeId: broker.id, host: broker.host, port: broker.port, rack: broker.rack ?? null })),
         clusterId: context.clusterId,
         // Admin clients send CreateTopics and the like to the controller; any broker here serves
         // them, so while no election has been seen (a broker just started) this one answers.

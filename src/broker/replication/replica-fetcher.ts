@@ -27,6 +27,7 @@ import { OffsetForLeaderEpochApi } from '../../protocol/apis/offset-for-leader-e
 import { KafkaErrorCode, kafkaErrorName } from '../../protocol/kafka-errors.js';
 import { truncationFor } from './follower-truncation.js';
 import type { PartitionReplica } from './partition-replica.js';
+import type { ClientSecurity } from '../../client/security-config.js';
 
 export interface ReplicaFetcherSettings {
   readonly maxWaitMs: number;
@@ -43,6 +44,8 @@ export interface ReplicaFetcherHost {
   readonly logger: Logger;
   /** Where the leader listens now (it may have restarted elsewhere). */
   brokerAddress(brokerId: number): { host: string; port: number } | undefined;
+  /** TLS and SASL towards the leader's inter-broker listener. */
+  readonly security?: ClientSecurity;
   /** A follower's log got data and was fsynced (its HW may have moved too). */
   followerProgressed?(replica: PartitionReplica): void;
 }
@@ -140,10 +143,12 @@ export class ReplicaFetcher {
   private async connect(): Promise<KafkaConnection> {
     if (this.connection !== undefined) return this.connection;
     const address = this.host.brokerAddress(this.leaderId);
-    if (address === undefined) throw new Error(`leader ${this.leaderId} is not registered`);
+    if (address === undefined) throw new Error(`leader ${this.leaderId} is not registered, or has no inter-broker listener`);
     this.connection = await KafkaConnection.open(address.host, address.port, {
       clientId: `tributary-replica-fetcher-${this.host.brokerId}`,
       requestTimeoutMs: Math.max(30_000, this.settings.maxWaitMs * 4),
+      // The inter-broker listener's TLS and SASL, as the broker config names them.
+      ...(this.host.security === undefined ? {} : { security: this.host.security }),
     });
     return this.connection;
   }

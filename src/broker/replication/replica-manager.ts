@@ -32,6 +32,8 @@ import type { FetchWaiters } from '../fetch-waiters.js';
 import type { ReplicationMetrics } from './replication-metrics.js';
 import { PartitionReplica } from './partition-replica.js';
 import { ReplicaFetcher, type ReplicaFetcherSettings } from './replica-fetcher.js';
+import { endpointOn } from '../broker-endpoints.js';
+import type { ClientSecurity } from '../../client/security-config.js';
 
 export interface ReplicaManagerOptions {
   readonly brokerId: number;
@@ -45,6 +47,10 @@ export interface ReplicaManagerOptions {
   readonly replicaWaiters: FetchWaiters;
   readonly replicaLagTimeMaxMs: number;
   readonly fetcher: ReplicaFetcherSettings;
+  /** The listener followers connect to on each leader (inter.broker.listener.name); PLAINTEXT when absent. */
+  readonly interBrokerListener?: string;
+  /** TLS and SASL of the followers' connections, for a secured inter-broker listener. */
+  readonly interBrokerSecurity?: ClientSecurity;
   /**
    * The coordination session timeout: a process frozen for 2/3 of it (SIGSTOP, a long pause) may
    * have lost its session and its leaderships without hearing it yet (replication.md §5.3 step 5).
@@ -389,8 +395,11 @@ export class ReplicaManager {
           logger: this.options.logger,
           brokerAddress: (id) => {
             const broker = cluster.broker(id);
-            return broker === undefined ? undefined : { host: broker.host, port: broker.port };
+            // A leader without the inter-broker listener (a misconfigured cluster) cannot be followed: retried with backoff.
+            const endpoint = broker === undefined ? undefined : endpointOn(broker, this.options.interBrokerListener ?? 'PLAINTEXT');
+            return endpoint === undefined ? undefined : { host: endpoint.host, port: endpoint.port };
           },
+          ...(this.options.interBrokerSecurity === undefined ? {} : { security: this.options.interBrokerSecurity }),
         },
         this.options.fetcher,
       );

@@ -13,6 +13,8 @@ import { formatReport, REPORT_FORMATS, type ReportFormat } from '../../audit/rep
 import { DEFAULT_LATENESS_MS } from '../../audit/windows.js';
 import { RegistryClient } from '../../registry/client.js';
 import { AvroDeserializer } from '../../registry/serde/deserializer.js';
+import { securityOption } from '../../client/security-config.js';
+import { commandSecurity } from '../command-security.js';
 import type { CommandIo } from '../not-implemented.js';
 
 export interface AuditReportOptions {
@@ -23,6 +25,7 @@ export interface AuditReportOptions {
   readonly to: string;
   readonly format: string;
   readonly latenessMs?: string;
+  readonly commandConfig?: string;
 }
 
 export async function auditReport(io: CommandIo, options: AuditReportOptions, clock: Clock = systemClock): Promise<void> {
@@ -35,7 +38,7 @@ export async function auditReport(io: CommandIo, options: AuditReportOptions, cl
 
   const deserializer = new AvroDeserializer(new RegistryClient({ url: options.registry }));
   // Reading must not create the audit topic where it is missing.
-  const cluster = await ClusterClient.connect({ bootstrap: options.bootstrapServer.split(','), clientId: 'tributary-audit-report', allowAutoTopicCreation: false, metadataRetries: 2 });
+  const cluster = await ClusterClient.connect({ bootstrap: options.bootstrapServer.split(','), clientId: 'tributary-audit-report', allowAutoTopicCreation: false, metadataRetries: 2, ...securityOption(commandSecurity(options.commandConfig)) });
   try {
     const contents = await readAuditTopic({ cluster, deserializer, topic: options.topic });
     const reconciliation = reconcile(contents.events, { topic: options.topic, from, to, now: clock.now(), latenessMs });

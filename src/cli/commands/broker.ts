@@ -1,12 +1,14 @@
 /**
  * `tributary broker start`: runs a broker in the foreground, logging JSON lines to stdout, until
- * SIGTERM or SIGINT, which stop it cleanly (exit 0).
+ * SIGTERM or SIGINT, which stop it cleanly (exit 0). SIGHUP reloads the TLS listeners'
+ * certificates (ssl.keystore.location, ssl.truststore.location) without a restart.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createServer, type Server } from 'node:http';
 import { pino } from 'pino';
 import { Broker } from '../../broker/broker.js';
+import { INTER_BROKER_PASSWORD_ENV } from '../../client/inter-broker-security.js';
 import { parseBrokerConfig, parseProperties } from '../../broker/config.js';
 import { hostPortSchema, parseConfig, zookeeperConnectSchema } from '../../common/config.js';
 import { TributaryError } from '../../common/errors.js';
@@ -23,7 +25,8 @@ export const STANDALONE_STATE_FILE = 'standalone-coordination.json';
 
 export interface BrokerStartOptions {
   readonly id: string;
-  readonly listen: string;
+  /** One PLAINTEXT listener; optional when the config sets `listeners`. */
+  readonly listen?: string;
   readonly dataDir: string;
   readonly zookeeper?: string;
   readonly config?: string;
@@ -37,7 +40,7 @@ export interface BrokerStartOptions {
 
 const flagsSchema = z.object({
   id: z.coerce.number().int().min(0).max(2 ** 31 - 1),
-  listen: hostPortSchema,
+  listen: hostPortSchema.optional(),
   dataDir: z.string().min(1),
   zookeeper: zookeeperConnectSchema.optional(),
   metrics: hostPortSchema.optional(),
@@ -68,10 +71,15 @@ export async function startBroker(options: BrokerStartOptions): Promise<void> {
   } else {
     store = await ZooKeeperStore.connect(flags.zookeeper, { sessionTimeoutMs: config['zookeeper.session.timeout.ms'], logger });
   }
-  const listen = splitHostPort(flags.listen);
+  if (flags.listen === undefined && (config.listeners ?? '').trim() === '') {
+    throw new TributaryError({ code: 'CONFIG_INVALID', message: 'give --listen HOST:PORT, or set listeners=NAME://host:port,… in the broker config' });
+  }
+  const listen = flags.listen === undefined ? undefined : splitHostPort(flags.listen);
+  const interBrokerPassword = process.env[INTER_BROKER_PASSWORD_ENV];
   const broker = await Broker.start({
     id: flags.id,
-    listen,
+    ...(listen === undefined ? {} : { listen }),
+    ...(interBrokerPassword === undefined || interBrokerPassword === '' ? {} : { interBrokerSaslPassword: interBrokerPassword }),
     ...(options.advertisedHost === undefined ? {} : { advertisedHost: options.advertisedHost }),
     dataDir: flags.dataDir,
     config,
@@ -92,7 +100,16 @@ export async function startBroker(options: BrokerStartOptions): Promise<void> {
     });
     await new Promise<void>((resolve) => metricsServer?.listen(address.port, address.host, resolve));
   }
-  const mirror = mirrorSettings === undefined ? undefined : await startEmbeddedMirror(mirrorSettings, `${options.advertisedHost ?? listen.host}:${broker.port}`, logger);
+  const own = broker.advertisedAddress();
+  const mirror = mirrorSettings === undefined || own === undefined ? undefined : await startEmbeddedMirror(mirrorSettings, `${own.host.includes(':') ? `[${own.host}]` : own.host}:${own.port}`, logger);
+  // Certificate rotation: replace the PEM files, then `kill -HUP <pid>`.
+  const reload = (): void => {
+    logger.info({ signal: 'SIGHUP' }, 'signal received; reloading TLS certificates');
+    broker.reloadCertificates().catch(() => {
+      // Logged per listener by the broker; the old certificates stay in use.
+    });
+  };
+  process.on('SIGHUP', reload);
   await new Promise<void>((resolve) => {
     const stop = (signal: string): void => {
       logger.info({ signal }, 'signal received; stopping');
@@ -108,7 +125,13 @@ export async function startBroker(options: BrokerStartOptions): Promise<void> {
           resolve();
         });
     };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+    process.once('SIGTERM', () => {
+      process.off('SIGHUP', reload);
+      stop('SIGTERM');
+    });
+    process.once('SIGINT', () => {
+      process.off('SIGHUP', reload);
+      stop('SIGINT');
+    });
   });
 }

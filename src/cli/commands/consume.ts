@@ -9,6 +9,8 @@ import { TributaryError } from '../../common/errors.js';
 import { ClusterClient } from '../../client/cluster-client.js';
 import { ZooKeeperConsumer } from '../../client/group/zookeeper-consumer.js';
 import { SimpleConsumer } from '../../client/simple-consumer.js';
+import { securityOption } from '../../client/security-config.js';
+import { commandSecurity } from '../command-security.js';
 import type { CommandIo } from '../not-implemented.js';
 
 export interface ConsumeOptions {
@@ -22,6 +24,7 @@ export interface ConsumeOptions {
   readonly maxMessages?: string;
   readonly printKey?: boolean;
   readonly keySeparator: string;
+  readonly commandConfig?: string;
 }
 
 export async function consume(io: CommandIo, options: ConsumeOptions, signal: AbortSignal): Promise<void> {
@@ -40,7 +43,7 @@ export async function consume(io: CommandIo, options: ConsumeOptions, signal: Ab
   if (options.offset !== undefined && options.partition === undefined) {
     throw new TributaryError({ code: 'CONFIG_INVALID', message: '--offset needs --partition: an offset belongs to one partition' });
   }
-  const cluster = await ClusterClient.connect({ bootstrap: options.bootstrapServer.split(','), clientId: 'tributary-consume' });
+  const cluster = await ClusterClient.connect({ bootstrap: options.bootstrapServer.split(','), clientId: 'tributary-consume', ...securityOption(commandSecurity(options.commandConfig)) });
   try {
     const consumer = new SimpleConsumer(cluster);
     const partitions = options.partition === undefined ? await cluster.partitionsFor(options.topic) : [Number(options.partition)];
@@ -87,6 +90,7 @@ async function consumeInGroup(io: CommandIo, options: ConsumeOptions & { group: 
   const consumer = await ZooKeeperConsumer.connect({
     zookeeper: options.zookeeper,
     bootstrap: options.bootstrapServer.split(','),
+    ...securityOption(commandSecurity(options.commandConfig)),
     group: options.group,
     autoOffsetReset: options.fromBeginning === true ? 'smallest' : 'largest',
   });

@@ -6,6 +6,8 @@
 import { z } from 'zod';
 import { hostPortSchema, logLevelSchema, parseConfig, zookeeperConnectSchema } from '../../common/config.js';
 import { createLogger } from '../../common/logger.js';
+import { securityOption } from '../../client/security-config.js';
+import { commandSecurity } from '../command-security.js';
 import type { CommandIo } from '../not-implemented.js';
 
 export interface DashboardCommandOptions {
@@ -17,6 +19,7 @@ export interface DashboardCommandOptions {
   readonly zookeeper?: string;
   readonly bootstrapServer?: string;
   readonly registry?: string;
+  readonly commandConfig?: string;
   readonly readOnly?: boolean;
   readonly logLevel: string;
 }
@@ -51,6 +54,7 @@ export async function startDashboardCommand(io: CommandIo, options: DashboardCom
     ...(flags.bootstrapServer === undefined ? {} : { bootstrapServers: flags.bootstrapServer.split(',').map((part) => part.trim()) }),
     ...(flags.registry === undefined ? {} : { registry: flags.registry }),
     readOnly: flags.readOnly === true,
+    ...securityOption(commandSecurity(options.commandConfig)),
     logger,
   });
   io.writeOut(`${dashboard.url}\n`);

@@ -16,7 +16,8 @@ import type { CoordinationStore } from '../../coordination/store.js';
 import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
 import { failpointHook, parseFailpoint, type FailpointName } from '../../etl/load/failpoints.js';
 import { openLoadAudit } from '../../etl/completeness/load-audit.js';
-import { readLoadFile, type LoadDefinition } from '../../etl/load-file.js';
+import { loadClientSecurity, readLoadFile, type LoadDefinition } from '../../etl/load-file.js';
+import { securityOption, type ClientSecurity } from '../../client/security-config.js';
 import { HOUR_MS } from '../../etl/layout.js';
 import { formatPlan } from '../../etl/load/plan.js';
 import type { LoadProgress } from '../../etl/status/progress.js';
@@ -115,12 +116,17 @@ function openLoadWarehouse(load: LoadDefinition, logger: Logger): WarehouseFileS
   return openWarehouse(load.warehouse.url, { baseDirectory: load.warehouse.baseDirectory, logger });
 }
 
+/** The TLS and SASL of the load's audit cluster, from its security block (secrets from files or this environment). */
+function auditSecurity(load: LoadDefinition): { security?: ClientSecurity } {
+  return securityOption(loadClientSecurity(load, 'audit', process.env));
+}
+
 /** The load's connections; with `audit`, also its audit connections when the load has an audit section. */
 async function withServices<T>(load: LoadDefinition, logger: Logger, work: (services: LoadServices) => Promise<T>, options: { readonly audit?: boolean } = {}): Promise<T> {
   const warehouse = openLoadWarehouse(load, logger);
   const registry = new RegistryClient({ url: load.registry, logger });
-  const audit = options.audit === true ? openLoadAudit(load, registry, logger) : undefined;
-  const source = await KafkaLoadSource.connect(load.source.bootstrap, logger);
+  const audit = options.audit === true ? openLoadAudit(load, registry, logger, auditSecurity(load)) : undefined;
+  const source = await KafkaLoadSource.connect(load.source.bootstrap, logger, loadClientSecurity(load, 'source', process.env));
   try {
     return await work({ load, warehouse, source, registry, logger, audit });
   } finally {
@@ -211,7 +217,7 @@ export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promi
   const logger = createLogger({ name: 'etl', level: 'warn' });
   const warehouse = openLoadWarehouse(load, logger);
   // With an audit section: per hour its completeness, from the markers and the PRODUCER counts.
-  const audit = openLoadAudit(load, new RegistryClient({ url: load.registry, logger }), logger);
+  const audit = openLoadAudit(load, new RegistryClient({ url: load.registry, logger }), logger, auditSecurity(load));
   const render = async (): Promise<string> => {
     await checkLayoutUnchanged(warehouse, load);
     const status = await readLoadStatus(warehouse, load.warehouse.root, load.name);

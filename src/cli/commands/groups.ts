@@ -8,7 +8,9 @@
 import { TributaryError } from '../../common/errors.js';
 import { BrokerGroupAdmin, type BrokerGroupDescription, type BrokerGroupListing } from '../../client/broker-groups.js';
 import { GroupAdmin, groupNotFound, type GroupDescription, type GroupPartition, type RegistryGroup, type ResetTarget } from '../../client/group-admin.js';
+import type { ClientSecurity } from '../../client/security-config.js';
 import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
+import { commandSecurity } from '../command-security.js';
 import type { CommandIo } from '../not-implemented.js';
 
 /** The help of `tributary groups`: the two kinds of group, and how to reach each. */
@@ -45,9 +47,11 @@ Examples:
 export interface GroupsConnection {
   readonly zookeeper?: string;
   readonly bootstrapServer?: string;
+  /** Client security properties for the broker connections (--command-config). */
+  readonly commandConfig?: string;
 }
 
-type Where = { readonly via: 'zookeeper'; readonly connect: string } | { readonly via: 'bootstrap'; readonly servers: string[] };
+type Where = ({ readonly via: 'zookeeper'; readonly connect: string } | { readonly via: 'bootstrap'; readonly servers: string[] }) & { readonly security: ClientSecurity | undefined };
 
 function where(options: GroupsConnection): Where {
   const { zookeeper, bootstrapServer } = options;
@@ -58,23 +62,24 @@ function where(options: GroupsConnection): Where {
         '--bootstrap-server HOST:PORT asks the brokers (broker-coordinated groups; the only way for a standalone broker)',
     );
   }
-  if (zookeeper !== undefined) return { via: 'zookeeper', connect: zookeeper };
+  const security = commandSecurity(options.commandConfig);
+  if (zookeeper !== undefined) return { via: 'zookeeper', connect: zookeeper, security };
   const servers = (bootstrapServer ?? '').split(',').map((server) => server.trim()).filter((server) => server !== '');
   if (servers.length === 0) throw invalid('--bootstrap-server takes HOST:PORT[,HOST:PORT…], e.g. localhost:9092');
-  return { via: 'bootstrap', servers };
+  return { via: 'bootstrap', servers, security };
 }
 
-async function withRegistry<T>(zookeeper: string, run: (admin: GroupAdmin) => Promise<T>): Promise<T> {
+async function withRegistry<T>(zookeeper: string, security: ClientSecurity | undefined, run: (admin: GroupAdmin) => Promise<T>): Promise<T> {
   const store = await ZooKeeperStore.connect(zookeeper);
   try {
-    return await run(new GroupAdmin(store));
+    return await run(new GroupAdmin(store, security));
   } finally {
     await store.close();
   }
 }
 
-async function withBrokers<T>(servers: readonly string[], run: (admin: BrokerGroupAdmin) => Promise<T>): Promise<T> {
-  const admin = await BrokerGroupAdmin.connect(servers);
+async function withBrokers<T>(servers: readonly string[], security: ClientSecurity | undefined, run: (admin: BrokerGroupAdmin) => Promise<T>): Promise<T> {
+  const admin = await BrokerGroupAdmin.connect(servers, security);
   try {
     return await run(admin);
   } finally {
@@ -93,7 +98,7 @@ async function withRegisteredBrokers<T>(registry: GroupAdmin, group: string, wha
       details: { group },
     });
   }
-  return withBrokers(servers, run);
+  return withBrokers(servers, registry.security, run);
 }
 
 /** Both kinds of group, from either source: one line per group with its kind and state. */
@@ -101,13 +106,13 @@ export async function listGroups(io: CommandIo, options: GroupsConnection): Prom
   const at = where(options);
   const rows: [string, string, string][] = [];
   if (at.via === 'bootstrap') {
-    await withBrokers(at.servers, async (admin) => {
+    await withBrokers(at.servers, at.security, async (admin) => {
       const { groups, unanswered } = await admin.list();
       for (const listing of groups) rows.push([listing.group, 'broker', brokerState(listing)]);
       for (const { broker, reason } of unanswered) io.writeErr(`tributary: ${broker} did not answer ListGroups (${reason}); the groups it coordinates are missing\n`);
     });
   } else {
-    await withRegistry(at.connect, async (registry) => {
+    await withRegistry(at.connect, at.security, async (registry) => {
       const groups = await registry.listGroupKinds();
       const states = groups.some((group) => group.kind === 'broker') ? await brokerStates(registry, io) : undefined;
       for (const group of groups) rows.push([group.group, group.kind, registryState(group, states)]);
@@ -121,7 +126,7 @@ async function brokerStates(registry: GroupAdmin, io: CommandIo): Promise<Map<st
   const servers = await registry.brokerAddresses();
   if (servers.length === 0) return 'unknown (no broker is registered)';
   try {
-    return await withBrokers(servers, async (admin) => {
+    return await withBrokers(servers, registry.security, async (admin) => {
       const { groups, unanswered } = await admin.list();
       for (const { broker, reason } of unanswered) io.writeErr(`tributary: ${broker} did not answer ListGroups (${reason}); the states of the groups it coordinates are unknown\n`);
       return new Map(groups.map((listing) => [listing.group, listing]));
@@ -156,10 +161,10 @@ function brokerState(listing: BrokerGroupListing): string {
 export async function describeGroup(io: CommandIo, options: GroupsConnection & { group: string }): Promise<void> {
   const at = where(options);
   if (at.via === 'bootstrap') {
-    printBrokerGroup(io, await withBrokers(at.servers, (admin) => admin.describe(options.group)));
+    printBrokerGroup(io, await withBrokers(at.servers, at.security, (admin) => admin.describe(options.group)));
     return;
   }
-  await withRegistry(at.connect, async (registry) => {
+  await withRegistry(at.connect, at.security, async (registry) => {
     const kind = await registry.kindOf(options.group);
     if (kind === undefined) throw groupNotFound(options.group);
     if (kind === 'broker') {
@@ -218,8 +223,8 @@ export async function resetOffsets(io: CommandIo, options: ResetOptions): Promis
   const at = where(options);
   const chosen =
     at.via === 'bootstrap'
-      ? await withBrokers(at.servers, (admin) => admin.resetOffsets(options.group, options.topic, target))
-      : await withRegistry(at.connect, async (registry) => {
+      ? await withBrokers(at.servers, at.security, (admin) => admin.resetOffsets(options.group, options.topic, target))
+      : await withRegistry(at.connect, at.security, async (registry) => {
           if ((await registry.kindOf(options.group)) === 'broker') {
             return withRegisteredBrokers(registry, options.group, 'reset its offsets', (admin) => admin.resetOffsets(options.group, options.topic, target));
           }
@@ -249,9 +254,9 @@ function resetTarget(options: ResetOptions): ResetTarget {
 export async function deleteGroup(io: CommandIo, options: GroupsConnection & { group: string }): Promise<void> {
   const at = where(options);
   if (at.via === 'bootstrap') {
-    await withBrokers(at.servers, (admin) => admin.delete(options.group));
+    await withBrokers(at.servers, at.security, (admin) => admin.delete(options.group));
   } else {
-    await withRegistry(at.connect, async (registry) => {
+    await withRegistry(at.connect, at.security, async (registry) => {
       if ((await registry.kindOf(options.group)) === 'broker') await withRegisteredBrokers(registry, options.group, 'delete it', (admin) => admin.delete(options.group));
       else await registry.deleteGroup(options.group);
     });

@@ -13,7 +13,8 @@ import { hostPortSchema, logLevelSchema, parseConfig, zookeeperConnectSchema } f
 import { TributaryError } from '../../common/errors.js';
 import { createLogger } from '../../common/logger.js';
 import { renderMetrics } from '../../common/metrics.js';
-import { parseMirrorSettings, readMirrorConfigFile, parseSourceFlag, type MirrorTargetAddress } from '../../mirror/config.js';
+import { readCommandConfig } from '../../client/command-config.js';
+import { parseMirrorSettings, readMirrorConfigFile, parseSourceFlag, resolveMirrorSecurity, type MirrorTargetAddress } from '../../mirror/config.js';
 import { Mirror } from '../../mirror/mirror.js';
 import type { CommandIo } from '../not-implemented.js';
 
@@ -26,6 +27,8 @@ export interface MirrorStartOptions {
   readonly group?: string;
   readonly registry?: string;
   readonly config?: string;
+  /** Client properties (security.protocol, sasl.*, ssl.*) for the target cluster's connections. */
+  readonly commandConfig?: string;
   readonly set: readonly string[];
   readonly metrics?: string;
   readonly logLevel: string;
@@ -42,6 +45,7 @@ export async function startMirror(io: CommandIo, options: MirrorStartOptions): P
   const flags = parseConfig(flagsSchema, options, 'the command line');
   const target = targetAddress(flags.targetZookeeper, flags.targetBootstrap);
   const settings = parseMirrorSettings(settingsInput(options), options.config === undefined ? 'the command line' : `${options.config} and the command line`);
+  const security = resolveMirrorSecurity(settings, process.env, options.commandConfig === undefined ? undefined : readCommandConfig(options.commandConfig, process.env));
   const logger = createLogger({ name: 'mirror', level: flags.logLevel });
 
   let failure: Error | undefined;
@@ -51,6 +55,7 @@ export async function startMirror(io: CommandIo, options: MirrorStartOptions): P
   const metricsServer = flags.metrics === undefined ? undefined : await serveMetrics(flags.metrics);
   const mirror = await Mirror.start({
     settings,
+    security,
     target,
     logger,
     onFatal: (error) => {

@@ -6,6 +6,8 @@ import { createInterface } from 'node:readline';
 import { TributaryError } from '../../common/errors.js';
 import { Producer } from '../../client/producer.js';
 import type { CompressionName } from '../../protocol/record-batch.js';
+import { securityOption } from '../../client/security-config.js';
+import { commandSecurity } from '../command-security.js';
 import type { CommandIo } from '../not-implemented.js';
 
 export interface ProduceOptions {
@@ -14,6 +16,7 @@ export interface ProduceOptions {
   readonly keySeparator?: string;
   readonly acks: string;
   readonly compression: string;
+  readonly commandConfig?: string;
 }
 
 const CODECS = ['none', 'gzip', 'snappy', 'lz4', 'zstd'];
@@ -29,6 +32,7 @@ export async function produce(io: CommandIo, options: ProduceOptions, input: Nod
     clientId: 'tributary-produce',
     acks,
     compression: options.compression as CompressionName,
+    ...securityOption(commandSecurity(options.commandConfig)),
   });
   const pending: Promise<unknown>[] = [];
   let lines = 0;

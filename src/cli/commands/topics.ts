@@ -10,11 +10,19 @@ import { CONFIG_OPERATION, IncrementalAlterConfigsApi, type IncrementalAlterable
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsApi } from '../../protocol/apis/list-offsets.js';
 import { MetadataApi, type MetadataResponse } from '../../protocol/apis/metadata.js';
 import { KafkaErrorCode, kafkaErrorName } from '../../protocol/kafka-errors.js';
+import { securityOption, type ClientSecurity } from '../../client/security-config.js';
+import { commandSecurity } from '../command-security.js';
 import type { CommandIo } from '../not-implemented.js';
 
-async function withBootstrap<T>(bootstrap: string, run: (connection: KafkaConnection) => Promise<T>): Promise<T> {
+/** Every command here takes --command-config (client security properties). */
+interface Reach {
+  readonly bootstrapServer: string;
+  readonly commandConfig?: string;
+}
+
+async function withBootstrap<T>(bootstrap: string, security: ClientSecurity | undefined, run: (connection: KafkaConnection) => Promise<T>): Promise<T> {
   const { host, port } = parseAddress(bootstrap);
-  const connection = await KafkaConnection.open(host, port, { clientId: 'tributary-topics' });
+  const connection = await KafkaConnection.open(host, port, { clientId: 'tributary-topics', ...securityOption(security) });
   try {
     return await run(connection);
   } finally {
@@ -37,12 +45,12 @@ function parseConfigFlags(entries: readonly string[]): { name: string; value: st
 
 export async function createTopic(
   io: CommandIo,
-  options: { bootstrapServer: string; topic: string; partitions: number; replicationFactor?: number; config: readonly string[] },
+  options: Reach & { topic: string; partitions: number; replicationFactor?: number; config: readonly string[] },
 ): Promise<void> {
   const configs = parseConfigFlags(options.config);
   const replicationFactor = options.replicationFactor ?? -1;
   if (!Number.isInteger(replicationFactor) || replicationFactor === 0 || replicationFactor < -1) fail(`--replication-factor takes a whole number of at least 1, not ${String(options.replicationFactor)}`);
-  await withBootstrap(options.bootstrapServer, async (connection) => {
+  await withBootstrap(options.bootstrapServer, commandSecurity(options.commandConfig), async (connection) => {
     const response = await connection.request(CreateTopicsApi, 4, {
       topics: [{ name: options.topic, numPartitions: options.partitions, replicationFactor, assignments: [], configs }],
       timeoutMs: 30_000,
@@ -55,8 +63,7 @@ export async function createTopic(
   });
 }
 
-export interface AlterTopicOptions {
-  readonly bootstrapServer: string;
+export interface AlterTopicOptions extends Reach {
   readonly topic: string;
   readonly partitions?: number;
   /** `name=value` overrides to set. */
@@ -76,7 +83,7 @@ export async function alterTopic(io: CommandIo, options: AlterTopicOptions): Pro
     ...options.deleteConfig.map((name) => ({ name, configOperation: CONFIG_OPERATION.DELETE, value: null })),
   ];
   if (options.partitions === undefined && changes.length === 0) fail('nothing to alter: give --partitions <n>, --config name=value or --delete-config name');
-  await withBootstrap(options.bootstrapServer, async (connection) => {
+  await withBootstrap(options.bootstrapServer, commandSecurity(options.commandConfig), async (connection) => {
     if (changes.length > 0) {
       const response = await connection.request(IncrementalAlterConfigsApi, 0, {
         resources: [{ resourceType: CONFIG_RESOURCE_TYPE.TOPIC, resourceName: options.topic, configs: changes }],
@@ -101,8 +108,8 @@ export async function alterTopic(io: CommandIo, options: AlterTopicOptions): Pro
   });
 }
 
-export async function deleteTopic(io: CommandIo, options: { bootstrapServer: string; topic: string }): Promise<void> {
-  await withBootstrap(options.bootstrapServer, async (connection) => {
+export async function deleteTopic(io: CommandIo, options: Reach & { topic: string }): Promise<void> {
+  await withBootstrap(options.bootstrapServer, commandSecurity(options.commandConfig), async (connection) => {
     const response = await connection.request(DeleteTopicsApi, 3, { topicNames: [options.topic], timeoutMs: 30_000 });
     const result = response.responses[0];
     if (result === undefined) fail('the broker returned no result');
@@ -120,15 +127,16 @@ async function metadata(connection: KafkaConnection, topics: string[] | null): P
   });
 }
 
-export async function listTopics(io: CommandIo, options: { bootstrapServer: string }): Promise<void> {
-  await withBootstrap(options.bootstrapServer, async (connection) => {
+export async function listTopics(io: CommandIo, options: Reach): Promise<void> {
+  await withBootstrap(options.bootstrapServer, commandSecurity(options.commandConfig), async (connection) => {
     const response = await metadata(connection, null);
     for (const topic of [...response.topics].sort((a, b) => a.name.localeCompare(b.name))) io.writeOut(`${topic.name}\n`);
   });
 }
 
-export async function describeTopic(io: CommandIo, options: { bootstrapServer: string; topic: string }): Promise<void> {
-  await withBootstrap(options.bootstrapServer, async (connection) => {
+export async function describeTopic(io: CommandIo, options: Reach & { topic: string }): Promise<void> {
+  const security = commandSecurity(options.commandConfig);
+  await withBootstrap(options.bootstrapServer, security, async (connection) => {
     const response = await metadata(connection, [options.topic]);
     const topic = response.topics[0];
     if (topic === undefined || topic.errorCode !== 0) fail(`topic ${options.topic}: ${kafkaErrorName(topic?.errorCode ?? KafkaErrorCode.UNKNOWN_TOPIC_OR_PARTITION)}`);
@@ -142,7 +150,7 @@ export async function describeTopic(io: CommandIo, options: { bootstrapServer: s
       let start = '-';
       let end = '-';
       if (partition.errorCode === 0 && broker !== undefined) {
-        const offsets = await withBootstrap(`${broker.host}:${broker.port}`, async (leader) => {
+        const offsets = await withBootstrap(`${broker.host}:${broker.port}`, security, async (leader) => {
           const ask = (timestamp: bigint) =>
             leader.request(ListOffsetsApi, 5, {
               replicaId: -1,

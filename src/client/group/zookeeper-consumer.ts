@@ -39,6 +39,7 @@ import {
 import { hasCode, type CoordinationStore, type SessionEvent, type TransactionOp, type Watcher } from '../../coordination/store.js';
 import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
 import { ClusterClient } from '../cluster-client.js';
+import type { ClientSecurity } from '../security-config.js';
 import { SimpleConsumer } from '../simple-consumer.js';
 import { assignRange, compareThreadIds } from './assign.js';
 import { MessageStream, type Message } from './stream.js';
@@ -53,6 +54,8 @@ export interface ZooKeeperConsumerOptions {
   readonly zookeeper: string | CoordinationStore;
   /** Brokers to fetch from (`host:port`), or a cluster client to use. */
   readonly bootstrap: readonly string[] | ClusterClient;
+  /** TLS and SASL of the broker connections when `bootstrap` is a list of addresses. */
+  readonly security?: ClientSecurity;
   readonly group: string;
   /** Where a partition without a stored offset, or with one outside the log, starts. Default 'largest'. */
   readonly autoOffsetReset?: AutoOffsetReset;
@@ -155,7 +158,7 @@ export class ZooKeeperConsumer {
         : options.zookeeper;
     let cluster: ClusterClient;
     try {
-      cluster = options.bootstrap instanceof ClusterClient ? options.bootstrap : await ClusterClient.connect({ bootstrap: options.bootstrap });
+      cluster = options.bootstrap instanceof ClusterClient ? options.bootstrap : await ClusterClient.connect({ bootstrap: options.bootstrap, ...(options.security === undefined ? {} : { security: options.security }) });
     } catch (error) {
       if (ownsStore) await store.close();
       throw error;

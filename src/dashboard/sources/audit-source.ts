@@ -6,6 +6,7 @@
  */
 import { readAuditTopic, type AuditTopicContents } from '../../audit/read-audit-topic.js';
 import { reconcile, type Reconciliation } from '../../audit/reconcile.js';
+import { securityOption, type ClientSecurity } from '../../client/security-config.js';
 import { ClusterClient } from '../../client/cluster-client.js';
 import type { Logger } from '../../common/logger.js';
 import { RegistryClient } from '../../registry/client.js';
@@ -15,6 +16,8 @@ export interface AuditSourceOptions {
   readonly bootstrap: readonly string[];
   readonly registry: string;
   readonly logger: Logger;
+  /** TLS and SASL of the broker connections. */
+  readonly security?: ClientSecurity;
 }
 
 export interface AuditRange {
@@ -44,7 +47,7 @@ export class AuditSource {
   /** Reconciles `topic` over `range`: completeness per window and tier. */
   async reconcile(topic: string, range: AuditRange): Promise<TopicAudit> {
     // Reading must never create the audit topic where it is missing.
-    const cluster = await ClusterClient.connect({ bootstrap: this.options.bootstrap, clientId: 'tributary-dashboard', allowAutoTopicCreation: false, metadataRetries: 2, logger: this.options.logger });
+    const cluster = await ClusterClient.connect({ bootstrap: this.options.bootstrap, clientId: 'tributary-dashboard', allowAutoTopicCreation: false, metadataRetries: 2, logger: this.options.logger, ...securityOption(this.options.security) });
     try {
       const { events, ...contents } = await readAuditTopic({ cluster, deserializer: this.deserializer, topic });
       return { reconciliation: reconcile(events, { topic, ...range }), contents };

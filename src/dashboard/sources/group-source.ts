@@ -4,6 +4,7 @@
  * describe` shows them. One ZooKeeper session for the dashboard's life, made on first use and
  * made again after a failure (an expired session is gone for good).
  */
+import type { ClientSecurity } from '../../client/security-config.js';
 import { GroupAdmin, type GroupPartition } from '../../client/group-admin.js';
 import type { Logger } from '../../common/logger.js';
 import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
@@ -36,6 +37,8 @@ export class GroupSource {
   constructor(
     private readonly connectString: string,
     private readonly logger: Logger,
+    /** TLS and SASL of the broker connections that read log ends. */
+    private readonly security?: ClientSecurity,
   ) {}
 
   describe(): string {
@@ -45,7 +48,7 @@ export class GroupSource {
   async groups(): Promise<GroupLag[]> {
     const store = await this.connect();
     try {
-      const admin = new GroupAdmin(store);
+      const admin = new GroupAdmin(store, this.security);
       const groups: GroupLag[] = [];
       for (const group of await admin.listGroups()) {
         const description = await admin.describe(group);

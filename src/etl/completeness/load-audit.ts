@@ -6,6 +6,7 @@
  */
 import type { AuditCountEvent } from '../../audit/audit-count.js';
 import { readAuditTopic, type AuditReadWindow } from '../../audit/read-audit-topic.js';
+import { securityOption, type ClientSecurity } from '../../client/security-config.js';
 import { ClusterClient } from '../../client/cluster-client.js';
 import { Producer, type ProducerRecord } from '../../client/producer.js';
 import type { Logger } from '../../common/logger.js';
@@ -28,6 +29,8 @@ export interface LoadAudit {
 export interface LoadAuditOptions {
   /** The LOADER counter's cluster name in its events (null by default). */
   readonly cluster?: string;
+  /** TLS and SASL of the audit cluster's connections (loadClientSecurity(load, 'audit', …)). */
+  readonly security?: ClientSecurity;
 }
 
 /** The load's audit connections, or undefined when the load has no `audit` section. */
@@ -37,7 +40,7 @@ export function openLoadAudit(load: LoadDefinition, registry: RegistryClient, lo
   let connected: Promise<{ cluster: ClusterClient; producer: Producer }> | undefined;
   const connect = (): Promise<{ cluster: ClusterClient; producer: Producer }> => {
     connected ??= (async () => {
-      const cluster = await ClusterClient.connect({ bootstrap: settings.bootstrap, clientId: `tributary-etl-audit-${load.name}`, logger });
+      const cluster = await ClusterClient.connect({ bootstrap: settings.bootstrap, clientId: `tributary-etl-audit-${load.name}`, logger, ...securityOption(options.security) });
       return { cluster, producer: new Producer(cluster, { acks: -1, logger }) };
     })();
     // A failed connection is tried again by the next use, not remembered.

@@ -3,6 +3,7 @@
  * can be tested with an in-process fake; `KafkaLoadSource` is the real one (ClusterClient +
  * SimpleConsumer). Offsets are numbers here: safe integers, checked at this boundary.
  */
+import { securityOption, type ClientSecurity } from '../../client/security-config.js';
 import { ClusterClient } from '../../client/cluster-client.js';
 import { FAILOVER_RETRY_TIMEOUT_MS, SimpleConsumer } from '../../client/simple-consumer.js';
 import { TributaryError } from '../../common/errors.js';
@@ -70,9 +71,10 @@ export class KafkaLoadSource implements LoadSource {
     this.consumer = new SimpleConsumer(cluster);
   }
 
-  static async connect(bootstrap: readonly string[], logger?: Logger): Promise<KafkaLoadSource> {
+  /** `security`: TLS and SASL of the connections (loadClientSecurity of the load's source). */
+  static async connect(bootstrap: readonly string[], logger?: Logger, security?: ClientSecurity): Promise<KafkaLoadSource> {
     // The loader only reads: asking for a missing topic must not create it.
-    const cluster = await ClusterClient.connect({ bootstrap, clientId: 'tributary-etl', allowAutoTopicCreation: false, ...(logger === undefined ? {} : { logger }) });
+    const cluster = await ClusterClient.connect({ bootstrap, clientId: 'tributary-etl', allowAutoTopicCreation: false, ...(logger === undefined ? {} : { logger }), ...securityOption(security) });
     return new KafkaLoadSource(cluster);
   }
 

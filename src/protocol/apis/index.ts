@@ -51,6 +51,8 @@ export * from './offset-commit.js';
 export * from './offset-fetch.js';
 export * from './offset-for-leader-epoch.js';
 export * from './produce.js';
+export * from './sasl-authenticate.js';
+export * from './sasl-handshake.js';
 export * from './sync-group.js';
 
 /** Any one API's schema, for dispatch tables keyed by api key. */

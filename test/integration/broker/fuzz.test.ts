@@ -158,10 +158,9 @@ async function waitFor(condition: () => boolean, timeoutMs: number): Promise<boo
   return true;
 }
 
-/** The broker's open connections (BrokerServer.connectionCount; the server is private to Broker). */
+/** The broker's open connections, over all its listeners. */
 function openConnections(broker: Broker): number | undefined {
-  const server = (broker as unknown as { server?: { connectionCount?: unknown } }).server;
-  return typeof server?.connectionCount === 'number' ? server.connectionCount : undefined;
+  return broker.connectionCount;
 }
 
 function decodeFrame<Req, Res>(api: ApiSchema<Req, Res>, version: number, frame: Buffer): { correlationId: number; body: Res } {
