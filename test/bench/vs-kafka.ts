@@ -45,7 +45,8 @@
  * Output: a table on stdout (min / median / max per broker, Tributary ÷ Kafka per round and of
  * the medians), the README headline table, and — except in smoke mode — docs/benchmarks.md,
  * docs/charts/vs-kafka.json and docs/charts/*.png (vs-kafka/charts.ts), plus
- * docs/benchmarks-security.md when the security scenario ran.
+ * docs/benchmarks-security.md when the security scenario ran (a run of that scenario alone writes
+ * only that page, docs/charts/vs-kafka-security.json and docs/charts/security.png).
  *
  * Usage:
  *   npm run bench:vs-kafka                      the full run (hours; a quiet machine)
@@ -77,7 +78,7 @@ import { openRun, startGuardian, stopRun, type ServiceRun } from '../services/ru
 import { ensureJars, KAFKA_SERVER_JARS, KAFKA_TOOLS_JARS, KAFKA_VERSION } from '../services/service-jars.js';
 import { createReplicatedTopic, createTopic, expectStored, logBytes, scanLog, storedRecords, type LogScan } from './vs-kafka/admin.js';
 import { FSYNC_NOTE, replicationSettings, startCluster, type ClusterBroker, type RunningCluster } from './vs-kafka/cluster.js';
-import { SECURITY_PAGE, writeDocs } from './vs-kafka/charts.js';
+import { SECURITY_PAGE, SECURITY_RESULTS_FILE, securityOnly, writeDocs } from './vs-kafka/charts.js';
 import { measureFailover } from './vs-kafka/failover.js';
 import {
   clientContext, CODEC_IDS, consoleConsume, consumerPerformanceGroup, endToEndLatency, kcatConsume, kcatGroupConsume, kcatRebalanceAfterLeave, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, producerPerformanceDefaults,
@@ -636,7 +637,9 @@ async function main(): Promise<void> {
     for (const note of results.notes) say(`note: ${note}`);
 
     const chartNote = await writeDocs(results, docsDir);
-    say(`\nwrote ${join(docsDir, 'benchmarks.md')}${security === undefined ? '' : `, ${join(docsDir, SECURITY_PAGE)}`}, ${join(docsDir, 'charts')}${chartNote === undefined ? '' : ` — ${chartNote}`}`);
+    const written = securityOnly(results) ? [join(docsDir, SECURITY_PAGE), join(docsDir, SECURITY_RESULTS_FILE)]
+      : [join(docsDir, 'benchmarks.md'), ...(security === undefined ? [] : [join(docsDir, SECURITY_PAGE)]), join(docsDir, 'charts')];
+    say(`\nwrote ${written.join(', ')}${chartNote === undefined ? '' : ` — ${chartNote}`}`);
     say(`total run time ${fmt((performance.now() - totalStart) / 1000)} s`);
   } finally {
     await stopRun(run, { keepDir: options.keep });

@@ -141,8 +141,8 @@ export interface ChartOutcome {
   readonly note: string | undefined;
 }
 
-/** Renders every chart of `results` into `<docsDir>/charts/`. */
-export async function renderCharts(results: Results, docsDir: string): Promise<ChartOutcome> {
+/** Renders every chart of `results` (or only the groups `only`, without the ratio chart) into `<docsDir>/charts/`. */
+export async function renderCharts(results: Results, docsDir: string, only?: readonly string[]): Promise<ChartOutcome> {
   const vega = await load<VegaModule>('vega');
   const vegaLite = await load<VegaLiteModule>('vega-lite');
   const files = new Map<string, string>();
@@ -153,11 +153,11 @@ export async function renderCharts(results: Results, docsDir: string): Promise<C
   const chartsDir = join(docsDir, 'charts');
   mkdirSync(chartsDir, { recursive: true });
   const specs: [string, object][] = [];
-  for (const group of GROUPS) {
+  for (const group of GROUPS.filter((g) => only === undefined || only.includes(g.id))) {
     const spec = groupSpec(results, group);
     if (spec !== undefined) specs.push([group.id, spec]);
   }
-  const ratios = ratioSpec(results);
+  const ratios = only === undefined ? ratioSpec(results) : undefined;
   if (ratios !== undefined) specs.push(['ratios', ratios]);
   for (const [id, spec] of specs) {
     const view = new vega.View(vega.parse(vegaLite.compile(spec).spec), { renderer: 'none' });
@@ -179,15 +179,33 @@ export async function renderCharts(results: Results, docsDir: string): Promise<C
 export const RESULTS_FILE = join('charts', 'vs-kafka.json');
 /** The security scenario's page (issue #21), written when that scenario ran. */
 export const SECURITY_PAGE = 'benchmarks-security.md';
+/** The results of a run of the security scenario alone (which leaves benchmarks.md and vs-kafka.json as they are). */
+export const SECURITY_RESULTS_FILE = join('charts', 'vs-kafka-security.json');
 
-/** Writes results JSON, charts and benchmarks.md into `docsDir`; returns the chart note, if any. */
+/** A run of nothing but the security scenario: it writes its own page and results only. */
+export function securityOnly(results: Results): boolean {
+  return results.options.scenarios.every((s) => s === 'security');
+}
+
+/**
+ * Writes results JSON, charts and benchmarks.md into `docsDir` (and benchmarks-security.md when the
+ * security scenario ran); returns the chart note, if any. A run of the security scenario alone
+ * writes only benchmarks-security.md, charts/vs-kafka-security.json and its chart, so the page
+ * of a full run is not replaced by one that holds nothing but the security figures.
+ */
 export async function writeDocs(results: Results, docsDir: string): Promise<string | undefined> {
   mkdirSync(join(docsDir, 'charts'), { recursive: true });
+  if (securityOnly(results)) {
+    writeFileSync(join(docsDir, SECURITY_RESULTS_FILE), `${JSON.stringify(results, null, 2)}\n`);
+    const charts = await renderCharts(results, docsDir, ['security']);
+    writeFileSync(join(docsDir, SECURITY_PAGE), securityPage(results, charts.files.get('security'), SECURITY_RESULTS_FILE));
+    return charts.note;
+  }
   writeFileSync(join(docsDir, RESULTS_FILE), `${JSON.stringify(results, null, 2)}\n`);
   const charts = await renderCharts(results, docsDir);
   const page = markdownReport(results, charts.files);
   writeFileSync(join(docsDir, 'benchmarks.md'), charts.note === undefined ? page : `${page}\n*${charts.note}*\n`);
-  if (results.figures.some((f) => f.scenario === 'security')) writeFileSync(join(docsDir, SECURITY_PAGE), securityPage(results, charts.files.get('security')));
+  if (results.figures.some((f) => f.scenario === 'security')) writeFileSync(join(docsDir, SECURITY_PAGE), securityPage(results, charts.files.get('security'), RESULTS_FILE));
   return charts.note;
 }
 

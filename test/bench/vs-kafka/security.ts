@@ -231,12 +231,12 @@ export async function measureSecurity(broker: RunningSystem, options: BenchOptio
       await step(`${client} over ${listener}`, async () => {
         const [value, detail] = await run(listener);
         values[listener] = value;
-        io.record(`security.${key(listener)}.${client}`, spec(`${what}, over ${listener}`), value, detail);
+        io.record(`security.${key(listener)}.${client}`, spec(`${what} over ${listener}`), value, detail);
       });
     }
     const [p, s] = [values.PLAINTEXT, values.SASL_SSL];
     if (p !== undefined && s !== undefined && p > 0) {
-      io.record(`security.tls-cost.${client}`, spec(`TLS cost of ${what}: records/s over SASL_SSL ÷ over PLAINTEXT`, TLS_COST_UNIT), s / p);
+      io.record(`security.tls-cost.${client}`, spec(`TLS cost: SASL_SSL ÷ PLAINTEXT, ${what}`, TLS_COST_UNIT), s / p);
     }
   };
 
@@ -255,7 +255,7 @@ export async function measureSecurity(broker: RunningSystem, options: BenchOptio
   let source: string | undefined;
   const produced = (r: ProducerPerformanceResult, cpu: Record<string, number>): [number, Record<string, number | string>] =>
     [r.recordsPerSecond, { 'MB/s': r.mbPerSecond, 'avg latency ms': r.avgLatencyMs, 'p99 latency ms': r.p99LatencyMs, ...cpu }];
-  await pair('produce.b50', 'produce, batch 50 (Java ProducerPerformance)', async (listener) => {
+  await pair('produce.b50', 'produce b50 (ProducerPerformance)', async (listener) => {
     const { b, ctx } = on(listener);
     const t = `sec-b50-${key(listener)}`;
     await createTopic(plain, t, 1);
@@ -264,7 +264,7 @@ export async function measureSecurity(broker: RunningSystem, options: BenchOptio
     if (listener === 'PLAINTEXT') source = t;
     return produced(r, cpu);
   });
-  await pair('produce.default', 'produce, default settings: idempotent, acks=all (Java ProducerPerformance)', async (listener) => {
+  await pair('produce.default', 'produce, Java defaults (ProducerPerformance)', async (listener) => {
     const { b, ctx } = on(listener);
     const t = `sec-default-${key(listener)}`;
     await createTopic(plain, t, 1);
@@ -284,12 +284,12 @@ export async function measureSecurity(broker: RunningSystem, options: BenchOptio
   }
   const from = source;
   if (from === undefined) return;
-  await pair('consume.kcat', 'consume, ~200 KB fetches (kcat -C)', async (listener) => {
+  await pair('consume.kcat', 'consume (kcat -C)', async (listener) => {
     const { b, ctx } = on(listener);
     const [r, cpu] = await measured(() => kcatConsume(ctx, b, from, N));
     return [r.recordsPerSecond, { 'MB/s': r.mbPerSecond, seconds: r.seconds, ...cpu }];
   });
-  await pair('consume.java', 'consume, ~200 KB fetches (Java ConsoleConsumer, assign)', async (listener) => {
+  await pair('consume.java', 'consume (Java ConsoleConsumer)', async (listener) => {
     const { b, ctx } = on(listener);
     const [r, cpu] = await measured(() => consoleConsume(ctx, b, from, N));
     return [r.recordsPerSecond, { 'MB/s': r.mbPerSecond, seconds: r.seconds, ...cpu }];
