@@ -18,9 +18,10 @@
  * iterations on both). Certificates: the repository's scripts/make-certificates.sh (CA, broker
  * certificate with SAN localhost and 127.0.0.1), or the same made here with openssl when the
  * script is missing. The user: Kafka — `kafka-storage format --add-scram` (KRaft keeps SCRAM
- * credentials in its metadata log; the only pre-start way, so that password is on that tool's
- * command line: a throwaway one); Tributary — `tributary users add --password-file` on the
- * stopped broker's data dir before it starts (it reads its users at start).
+ * credentials in its metadata log; that tool takes the password as an argument, so its command
+ * line goes through a java @argument file of mode 0600 and stays off the process list);
+ * Tributary — `tributary users add --password-file` on the stopped broker's data dir before it
+ * starts (it reads its users at start).
  *
  * Clients get the secrets from files (0600), never from argv: Java `--producer.config` /
  * `--consumer.config` (security.protocol=SASL_SSL, sasl.mechanism, sasl.jaas.config with the

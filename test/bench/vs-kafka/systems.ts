@@ -149,6 +149,8 @@ async function startKafka(options: SystemOptions): Promise<RunningSystem> {
   const heap = `${options.heapMb}m`;
   expectSuccess('kafka-storage format', await runJava('kafka.tools.StorageTool', ['format', '-t', clusterId(), '-c', properties, ...(options.saslSsl?.kafkaFormatArgs ?? [])], {
     run: options.run, label: 'kafka-storage format', timeoutMs: 120_000, classpathDir: options.kafkaServerJars, heap: '256m', log4jFile: log4j,
+    // --add-scram carries a password: the command line goes through a file.
+    ...(options.saslSsl === undefined ? {} : { argFile: join(dir, 'storage-format.args') }),
   }));
   const logFile = join(dir, 'kafka.log');
   const daemon = startDaemon({
