@@ -205,8 +205,11 @@ export const TLS_COST_UNIT = '×';
 /**
  * Measures the running `broker` (started with both listeners) over each listener. Topics are
  * created and checked over PLAINTEXT (Tributary's own client); the timed clients use the listener.
+ * Each client runs over both listeners back to back, PLAINTEXT first in odd rounds and SASL_SSL
+ * first in even ones, so a drift of the machine's load within a pair does not always favour one.
  */
-export async function measureSecurity(broker: RunningSystem, options: BenchOptions, context: ClientContext, material: SecurityMaterial, io: SecuritySessionIo): Promise<void> {
+export async function measureSecurity(round: number, broker: RunningSystem, options: BenchOptions, context: ClientContext, material: SecurityMaterial, io: SecuritySessionIo): Promise<void> {
+  const order: readonly Listener[] = round % 2 === 1 ? LISTENERS : [...LISTENERS].reverse();
   const plain = broker.bootstrap;
   const secure = broker.secureBootstrap;
   if (secure === undefined) throw new Error(`${broker.name} was started without a SASL_SSL listener`);
@@ -228,7 +231,7 @@ export async function measureSecurity(broker: RunningSystem, options: BenchOptio
   /** Both listeners' figure of one client (`what` it is), then their ratio (when both ran). */
   const pair = async (client: string, what: string, run: (listener: Listener) => Promise<[number, Record<string, number | string>]>): Promise<void> => {
     const values: Partial<Record<Listener, number>> = {};
-    for (const listener of LISTENERS) {
+    for (const listener of order) {
       await step(`${client} over ${listener}`, async () => {
         const [value, detail] = await run(listener);
         values[listener] = value;
@@ -320,7 +323,7 @@ export async function securitySession(round: number, system: SystemName, options
   results.startSeconds.push({ system, round, seconds: Math.round(broker.startSeconds * 10) / 10, setup: 'SASL_SSL' });
   io.say(`${system} up in ${broker.startSeconds.toFixed(1)} s: PLAINTEXT ${broker.bootstrap}, SASL_SSL ${broker.secureBootstrap ?? '?'} (${SASL_MECHANISM}, user ${material.username}; log ${broker.logFile})`);
   try {
-    await measureSecurity(broker, options, context, material, io);
+    await measureSecurity(round, broker, options, context, material, io);
   } finally {
     await broker.stop();
     io.say(`${system} stopped; security scenario ${((performance.now() - started) / 1000).toFixed(1)} s in all`);
