@@ -355,14 +355,14 @@ export class Broker {
    * its certificates; the first such failure is thrown after every listener was tried.
    */
   async reloadCertificates(): Promise<void> {
-    let failure: unknown;
+    let failure: Error | undefined;
     for (const listener of this.listeners) {
       if (!listener.server.usesTls) continue;
       try {
         await listener.server.reloadCertificates();
         this.options.logger.info({ listener: listener.spec.name }, 'TLS certificates reloaded');
       } catch (error) {
-        failure ??= error;
+        failure ??= error instanceof Error ? error : new Error(String(error));
         this.options.logger.error({ err: error, listener: listener.spec.name }, 'TLS certificates not reloaded; the listener keeps its current ones');
       }
     }

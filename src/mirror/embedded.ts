@@ -4,6 +4,8 @@
  * stops itself (nothing more is committed) and the broker keeps serving the offline consumers;
  * restart the process once the cause is fixed.
  */
+import { securityProtocolOf, type SecurityProtocol } from '../client/security-config.js';
+import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import { loadMirrorSettingsFile, resolveMirrorSecurity, type MirrorSettings } from './config.js';
 import { Mirror } from './mirror.js';
@@ -14,11 +16,25 @@ export function readEmbeddedMirrorConfig(path: string): MirrorSettings {
 }
 
 /**
- * `brokerAddress` is a listener of this broker whose protocol the file's targetSecurity speaks
- * (PLAINTEXT without one); `env` holds the password variables the security blocks name.
+ * `brokerAddressFor` names this broker's listener of a security protocol (undefined: it has none):
+ * the mirror writes through the one its targetSecurity speaks (PLAINTEXT without one). `env` holds
+ * the password variables the security blocks name.
  */
-export async function startEmbeddedMirror(settings: MirrorSettings, brokerAddress: string, logger: Logger, env: Readonly<Record<string, string | undefined>> = process.env): Promise<Mirror> {
+export async function startEmbeddedMirror(
+  settings: MirrorSettings,
+  brokerAddressFor: (protocol: SecurityProtocol) => string | undefined,
+  logger: Logger,
+  env: Readonly<Record<string, string | undefined>> = process.env,
+): Promise<Mirror> {
   const security = resolveMirrorSecurity(settings, env);
+  const protocol = securityProtocolOf(security.target);
+  const brokerAddress = brokerAddressFor(protocol);
+  if (brokerAddress === undefined) {
+    throw new TributaryError({
+      code: 'CONFIG_INVALID',
+      message: `the mirror config's targetSecurity speaks ${protocol}, and this broker has no ${protocol} listener: add one to listeners, or set targetSecurity to the protocol of one it has`,
+    });
+  }
   // A failure may be reported while Mirror.start is still running, before there is a mirror to stop.
   const started: { mirror?: Mirror; failed: boolean } = { failed: false };
   started.mirror = await Mirror.start({

@@ -82,10 +82,12 @@ export interface BrokerProcessOptions {
    * power loss can be simulated after a SIGKILL (test/support/power-loss.ts).
    */
   readonly fsyncJournal?: boolean;
+  /** The --listen port; default a free one. Given when `settings` name it (a `listeners` setting). */
+  readonly port?: number;
 }
 
 export async function startBrokerProcess(options: BrokerProcessOptions): Promise<BrokerProcess> {
-  const port = await freePort();
+  const port = options.port ?? (await freePort());
   const dataDir = join(options.run.dir, `broker-${options.id}-${port}`, 'data');
   mkdirSync(dataDir, { recursive: true });
   const logFile = join(dirname(dataDir), 'broker.log');

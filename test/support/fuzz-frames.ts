@@ -55,6 +55,8 @@ import {
   OffsetFetchApi,
   OffsetForLeaderEpochApi,
   ProduceApi,
+  SaslAuthenticateApi,
+  SaslHandshakeApi,
   SUPPORTED_APIS,
   SyncGroupApi,
   findApi,
@@ -426,6 +428,9 @@ export class FrameFactory {
       [ListGroupsApi, 2],
       [DeleteGroupsApi, 2],
       [OffsetForLeaderEpochApi, 2],
+      // Answered ILLEGAL_SASL_STATE on a listener without SASL (the storm's).
+      [SaslHandshakeApi, 1],
+      [SaslAuthenticateApi, 1],
     ]);
     const correlationId = this.nextCorrelationId();
     const clientId = this.clientId();
@@ -619,6 +624,14 @@ export class FrameFactory {
         const version = rng.between(0, 1);
         const request: DeleteGroupsRequest = { groupsNames: Array.from({ length: rng.between(1, 2) }, () => this.groupId()) };
         return { api, version, body: requestBody(DeleteGroupsApi, version, correlationId, request, clientId) };
+      }
+      case SaslHandshakeApi.apiKey: {
+        const version = rng.between(0, 1);
+        return { api, version, body: requestBody(SaslHandshakeApi, version, correlationId, { mechanism: rng.chance(0.5) ? 'PLAIN' : 'SCRAM-SHA-512' }, clientId) };
+      }
+      case SaslAuthenticateApi.apiKey: {
+        const version = rng.between(0, 1);
+        return { api, version, body: requestBody(SaslAuthenticateApi, version, correlationId, { authBytes: Buffer.from('\u0000fuzz\u0000fuzz') }, clientId) };
       }
       default: {
         const version = rng.between(0, 2);

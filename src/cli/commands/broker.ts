@@ -18,6 +18,9 @@ import { MemoryCoordination } from '../../coordination/memory-store.js';
 import type { CoordinationStore } from '../../coordination/store.js';
 import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
 import { readEmbeddedMirrorConfig, startEmbeddedMirror } from '../../mirror/embedded.js';
+import { interBrokerListener, resolveListeners } from '../../broker/listeners.js';
+import type { BrokerConfig } from '../../broker/config.js';
+import type { SecurityProtocol } from '../../client/security-config.js';
 import { z } from 'zod';
 
 /** In a standalone broker's data dir: the in-process coordination state (topics, configs). */
@@ -100,8 +103,7 @@ export async function startBroker(options: BrokerStartOptions): Promise<void> {
     });
     await new Promise<void>((resolve) => metricsServer?.listen(address.port, address.host, resolve));
   }
-  const own = broker.advertisedAddress();
-  const mirror = mirrorSettings === undefined || own === undefined ? undefined : await startEmbeddedMirror(mirrorSettings, `${own.host.includes(':') ? `[${own.host}]` : own.host}:${own.port}`, logger);
+  const mirror = mirrorSettings === undefined ? undefined : await startEmbeddedMirror(mirrorSettings, (protocol) => ownListener(broker, config, listen, options.advertisedHost, protocol), logger);
   // Certificate rotation: replace the PEM files, then `kill -HUP <pid>`.
   const reload = (): void => {
     logger.info({ signal: 'SIGHUP' }, 'signal received; reloading TLS certificates');
@@ -134,4 +136,13 @@ export async function startBroker(options: BrokerStartOptions): Promise<void> {
       stop('SIGINT');
     });
   });
+}
+
+/** `host:port` this broker advertises on a listener of `protocol`, the inter-broker one first: where its embedded mirror writes. */
+function ownListener(broker: Broker, config: BrokerConfig, listen: { host: string; port: number } | undefined, advertisedHost: string | undefined, protocol: SecurityProtocol): string | undefined {
+  const specs = resolveListeners(config, listen, advertisedHost);
+  const preferred = interBrokerListener(config, specs);
+  const spec = preferred.securityProtocol === protocol ? preferred : specs.find((candidate) => candidate.securityProtocol === protocol);
+  const own = spec === undefined ? undefined : broker.advertisedAddress(spec.name);
+  return own === undefined ? undefined : `${own.host.includes(':') ? `[${own.host}]` : own.host}:${own.port}`;
 }

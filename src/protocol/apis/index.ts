@@ -27,6 +27,8 @@ import { OffsetCommitApi } from './offset-commit.js';
 import { OffsetFetchApi } from './offset-fetch.js';
 import { OffsetForLeaderEpochApi } from './offset-for-leader-epoch.js';
 import { ProduceApi } from './produce.js';
+import { SaslAuthenticateApi } from './sasl-authenticate.js';
+import { SaslHandshakeApi } from './sasl-handshake.js';
 import { SyncGroupApi } from './sync-group.js';
 
 export * from './alter-configs.js';
@@ -73,6 +75,7 @@ export const SUPPORTED_APIS: readonly AnyApiSchema[] = [
   SyncGroupApi,
   DescribeGroupsApi,
   ListGroupsApi,
+  SaslHandshakeApi,
   ApiVersionsApi,
   CreateTopicsApi,
   DeleteTopicsApi,
@@ -80,6 +83,7 @@ export const SUPPORTED_APIS: readonly AnyApiSchema[] = [
   OffsetForLeaderEpochApi,
   DescribeConfigsApi,
   AlterConfigsApi,
+  SaslAuthenticateApi,
   CreatePartitionsApi,
   DeleteGroupsApi,
   IncrementalAlterConfigsApi,

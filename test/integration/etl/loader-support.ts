@@ -4,6 +4,7 @@
  * the real HDFS of the test services), load files, a producer of page views spread over several
  * event hours, and a reader that checks the warehouse holds every produced record exactly once.
  */
+import { securityOption, type ClientSecurity } from '../../../src/client/security-config.js';
 import { spawn } from 'node:child_process';
 import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
@@ -115,6 +116,8 @@ export interface ProduceOptions {
   readonly perSend?: number;
   /** The Kafka record timestamp; default the event time. */
   readonly timestamp?: (eventTime: number) => number;
+  /** TLS and SASL of the producer's connections (a secured broker). */
+  readonly security?: ClientSecurity;
 }
 
 export function hourKeyOf(time: number): string {
@@ -130,7 +133,7 @@ export async function producePageViews(env: LoaderEnvironment, topic: string, op
   const serializer = new AvroSerializer(env.registryClient);
   const reader = await readerSchemaOf(env.registryClient, topic);
   const deserializer = new AvroDeserializer(env.registryClient);
-  const producer = await Producer.connect({ bootstrap: [env.broker.bootstrap], acks: -1, lingerMs: 2, logger: silent });
+  const producer = await Producer.connect({ bootstrap: [env.broker.bootstrap], acks: -1, lingerMs: 2, logger: silent, ...securityOption(options.security) });
   try {
     const batches = new Map<number, { value: Buffer; timestamp: number }[]>();
     for (let index = 0; index < options.count; index += 1) {

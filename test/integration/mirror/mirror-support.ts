@@ -65,8 +65,11 @@ export interface EmbeddingBroker {
 }
 
 /** `tributary broker start … --mirror-config FILE` as a daemon; resolves once it accepts connections. */
-export async function startBrokerWithMirror(run: ServiceRun, options: { id: number; zookeeper: string; mirrorConfig: string }): Promise<EmbeddingBroker> {
-  const port = await freePort();
+export async function startBrokerWithMirror(
+  run: ServiceRun,
+  options: { id: number; zookeeper: string; mirrorConfig: string; port?: number; settings?: Readonly<Record<string, string>> },
+): Promise<EmbeddingBroker> {
+  const port = options.port ?? (await freePort());
   const dataDir = join(run.dir, `broker-embedding-${options.id}-${port}`);
   const name = `broker-embedding-${process.pid}-${port}`;
   const daemon = startDaemon({
@@ -76,6 +79,7 @@ export async function startBrokerWithMirror(run: ServiceRun, options: { id: numb
     args: [
       join(root, 'bin', 'tributary.js'), 'broker', 'start', '--id', String(options.id), '--listen', `${LOOPBACK}:${port}`, '--data-dir', dataDir,
       '--zookeeper', options.zookeeper, '--set', 'zookeeper.session.timeout.ms=4000', '--mirror-config', options.mirrorConfig,
+      ...Object.entries(options.settings ?? {}).flatMap(([key, value]) => ['--set', `${key}=${value}`]),
     ],
     logFile: join(run.dir, `${name}.log`),
     cwd: root,

@@ -82,7 +82,7 @@ describe('SaslAuthenticator', () => {
     await shake(bad, 'PLAIN');
     const refused = await token(bad, encodePlainToken('ann', 'wrong'));
     expect(refused.answer?.errorCode).toBe(KafkaErrorCode.SASL_AUTHENTICATION_FAILED);
-    expect(refused.step).toMatchObject({ kind: 'respond', closeAfter: expect.stringContaining('failed authentication') });
+    expect(refused.step.kind === 'respond' ? refused.step.closeAfter : undefined).toContain('failed authentication');
     expect(bad.authenticatedPrincipal).toBeUndefined();
     expect(failures).toContain('PLAIN');
   });
@@ -104,7 +104,7 @@ describe('SaslAuthenticator', () => {
     expect((await ask(authenticator(), MetadataApi, 1, METADATA_ALL)).step.kind).toBe('close');
     const unknown = await shake(authenticator(), 'GSSAPI');
     expect(unknown.answer?.errorCode).toBe(KafkaErrorCode.UNSUPPORTED_SASL_MECHANISM);
-    expect(unknown.step).toMatchObject({ closeAfter: expect.any(String) });
+    expect(unknown.step.kind === 'respond' ? unknown.step.closeAfter : undefined).toBeTypeOf('string');
     expect(failures).toContain('unsupported');
     const early = await token(authenticator(), Buffer.from('x'));
     expect(early.answer?.errorCode).toBe(KafkaErrorCode.ILLEGAL_SASL_STATE);

@@ -38,7 +38,7 @@ describe('ApiVersions golden bytes', () => {
   it('the v2 response advertising SUPPORTED_API_VERSIONS', () => {
     const bytes = hex(`
       00 00                       # ErrorCode 0
-      00 00 00 17                 # ApiKeys: 23
+      00 00 00 19                 # ApiKeys: 25
       00 00 00 00 00 08           #   Produce 0–8
       00 01 00 04 00 0b           #   Fetch 4–11
       00 02 00 01 00 05           #   ListOffsets 1–5
@@ -52,6 +52,7 @@ describe('ApiVersions golden bytes', () => {
       00 0e 00 00 00 03           #   SyncGroup 0–3
       00 0f 00 00 00 04           #   DescribeGroups 0–4
       00 10 00 00 00 02           #   ListGroups 0–2
+      00 11 00 00 00 01           #   SaslHandshake 0–1
       00 12 00 00 00 02           #   ApiVersions 0–2
       00 13 00 00 00 04           #   CreateTopics 0–4
       00 14 00 00 00 03           #   DeleteTopics 0–3
@@ -59,6 +60,7 @@ describe('ApiVersions golden bytes', () => {
       00 17 00 00 00 03           #   OffsetForLeaderEpoch 0–3
       00 20 00 01 00 03           #   DescribeConfigs 1–3
       00 21 00 00 00 01           #   AlterConfigs 0–1
+      00 24 00 00 00 01           #   SaslAuthenticate 0–1
       00 25 00 00 00 01           #   CreatePartitions 0–1
       00 2a 00 00 00 01           #   DeleteGroups 0–1
       00 2c 00 00 00 00           #   IncrementalAlterConfigs 0

@@ -22,6 +22,8 @@ import {
   OffsetFetchApi,
   OffsetForLeaderEpochApi,
   ProduceApi,
+  SaslAuthenticateApi,
+  SaslHandshakeApi,
   SyncGroupApi,
   SUPPORTED_APIS,
   SUPPORTED_API_VERSIONS,
@@ -46,6 +48,7 @@ describe('SUPPORTED_APIS', () => {
       { apiKey: 14, minVersion: 0, maxVersion: 3 },
       { apiKey: 15, minVersion: 0, maxVersion: 4 },
       { apiKey: 16, minVersion: 0, maxVersion: 2 },
+      { apiKey: 17, minVersion: 0, maxVersion: 1 },
       { apiKey: 18, minVersion: 0, maxVersion: 2 },
       { apiKey: 19, minVersion: 0, maxVersion: 4 },
       { apiKey: 20, minVersion: 0, maxVersion: 3 },
@@ -53,6 +56,7 @@ describe('SUPPORTED_APIS', () => {
       { apiKey: 23, minVersion: 0, maxVersion: 3 },
       { apiKey: 32, minVersion: 1, maxVersion: 3 },
       { apiKey: 33, minVersion: 0, maxVersion: 1 },
+      { apiKey: 36, minVersion: 0, maxVersion: 1 },
       { apiKey: 37, minVersion: 0, maxVersion: 1 },
       { apiKey: 42, minVersion: 0, maxVersion: 1 },
       { apiKey: 44, minVersion: 0, maxVersion: 0 },
@@ -71,6 +75,7 @@ describe('SUPPORTED_APIS', () => {
       SyncGroupApi,
       DescribeGroupsApi,
       ListGroupsApi,
+      SaslHandshakeApi,
       ApiVersionsApi,
       CreateTopicsApi,
       DeleteTopicsApi,
@@ -78,6 +83,7 @@ describe('SUPPORTED_APIS', () => {
       OffsetForLeaderEpochApi,
       DescribeConfigsApi,
       AlterConfigsApi,
+      SaslAuthenticateApi,
       CreatePartitionsApi,
       DeleteGroupsApi,
       IncrementalAlterConfigsApi,
@@ -93,7 +99,7 @@ describe('SUPPORTED_APIS', () => {
     expect(findApi(11)).toBe(JoinGroupApi);
     expect(findApi(8)).toBe(OffsetCommitApi);
     expect(findApi(42)).toBe(DeleteGroupsApi);
-    expect(findApi(17)).toBeUndefined();
+    expect(findApi(17)).toBe(SaslHandshakeApi);
     expect(findApi(21)).toBeUndefined();
     expect(isSupportedVersion(8, 1)).toBe(false);
     expect(isSupportedVersion(8, 2)).toBe(true);
