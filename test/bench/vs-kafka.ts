@@ -36,15 +36,24 @@
  *                             between — with the same session timeout on both. Kafka keeps
  *                             its default flush settings (no fsync on the write path); Tributary answers
  *                             acks=-1 once the record is fsynced on every in-sync replica.
+ *   security                  (issue #21) one broker of each with a PLAINTEXT and a SASL_SSL listener
+ *                             (TLS from PEM files, SCRAM-SHA-512, vs-kafka/security.ts): ProducerPerformance
+ *                             batch 50 and default settings, kcat -C and the Java console consumer over each
+ *                             listener; Tributary ÷ Kafka over SASL_SSL and each system's TLS cost
+ *                             (SASL_SSL ÷ PLAINTEXT), also written to docs/benchmarks-security.md
  *
  * Output: a table on stdout (min / median / max per broker, Tributary ÷ Kafka per round and of
  * the medians), the README headline table, and — except in smoke mode — docs/benchmarks.md,
- * docs/charts/vs-kafka.json and docs/charts/*.png (vs-kafka/charts.ts).
+ * docs/charts/vs-kafka.json and docs/charts/*.png (vs-kafka/charts.ts), plus
+ * docs/benchmarks-security.md when the security scenario ran (a run of that scenario alone writes
+ * only that page, docs/charts/vs-kafka-security.json and docs/charts/security.png).
  *
  * Usage:
  *   npm run bench:vs-kafka                      the full run (hours; a quiet machine)
  *   npm run bench:vs-kafka -- --smoke           tiny sizes, results under $TMPDIR/tributary-bench-vs-kafka-smoke
  *   npm run bench:vs-kafka -- --profile         the Tributary broker runs under node --cpu-prof
+ *   BENCH_SCENARIOS=security npm run bench:vs-kafka
+ *                                               only the SASL_SSL comparison (its own broker sessions)
  *   BENCH_TRIBUTARY_DIR=/work/wt-before npm run bench:vs-kafka
  *                                               the broker of another checkout (e.g. the commit before a
  *                                               change: git worktree add /work/wt-before <commit>, then
@@ -69,7 +78,7 @@ import { openRun, startGuardian, stopRun, type ServiceRun } from '../services/ru
 import { ensureJars, KAFKA_SERVER_JARS, KAFKA_TOOLS_JARS, KAFKA_VERSION } from '../services/service-jars.js';
 import { createReplicatedTopic, createTopic, expectStored, logBytes, scanLog, storedRecords, type LogScan } from './vs-kafka/admin.js';
 import { FSYNC_NOTE, replicationSettings, startCluster, type ClusterBroker, type RunningCluster } from './vs-kafka/cluster.js';
-import { writeDocs } from './vs-kafka/charts.js';
+import { SECURITY_PAGE, SECURITY_RESULTS_FILE, securityOnly, writeDocs } from './vs-kafka/charts.js';
 import { measureFailover } from './vs-kafka/failover.js';
 import {
   clientContext, CODEC_IDS, consoleConsume, consumerPerformanceGroup, endToEndLatency, kcatConsume, kcatGroupConsume, kcatRebalanceAfterLeave, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, producerPerformanceDefaults,
@@ -79,6 +88,8 @@ import { currentLoad, describeCheckout, describeMachine } from './vs-kafka/machi
 import { formatSize, needsSingleBroker, parseOptions, reductions, THIS_CHECKOUT, type BenchOptions, type Codec, type ScenarioName } from './vs-kafka/options.js';
 import { summarizeProfiles } from './vs-kafka/profile.js';
 import { headlineTable } from './vs-kafka/report.js';
+import { prepareSecurity, securitySession, securitySettings, type SecurityMaterial } from './vs-kafka/security.js';
+import { securityConsole } from './vs-kafka/security-report.js';
 import { consoleTable, median, type Figure, type Results, type Sample } from './vs-kafka/results.js';
 import { brokerSettings, startSystem, type RunningSystem, type SystemName } from './vs-kafka/systems.js';
 
@@ -544,6 +555,7 @@ async function main(): Promise<void> {
   if (options.profile) rmSync(profileDir, { recursive: true, force: true });
   try {
     const reduced = reductions(options);
+    const security: SecurityMaterial | undefined = options.scenarios.includes('security') ? await prepareSecurity(run) : undefined;
     const results: Results = {
       version: 1,
       startedAt: new Date().toISOString(),
@@ -555,6 +567,7 @@ async function main(): Promise<void> {
       ...(options.scenarios.includes('replication')
         ? { replicationSettings: { kafka: replicationSettings('kafka', options.sessionTimeoutMs), tributary: replicationSettings('tributary', options.sessionTimeoutMs) } }
         : {}),
+      ...(security === undefined ? {} : { securitySettings: securitySettings(security.certificatesFrom) }),
       tributaryCheckout: checkout,
       figures: [],
       notes: [],
@@ -566,6 +579,7 @@ async function main(): Promise<void> {
     if (reduced.length > 0) say(`reduced: ${reduced.join('; ')}`);
     say(`tributary broker: ${checkout.dir} at ${checkout.commit.slice(0, 12)} "${checkout.subject}"${checkout.modified ? ' (with uncommitted changes)' : ''}${otherCheckout ? ' — not this checkout' : ''}`);
     say(`scenarios: ${options.scenarios.join(', ')}; ${fmt(options.records)} records; ${options.rounds} round(s); flush ${options.flush}; run folder ${run.dir}`);
+    if (security !== undefined) say(`security: one broker of each with PLAINTEXT and SASL_SSL (SCRAM-SHA-512) listeners; certificates from ${security.certificatesFrom}`);
     if (options.scenarios.includes('replication')) {
       say(`replication: 3 brokers of each (Kafka: KRaft, 3 combined broker+controller nodes; Tributary: ZooKeeper + 3 brokers), RF 3, min.insync.replicas=2, ${fmt(options.replicationRecords)} records per run, session timeout ${options.sessionTimeoutMs} ms on both. ${FSYNC_NOTE}.`);
     }
@@ -579,6 +593,21 @@ async function main(): Promise<void> {
     for (let round = 1; round <= options.rounds; round += 1) {
       const order: SystemName[] = round % 2 === 1 ? ['kafka', 'tributary'] : ['tributary', 'kafka'];
       if (needsSingleBroker(options)) for (const system of order) await session(round, system, options, run, context, kafkaServerJars, results, recorder, profileDir);
+      if (security !== undefined) {
+        for (const system of order) {
+          await securitySession(round, system, options, run, context, kafkaServerJars, security, results, {
+            say,
+            record: (id, spec, value, detail) => {
+              recorder.add(id, spec, detail === undefined ? { round, system, value } : { round, system, value, detail });
+              say(`  ${id.padEnd(34)} ${fmt(value, value < 100 ? 2 : 0).padStart(12)} ${spec.unit}${detail === undefined ? '' : `  ${JSON.stringify(detail)}`}`);
+            },
+            fail: (what, error) => {
+              results.notes.push(`security (${what}) failed on ${system} in round ${round}: ${(error as Error).message.split('\n').slice(0, 6).join(' ⏎ ')}`);
+              say(`  !! security (${what}) failed on ${system} in round ${round}: ${(error as Error).stack ?? String(error)}`);
+            },
+          });
+        }
+      }
       if (options.scenarios.includes('replication')) {
         for (const system of order) await replicationSession(round, system, options, run, context, kafkaServerJars, results, recorder, profileDir);
       }
@@ -597,6 +626,8 @@ async function main(): Promise<void> {
     say('');
     for (const line of consoleTable(results)) say(line);
     if (results.figures.some((f) => f.scenario === 'replication')) say(`replication: ${FSYNC_NOTE}.`);
+    const securityLines = securityConsole(results);
+    if (securityLines.length > 0) say(['', ...securityLines].join('\n'));
     if (results.profile !== undefined) {
       say('\nTributary broker CPU profile, top self time (idle left out):');
       for (const f of results.profile.topFunctions.slice(0, 10)) say(`  ${f.selfPercent.toFixed(1).padStart(5)}%  ${f.name}  ${f.where}  ← ${f.calledFrom ?? ''}`);
@@ -606,7 +637,9 @@ async function main(): Promise<void> {
     for (const note of results.notes) say(`note: ${note}`);
 
     const chartNote = await writeDocs(results, docsDir);
-    say(`\nwrote ${join(docsDir, 'benchmarks.md')}, ${join(docsDir, 'charts')}${chartNote === undefined ? '' : ` — ${chartNote}`}`);
+    const written = securityOnly(results) ? [join(docsDir, SECURITY_PAGE), join(docsDir, SECURITY_RESULTS_FILE)]
+      : [join(docsDir, 'benchmarks.md'), ...(security === undefined ? [] : [join(docsDir, SECURITY_PAGE)]), join(docsDir, 'charts')];
+    say(`\nwrote ${written.join(', ')}${chartNote === undefined ? '' : ` — ${chartNote}`}`);
     say(`total run time ${fmt((performance.now() - totalStart) / 1000)} s`);
   } finally {
     await stopRun(run, { keepDir: options.keep });

@@ -16,6 +16,7 @@ import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { markdownReport } from './report.js';
+import { securityPage } from './security-report.js';
 import { formatRatio, formatValue, summarize, type Results } from './results.js';
 
 interface VegaView {
@@ -47,6 +48,7 @@ const GROUPS: readonly { id: string; title: string }[] = [
   { id: 'partitions', title: 'Throughput by partition count' },
   { id: 'prefill', title: 'Throughput with data already in the log' },
   { id: 'replication', title: 'Replication: 3 brokers, RF 3, acks=all (Kafka without fsync, Tributary fsynced on every ISR member)' },
+  { id: 'security', title: 'Security: one broker, PLAINTEXT and SASL_SSL (SCRAM-SHA-512) listeners' },
 ];
 
 async function load<T>(name: string): Promise<T | undefined> {
@@ -139,8 +141,8 @@ export interface ChartOutcome {
   readonly note: string | undefined;
 }
 
-/** Renders every chart of `results` into `<docsDir>/charts/`. */
-export async function renderCharts(results: Results, docsDir: string): Promise<ChartOutcome> {
+/** Renders every chart of `results` (or only the groups `only`, without the ratio chart) into `<docsDir>/charts/`. */
+export async function renderCharts(results: Results, docsDir: string, only?: readonly string[]): Promise<ChartOutcome> {
   const vega = await load<VegaModule>('vega');
   const vegaLite = await load<VegaLiteModule>('vega-lite');
   const files = new Map<string, string>();
@@ -151,11 +153,11 @@ export async function renderCharts(results: Results, docsDir: string): Promise<C
   const chartsDir = join(docsDir, 'charts');
   mkdirSync(chartsDir, { recursive: true });
   const specs: [string, object][] = [];
-  for (const group of GROUPS) {
+  for (const group of GROUPS.filter((g) => only === undefined || only.includes(g.id))) {
     const spec = groupSpec(results, group);
     if (spec !== undefined) specs.push([group.id, spec]);
   }
-  const ratios = ratioSpec(results);
+  const ratios = only === undefined ? ratioSpec(results) : undefined;
   if (ratios !== undefined) specs.push(['ratios', ratios]);
   for (const [id, spec] of specs) {
     const view = new vega.View(vega.parse(vegaLite.compile(spec).spec), { renderer: 'none' });
@@ -175,14 +177,35 @@ export async function renderCharts(results: Results, docsDir: string): Promise<C
 }
 
 export const RESULTS_FILE = join('charts', 'vs-kafka.json');
+/** The security scenario's page (issue #21), written when that scenario ran. */
+export const SECURITY_PAGE = 'benchmarks-security.md';
+/** The results of a run of the security scenario alone (which leaves benchmarks.md and vs-kafka.json as they are). */
+export const SECURITY_RESULTS_FILE = join('charts', 'vs-kafka-security.json');
 
-/** Writes results JSON, charts and benchmarks.md into `docsDir`; returns the chart note, if any. */
+/** A run of nothing but the security scenario: it writes its own page and results only. */
+export function securityOnly(results: Results): boolean {
+  return results.options.scenarios.every((s) => s === 'security');
+}
+
+/**
+ * Writes results JSON, charts and benchmarks.md into `docsDir` (and benchmarks-security.md when the
+ * security scenario ran); returns the chart note, if any. A run of the security scenario alone
+ * writes only benchmarks-security.md, charts/vs-kafka-security.json and its chart, so the page
+ * of a full run is not replaced by one that holds nothing but the security figures.
+ */
 export async function writeDocs(results: Results, docsDir: string): Promise<string | undefined> {
   mkdirSync(join(docsDir, 'charts'), { recursive: true });
+  if (securityOnly(results)) {
+    writeFileSync(join(docsDir, SECURITY_RESULTS_FILE), `${JSON.stringify(results, null, 2)}\n`);
+    const charts = await renderCharts(results, docsDir, ['security']);
+    writeFileSync(join(docsDir, SECURITY_PAGE), securityPage(results, charts.files.get('security'), SECURITY_RESULTS_FILE));
+    return charts.note;
+  }
   writeFileSync(join(docsDir, RESULTS_FILE), `${JSON.stringify(results, null, 2)}\n`);
   const charts = await renderCharts(results, docsDir);
   const page = markdownReport(results, charts.files);
   writeFileSync(join(docsDir, 'benchmarks.md'), charts.note === undefined ? page : `${page}\n*${charts.note}*\n`);
+  if (results.figures.some((f) => f.scenario === 'security')) writeFileSync(join(docsDir, SECURITY_PAGE), securityPage(results, charts.files.get('security'), RESULTS_FILE));
   return charts.note;
 }
 

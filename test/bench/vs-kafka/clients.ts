@@ -68,6 +68,11 @@ export interface ClientContext {
   readonly toolsJars: string;
   readonly log4jFile: string;
   readonly fetchBytes: number;
+  /**
+   * The SASL_SSL listener's client settings (security scenario), as files so no secret is on a
+   * command line: Java `--producer.config`/`--consumer.config`, kcat `-F`. Absent: PLAINTEXT.
+   */
+  readonly security?: { readonly javaConfig: string; readonly kcatConfig: string };
 }
 
 export function clientContext(run: ServiceRun, toolsJars: string, fetchBytes: number): ClientContext {
@@ -133,6 +138,7 @@ export async function producerPerformanceDefaults(context: ClientContext, bootst
 async function producerPerformanceWith(context: ClientContext, bootstrap: string, topic: string, records: number, props: readonly string[], label: string): Promise<ProducerPerformanceResult> {
   const run = expectSuccess(label, await tool(context, 'org.apache.kafka.tools.ProducerPerformance', [
     '--topic', topic, '--num-records', String(records), '--record-size', String(VALUE_BYTES), '--throughput', '-1',
+    ...(context.security === undefined ? [] : ['--producer.config', context.security.javaConfig]),
     '--producer-props', `bootstrap.servers=${bootstrap}`, ...props,
   ], label, timeoutFor(records), { keepStdout: true }));
   const match = PERF_TOTAL.exec(run.stdout);
@@ -168,11 +174,16 @@ export function kcatProduceArgs(bootstrap: string, topic: string, partition: num
   return ['-P', '-b', bootstrap, '-t', topic, ...(partition === undefined ? [] : ['-p', String(partition)]), '-X', 'acks=1', ...extra];
 }
 
+/** kcat's security settings file (-F), when the context is a SASL_SSL listener's. */
+function kcatConfigArgs(context: ClientContext): string[] {
+  return context.security === undefined ? [] : ['-F', context.security.kcatConfig];
+}
+
 /** kcat -P of `records` lines (librdkafka `settings` on top of acks=1); raw spawn → exit milliseconds. */
 export async function kcatProduce(context: ClientContext, bootstrap: string, topic: string, records: number, partition: number | undefined = 0,
   settings: Readonly<Record<string, string>> = {}): Promise<number> {
   const label = `kcat -P → ${topic}`;
-  const run = expectSuccess(label, await runProcess('kcat', kcatProduceArgs(bootstrap, topic, partition, settings), {
+  const run = expectSuccess(label, await runProcess('kcat', [...kcatConfigArgs(context), ...kcatProduceArgs(bootstrap, topic, partition, settings)], {
     run: context.run, label, timeoutMs: timeoutFor(records), feed: feedLines(records),
   }));
   return run.exitedAt - run.spawnedAt;
@@ -212,7 +223,7 @@ export async function kcatConsume(context: ClientContext, bootstrap: string, top
   const label = `kcat -C ← ${topic}`;
   const where = from === 'all-partitions' ? ['-o', 'beginning'] : ['-p', String(from.partition), '-o', from.offset === 0 ? 'beginning' : String(from.offset)];
   const run = expectSuccess(label, await runProcess('kcat', [
-    '-C', '-b', bootstrap, '-t', topic, ...where, '-e', '-q', '-f', '%o\\n', '-X', `max.partition.fetch.bytes=${context.fetchBytes}`,
+    '-C', ...kcatConfigArgs(context), '-b', bootstrap, '-t', topic, ...where, '-e', '-q', '-f', '%o\\n', '-X', `max.partition.fetch.bytes=${context.fetchBytes}`,
     ...Object.entries(settings).flatMap(([key, value]) => ['-X', `${key}=${value}`]),
   ], { run: context.run, label, timeoutMs: timeoutFor(expected) }));
   return consumeRate(label, run, expected);
@@ -226,6 +237,7 @@ export async function consoleConsume(context: ClientContext, bootstrap: string, 
     '--max-messages', String(expected), '--timeout-ms', '60000',
     '--property', 'print.value=false', '--property', 'print.offset=true',
     '--consumer-property', `max.partition.fetch.bytes=${context.fetchBytes}`,
+    ...(context.security === undefined ? [] : ['--consumer.config', context.security.javaConfig]),
   ], label, timeoutFor(expected)));
   return consumeRate(label, run, expected);
 }

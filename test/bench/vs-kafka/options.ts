@@ -20,16 +20,22 @@ export const THIS_CHECKOUT = realpathSync(join(dirname(fileURLToPath(import.meta
 
 export const SCENARIOS = [
   'produce-b1', 'produce-b50', 'produce-default', 'produce-idempotence', 'produce-kcat', 'produce-codecs', 'consume-kcat', 'consume-java', 'consume-group', 'rebalance', 'storage', 'latency', 'partitions', 'prefill',
-  'replication',
+  'replication', 'security',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
 /** Scenarios run on three brokers of each system (vs-kafka/cluster.ts) instead of one. */
 export const CLUSTER_SCENARIOS: readonly ScenarioName[] = ['replication'];
 
+/**
+ * Scenarios with a broker session of their own, started differently: `security` runs on a single
+ * broker of each system with a SASL_SSL listener beside the PLAINTEXT one (vs-kafka/security.ts).
+ */
+export const OWN_SESSION_SCENARIOS: readonly ScenarioName[] = [...CLUSTER_SCENARIOS, 'security'];
+
 /** Whether the run needs the single-broker sessions at all. */
 export function needsSingleBroker(options: Pick<BenchOptions, 'scenarios'>): boolean {
-  return options.scenarios.some((s) => !CLUSTER_SCENARIOS.includes(s));
+  return options.scenarios.some((s) => !OWN_SESSION_SCENARIOS.includes(s));
 }
 
 /** Kafka's codecs (compression.type of the Java producer, compression.codec of librdkafka). */

@@ -146,6 +146,17 @@ export interface JavaOptions extends ProcessOptions {
   readonly classpathDir: string;
   readonly heap: string;
   readonly log4jFile: string;
+  /**
+   * Write the whole command line into this file (mode 0600) and run `java @file` (the launcher's
+   * argument files): an argument holding a secret stays off the process list. Only the whole
+   * command can go there — the launcher does not expand an @file among the program's arguments.
+   */
+  readonly argFile?: string;
+}
+
+/** A java launcher argument file's quoting: every argument in double quotes, backslash and quote escaped. */
+function argFileText(args: readonly string[]): string {
+  return `${args.map((arg) => `"${arg.replace(/\\/g, '\\\\').replace(/"/g, '\\"')}"`).join('\n')}\n`;
 }
 
 /** `java -Xmx… <perf opts> -Dlog4j.configuration=… -cp "<dir>/*" mainClass args…`. */
@@ -154,7 +165,8 @@ export function runJava(mainClass: string, args: readonly string[], options: Jav
     `-Xmx${options.heap}`, ...KAFKA_JVM_PERFORMANCE_OPTS, `-Dlog4j.configuration=file:${options.log4jFile}`,
     '-cp', `${options.classpathDir}/*`, mainClass, ...args,
   ];
-  return runProcess(javaCommand(), javaArgs, { ...options, env: options.env ?? javaEnvironment() });
+  if (options.argFile !== undefined) writeFileSync(options.argFile, argFileText(javaArgs), { mode: 0o600 });
+  return runProcess(javaCommand(), options.argFile === undefined ? javaArgs : [`@${options.argFile}`], { ...options, env: options.env ?? javaEnvironment() });
 }
 
 /** log4j 1 configuration: WARN and above to stderr (the tools print their results on stdout). */

@@ -4,12 +4,14 @@
  */
 import { FSYNC_NOTE } from './cluster.js';
 import { formatSize } from './options.js';
+import { SECURITY_HEADLINE, securityMethod } from './security-report.js';
 import {
   formatRatio, formatSide, formatValue, summarize, type Figure, type FigureSummary, type Results,
 } from './results.js';
 
 const HEADLINE = ['produce.b1', 'produce.b50', 'produce.default', 'produce.kcat.b1', 'produce.kcat', 'consume.kcat', 'consume.java', 'storage.b50', 'latency.java.p50', 'latency.java.p99', 'latency.probe.p50', 'latency.probe.p99',
-  'replication.produce.java', 'replication.produce.kcat', 'replication.consume.kcat', 'replication.latency.p50', 'replication.latency.p99', 'replication.failover'];
+  'replication.produce.java', 'replication.produce.kcat', 'replication.consume.kcat', 'replication.latency.p50', 'replication.latency.p99', 'replication.failover',
+  ...SECURITY_HEADLINE];
 
 const CHARTS: readonly { id: string; title: string }[] = [
   { id: 'producer', title: 'Producer (the paper’s test)' },
@@ -21,6 +23,7 @@ const CHARTS: readonly { id: string; title: string }[] = [
   { id: 'partitions', title: 'Scale: partitions' },
   { id: 'prefill', title: 'Scale: data already in the log' },
   { id: 'replication', title: 'Replication: three brokers, replication factor 3, acks=all' },
+  { id: 'security', title: 'Security: PLAINTEXT and SASL_SSL (SCRAM-SHA-512) listeners of one broker' },
 ];
 
 function mdTable(rows: readonly (readonly string[])[]): string[] {
@@ -225,9 +228,9 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
   const checkout = results.tributaryCheckout;
   if (checkout !== undefined) out.push(`- Tributary broker from ${checkout.dir} at commit ${checkout.commit.slice(0, 12)} (“${checkout.subject}”)${checkout.modified ? ', with uncommitted changes' : ''}`);
   out.push(`- Load average (1/5/15 min) at the start ${m.loadAtStart.join(' / ')}, at the end ${(m.loadAtEnd ?? []).join(' / ')}`);
-  const starts = (system: 'kafka' | 'tributary', cluster: boolean): string => results.startSeconds.filter((s) => s.system === system && (s.setup !== undefined) === cluster).map((s) => s.seconds.toFixed(1)).join(', ');
+  const starts = (system: 'kafka' | 'tributary', cluster: boolean): string => results.startSeconds.filter((s) => s.system === system && (s.setup === '3 brokers') === cluster && s.setup !== 'SASL_SSL').map((s) => s.seconds.toFixed(1)).join(', ');
   out.push(`- Broker start-up (launch → answers Metadata), seconds: Kafka ${starts('kafka', false) || '—'}; Tributary ${starts('tributary', false) || '—'}`);
-  if (results.startSeconds.some((s) => s.setup !== undefined)) {
+  if (results.startSeconds.some((s) => s.setup === '3 brokers')) {
     out.push(`- 3-broker cluster start-up (first launch → every broker listed by Metadata; Kafka: storage format of 4 nodes included, Tributary: ZooKeeper included), seconds: Kafka ${starts('kafka', true) || '—'}; Tributary ${starts('tributary', true) || '—'}`);
   }
   out.push('');
@@ -259,6 +262,7 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
         `Failover: a small producer (vs-kafka/failover.ts) sends one-record acks=all writes, one at a time every 20 ms, to the leader the last Metadata named, asking Metadata again after any failure (no client back-off); once the leader has acknowledged its first writes it gets SIGKILL, and the time to the first write acknowledged by another broker is taken; ${o.failovers ?? 1} time(s) per session, each on a fresh topic led by a broker that is not the controller, the broker killed before restarted and back in every broker’s Metadata first; the figure is the session’s median. The killed leader is never the controller (Tributary’s from Metadata, Kafka’s the quorum leader from its \`quorum-state\` file), so on both systems a plain broker dies. ` +
         `Same session timeout on both (${o.sessionTimeoutMs ?? 6000} ms): Tributary’s \`zookeeper.session.timeout.ms\` (ZooKeeper ends the session of a broker it has not heard from for that long; the client pings every third of it) and Kafka’s \`broker.session.timeout.ms\` (the controller fences a broker without a heartbeat for that long) with \`broker.heartbeat.interval.ms\` a third of it. CPU figures there are the three brokers’ together.`,
     ] : []),
+    ...(o.scenarios.includes('security') ? [securityMethod(results)] : []),
     `- **Warm-up.** ${o.warmupRecords > 0 ? `${o.warmupRecords.toLocaleString('en-US')} records produced and consumed, untimed, after each broker start.` : 'none in this run.'}`,
     '- **Broker CPU.** For each throughput figure the per-run details give the broker process’s CPU time (user + system, all threads, from /proc/<pid>/stat) over the client run, per million records. Clients and broker share the 2 cores, so CPU the broker spends is CPU the client does not get.',
     '- **Figures.** min / median / max over the rounds for each broker; the ratio is Tributary ÷ Kafka of the medians (and of each round’s pair). For latency and bytes per message lower is better, so a ratio above 1 means Tributary is behind there.',
@@ -269,6 +273,11 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
   if (results.replicationSettings !== undefined) {
     out.push('Settings of every broker of the 3-broker clusters (replication scenario), beyond the defaults and the listeners / node ids / quorum voters:', '');
     out.push(...mdTable([['cluster', 'settings'], ...Object.entries(results.replicationSettings).map(([name, s]) => [name, Object.entries(s).map(([k, v]) => `\`${k}=${v}\``).join(', ') || '(defaults)'])]), '');
+  }
+
+  if (results.securitySettings !== undefined) {
+    out.push('Settings of the security scenario’s brokers beyond those (no secret listed):', '');
+    out.push(...mdTable([['broker', 'settings'], ...Object.entries(results.securitySettings).map(([name, s]) => [name, Object.entries(s).map(([k, v]) => `\`${k}=${v}\``).join(', ')])]), '');
   }
 
   out.push('## Results', '');

@@ -16,6 +16,11 @@
  * gets log.visible.on.append=true: with one replica Kafka's high watermark moves on append, so
  * consumers on both see a record once it is written, not once it is fsynced. `os` leaves fsync to
  * the OS on both (Kafka's default; Tributary with flush thresholds at their maximum).
+ *
+ * With `saslSsl` (the security scenario) each also gets a SASL_SSL listener on a second port:
+ * Kafka through listeners / advertised.listeners / listener.security.protocol.map and its SCRAM
+ * user added by `kafka-storage format --add-scram`; Tributary through the same setting names
+ * (`listeners` instead of --listen) and its user added to the data dir's store before the start.
  */
 import { randomBytes } from 'node:crypto';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -37,6 +42,8 @@ export interface RunningSystem {
   readonly name: SystemName;
   readonly bootstrap: string;
   readonly dataDir: string;
+  /** The SASL_SSL listener's `host:port` (security scenario: started with `SystemOptions.saslSsl`). */
+  readonly secureBootstrap?: string;
   /** Seconds from launch until it answered metadata. */
   readonly startSeconds: number;
   readonly logFile: string;
@@ -57,6 +64,19 @@ export interface SystemOptions {
   readonly tributaryDir: string;
   /** Tributary only: write a V8 CPU profile into this folder (node --cpu-prof). */
   readonly cpuProfileDir?: string | undefined;
+  /** A second listener, SASL_SSL on its own port, beside the PLAINTEXT one (security scenario, vs-kafka/security.ts). */
+  readonly saslSsl?: SaslSslListener | undefined;
+}
+
+/** What a SASL_SSL listener needs on each system (built by vs-kafka/security.ts). */
+export interface SaslSslListener {
+  /** Kafka settings beyond the listener names: keystores, mechanisms, the login module. */
+  readonly kafkaSettings: Readonly<Record<string, string>>;
+  /** Extra arguments of `kafka-storage format` (the SCRAM user: KRaft keeps it in the metadata log). */
+  readonly kafkaFormatArgs: readonly string[];
+  readonly tributarySettings: Readonly<Record<string, string>>;
+  /** Runs on the Tributary broker's data dir before it starts (its users; it reads them at start). */
+  prepareTributary(dataDir: string, tributaryDir: string): Promise<void>;
 }
 
 export const STOP_GRACE_MS = 60_000;
@@ -100,14 +120,16 @@ async function startKafka(options: SystemOptions): Promise<RunningSystem> {
   mkdirSync(dataDir, { recursive: true });
   const port = await freePort();
   const controllerPort = await freePort();
+  const securePort = options.saslSsl === undefined ? undefined : await freePort();
+  const secure = securePort === undefined ? '' : `,SASL_SSL://${LOOPBACK}:${securePort}`;
   const properties = join(dir, 'server.properties');
   const settings: Record<string, string> = {
     'process.roles': 'broker,controller',
     'node.id': '1',
     'controller.quorum.voters': `1@${LOOPBACK}:${controllerPort}`,
-    listeners: `PLAINTEXT://${LOOPBACK}:${port},CONTROLLER://${LOOPBACK}:${controllerPort}`,
-    'advertised.listeners': `PLAINTEXT://${LOOPBACK}:${port}`,
-    'listener.security.protocol.map': 'CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT',
+    listeners: `PLAINTEXT://${LOOPBACK}:${port}${secure},CONTROLLER://${LOOPBACK}:${controllerPort}`,
+    'advertised.listeners': `PLAINTEXT://${LOOPBACK}:${port}${secure}`,
+    'listener.security.protocol.map': `CONTROLLER:PLAINTEXT,PLAINTEXT:PLAINTEXT${securePort === undefined ? '' : ',SASL_SSL:SASL_SSL'}`,
     'controller.listener.names': 'CONTROLLER',
     'inter.broker.listener.name': 'PLAINTEXT',
     'log.dirs': dataDir,
@@ -119,13 +141,16 @@ async function startKafka(options: SystemOptions): Promise<RunningSystem> {
     'group.initial.rebalance.delay.ms': '0',
     'auto.create.topics.enable': 'false',
     ...brokerSettings('kafka', options.flush),
+    ...options.saslSsl?.kafkaSettings,
   };
   writeFileSync(properties, `${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join('\n')}\n`);
   const log4j = writeKafkaLog4j(dir);
   const launchedAt = performance.now();
   const heap = `${options.heapMb}m`;
-  expectSuccess('kafka-storage format', await runJava('kafka.tools.StorageTool', ['format', '-t', clusterId(), '-c', properties], {
+  expectSuccess('kafka-storage format', await runJava('kafka.tools.StorageTool', ['format', '-t', clusterId(), '-c', properties, ...(options.saslSsl?.kafkaFormatArgs ?? [])], {
     run: options.run, label: 'kafka-storage format', timeoutMs: 120_000, classpathDir: options.kafkaServerJars, heap: '256m', log4jFile: log4j,
+    // --add-scram carries a password: the command line goes through a file.
+    ...(options.saslSsl === undefined ? {} : { argFile: join(dir, 'storage-format.args') }),
   }));
   const logFile = join(dir, 'kafka.log');
   const daemon = startDaemon({
@@ -140,7 +165,7 @@ async function startKafka(options: SystemOptions): Promise<RunningSystem> {
   });
   const bootstrap = `${LOOPBACK}:${port}`;
   await waitForMetadata(bootstrap, 1, daemon, 'Apache Kafka');
-  return running('kafka', bootstrap, dataDir, logFile, daemon, launchedAt);
+  return running('kafka', bootstrap, dataDir, logFile, daemon, launchedAt, securePort);
 }
 
 /** The Kafka broker's log4j 1 configuration (`<dir>/log4j.properties`): INFO from start-up, WARN from the rest. */
@@ -172,28 +197,37 @@ async function startTributary(options: SystemOptions): Promise<RunningSystem> {
     mkdirSync(options.cpuProfileDir, { recursive: true });
     nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`);
   }
-  const settings = brokerSettings('tributary', options.flush);
+  const securePort = options.saslSsl === undefined ? undefined : await freePort();
+  const settings: Record<string, string> = { ...brokerSettings('tributary', options.flush) };
+  // Two listeners instead of --listen (which makes the one PLAINTEXT listener).
+  const listen = securePort === undefined ? ['--listen', `${LOOPBACK}:${port}`] : [];
+  if (options.saslSsl !== undefined && securePort !== undefined) {
+    const listeners = `PLAINTEXT://${LOOPBACK}:${port},SASL_SSL://${LOOPBACK}:${securePort}`;
+    Object.assign(settings, { listeners, 'advertised.listeners': listeners, ...options.saslSsl.tributarySettings });
+    await options.saslSsl.prepareTributary(dataDir, options.tributaryDir);
+  }
   const launchedAt = performance.now();
   const daemon = startDaemon({
     run: options.run,
     name: `tributary-${port}`,
     command: process.execPath,
-    args: [...nodeFlags, join(options.tributaryDir, 'bin', 'tributary.js'), 'broker', 'start', '--id', '0', '--listen', `${LOOPBACK}:${port}`,
+    args: [...nodeFlags, join(options.tributaryDir, 'bin', 'tributary.js'), 'broker', 'start', '--id', '0', ...listen,
       '--data-dir', dataDir, ...Object.entries(settings).flatMap(([k, v]) => ['--set', `${k}=${v}`])],
     logFile,
     cwd: options.tributaryDir,
   });
   const bootstrap = `${LOOPBACK}:${port}`;
   await waitForMetadata(bootstrap, 0, daemon, 'Tributary');
-  return running('tributary', bootstrap, dataDir, logFile, daemon, launchedAt);
+  return running('tributary', bootstrap, dataDir, logFile, daemon, launchedAt, securePort);
 }
 
 // ---- shared -------------------------------------------------------------------------------
 
-function running(name: SystemName, bootstrap: string, dataDir: string, logFile: string, daemon: Daemon, launchedAt: number): RunningSystem {
+function running(name: SystemName, bootstrap: string, dataDir: string, logFile: string, daemon: Daemon, launchedAt: number, securePort?: number): RunningSystem {
   return {
     name,
     bootstrap,
+    ...(securePort === undefined ? {} : { secureBootstrap: `${LOOPBACK}:${securePort}` }),
     dataDir,
     logFile,
     startSeconds: (performance.now() - launchedAt) / 1000,
