@@ -17,6 +17,11 @@
  * - On session expiry the fetchers stop and all ownership is dropped at once; when the new
  *   session is ready the consumer registers again and rebalances.
  * - Bursts of watch events are debounced into one rebalance (with jitter against the herd).
+ * - Level-triggered as well: every `rebalanceCheckIntervalMs` the consumer reads the registries
+ *   again and rebalances if its share differs from what it owns. Watches are the fast path; the
+ *   check makes a missed watch event (seen in a mirror whose other process stopped: one of its
+ *   consumers kept its old share and the released partitions stayed unowned) cost seconds, not
+ *   the partitions, until the next membership change.
  * - After `rebalanceMaxRetries` failed attempts the consumer fails loudly: the error is logged,
  *   every stream throws it, and `onError` hears it.
  */
@@ -69,6 +74,8 @@ export interface ZooKeeperConsumerOptions {
   readonly rebalanceMaxRetries?: number;
   /** Quiet time after a watch event before rebalancing, so bursts become one. Default 250 ms. */
   readonly rebalanceDebounceMs?: number;
+  /** How often the registries are read again even without a watch event (0: never). Default 10000 ms. */
+  readonly rebalanceCheckIntervalMs?: number;
   /** Messages a stream queues before its fetchers wait. Default 1000. */
   readonly queuedMaxMessages?: number;
   /** Long-poll wait of one fetch. Default 500 ms. */
@@ -112,6 +119,7 @@ interface Assignment {
 
 const key = (topic: string, partition: number): string => `${topic}/${partition}`;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
+const SLOW_REBALANCE_MS = 10_000;
 
 export class ZooKeeperConsumer {
   readonly consumerId: string;
@@ -122,11 +130,16 @@ export class ZooKeeperConsumer {
   private readonly claims = new Map<string, Claim>();
   private lock: Promise<unknown> = Promise.resolve();
   private debounceTimer: NodeJS.Timeout | undefined;
+  private checkTimer: NodeJS.Timeout | undefined;
+  /** The rebalance about to run was started by the periodic check, not by a watch. */
+  private periodicCheck = false;
   private commitTimer: NodeJS.Timeout | undefined;
   private rebalanceWanted = false;
   private disconnectTimer: NodeJS.Timeout | undefined;
   /** Fetchers stopped after a long disconnection; claims kept. */
   private paused = false;
+  /** Between a 'disconnected' session event and the next event: no periodic check then. */
+  private disconnected = false;
   private rebalanceLoop: Promise<void> | undefined;
   private closed = false;
   private failure: Error | undefined;
@@ -202,6 +215,17 @@ export class ZooKeeperConsumer {
     }
     this.rebalanceWanted = true;
     await this.runRebalances();
+    const checkInterval = this.options.rebalanceCheckIntervalMs ?? 10_000;
+    if (checkInterval > 0) {
+      this.checkTimer = setInterval(() => {
+        // Not while the connection is down: a failed read would release the partitions (the
+        // disconnection rules above decide what happens then).
+        if (this.rebalanceLoop !== undefined || this.debounceTimer !== undefined || this.disconnected || this.paused) return;
+        this.periodicCheck = true;
+        this.scheduleRebalance();
+      }, checkInterval);
+      this.checkTimer.unref();
+    }
     return result;
   }
 
@@ -251,6 +275,7 @@ export class ZooKeeperConsumer {
     if (this.closed) return;
     this.closed = true;
     if (this.commitTimer !== undefined) clearInterval(this.commitTimer);
+    if (this.checkTimer !== undefined) clearInterval(this.checkTimer);
     if (this.debounceTimer !== undefined) clearTimeout(this.debounceTimer);
     if (this.disconnectTimer !== undefined) clearTimeout(this.disconnectTimer);
     await this.rebalanceLoop?.catch(() => undefined);
@@ -298,6 +323,7 @@ export class ZooKeeperConsumer {
 
   private onSessionEvent(event: SessionEvent): void {
     if (this.closed) return;
+    this.disconnected = event === 'disconnected';
     if (event === 'disconnected') {
       // The session may expire while we cannot hear it: stop handing out messages before another
       // member can have taken our partitions (reliability.md §4.4, item 4).
@@ -387,10 +413,16 @@ export class ZooKeeperConsumer {
     const retries = this.options.rebalanceMaxRetries ?? 4;
     const backoff = this.options.rebalanceBackoffMs ?? 2000;
     let lastError: unknown;
+    const periodic = this.periodicCheck;
+    this.periodicCheck = false;
     for (let attempt = 0; attempt <= retries; attempt += 1) {
       if (this.closed) return;
       try {
-        const done = await this.exclusive(() => this.rebalance(attempt));
+        const started = Date.now();
+        const done = await this.exclusive(() => this.rebalance(attempt, periodic));
+        const took = Date.now() - started;
+        // The lock is shared with commits and seeks: a slow one delays the group's rebalance.
+        if (took > SLOW_REBALANCE_MS) this.logger.warn({ attempt, milliseconds: took }, 'rebalance attempt was slow (it waits for commits in progress and for fetchers to stop)');
         if (done) {
           this.rebalances += 1;
           return;
@@ -421,7 +453,7 @@ export class ZooKeeperConsumer {
   }
 
   /** One attempt of Algorithm 1. True when this consumer owns its whole share afterwards. */
-  private async rebalance(attempt: number): Promise<boolean> {
+  private async rebalance(attempt: number, periodic = false): Promise<boolean> {
     const wanted = await this.computeAssignment();
     if (wanted === undefined) return true; // our registration is missing: re-registration will rebalance again
     const unchanged =
@@ -434,6 +466,7 @@ export class ZooKeeperConsumer {
       this.logger.debug({ attempt }, 'assignment unchanged; keeping ownership');
       return true;
     }
+    if (periodic) this.logger.warn({ attempt, owned: [...this.claims.keys()], wanted: wanted.map((a) => `${a.topic}/${a.partition}`) }, 'the periodic registry check found a share no watch event reported; rebalancing');
     // Stop before release; commit before release (while we still own).
     await this.stopAllFetchers();
     await this.commitOwned();
@@ -714,6 +747,7 @@ export class ZooKeeperConsumer {
   private fatal(error: Error): void {
     if (this.failure !== undefined) return;
     this.failure = error;
+    if (this.checkTimer !== undefined) clearInterval(this.checkTimer);
     this.logger.error({ err: error }, 'consumer failed');
     this.dropAllClaims();
     for (const streams of this.streams.values()) for (const stream of streams) stream.fail(error);

@@ -187,4 +187,30 @@ describe('ZooKeeperConsumer', () => {
     // Nothing of this attempt is left claimed.
     expect(await squatter.exists(ownerPath('stuck', topic, 1))).toBe(false);
   });
+
+  it('takes its new share at the periodic registry check when no watch event reports a member (level-triggered)', async () => {
+    const { topic } = await setup(0);
+    // A store that arms no watch: only the periodic check can tell this consumer about others.
+    const session = tree.session();
+    const deaf = new Proxy(session, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property);
+        if (typeof value !== 'function') return value;
+        if (property === 'children' || property === 'get' || property === 'exists') return (path: string) => (value as (path: string) => unknown).call(target, path);
+        return (value as (...args: unknown[]) => unknown).bind(target);
+      },
+    });
+    const cluster = await ClusterClient.connect({ bootstrap: [broker.bootstrap] });
+    clients.push(cluster);
+    const first = await ZooKeeperConsumer.connect({
+      zookeeper: deaf, bootstrap: cluster, group: 'deaf', autoOffsetReset: 'smallest', autoCommitIntervalMs: 0,
+      rebalanceBackoffMs: 50, rebalanceMaxRetries: 40, rebalanceDebounceMs: 20, rebalanceCheckIntervalMs: 100, fetchWaitMaxMs: 50, logger,
+    });
+    open.push(first);
+    await first.createMessageStreams({ [topic]: 1 });
+    expect(first.ownership().size).toBe(PARTITIONS);
+    const { consumer: second } = await consumer('deaf');
+    await second.createMessageStreams({ [topic]: 1 });
+    await expect.poll(() => [first.ownership().size, second.ownership().size], { timeout: 10_000, interval: 50 }).toEqual([PARTITIONS / 2, PARTITIONS / 2]);
+  });
 });
