@@ -44,10 +44,21 @@ export class MessageStream implements AsyncIterable<Message> {
     return this.queue.length;
   }
 
-  /** Waits while the queue is full; resolves early when `wake()` or `close()` is called. */
-  async waitForSpace(): Promise<void> {
-    if (this.ended || this.queue.length < this.capacity) return;
-    await new Promise<void>((resolve) => this.writers.push(resolve));
+  /**
+   * Waits while the queue is full; resolves early when `wake()` or `close()` is called, or when
+   * `stop` aborts (a fetcher told to stop must not wait for a reader that may never come).
+   */
+  async waitForSpace(stop?: AbortSignal): Promise<void> {
+    if (this.ended || this.queue.length < this.capacity || stop?.aborted === true) return;
+    await new Promise<void>((resolve) => {
+      const done = (): void => {
+        stop?.removeEventListener('abort', done);
+        this.writers = this.writers.filter((writer) => writer !== done);
+        resolve();
+      };
+      this.writers.push(done);
+      stop?.addEventListener('abort', done, { once: true });
+    });
   }
 
   /** Adds a message (callers wait for space first; a closed stream drops it). */

@@ -107,7 +107,9 @@ interface Claim {
 
 interface Fetcher {
   stopped: boolean;
-  readonly done: Promise<void>;
+  /** Aborted with `stopped`: releases a fetcher waiting for room in a full stream. */
+  readonly stop: AbortController;
+  done: Promise<void>;
 }
 
 interface Assignment {
@@ -365,7 +367,7 @@ export class ZooKeeperConsumer {
     this.paused = true;
     for (const [name, claim] of [...this.claims]) {
       claim.active = false;
-      if (claim.fetcher !== undefined) claim.fetcher.stopped = true;
+      if (claim.fetcher !== undefined) haltFetcher(claim.fetcher);
       claim.stream.purge();
       this.claims.set(name, { ...claim, fetchOffset: claim.consumed, active: true, fetcher: undefined });
     }
@@ -375,7 +377,7 @@ export class ZooKeeperConsumer {
   private dropAllClaims(): void {
     for (const claim of this.claims.values()) {
       claim.active = false;
-      if (claim.fetcher !== undefined) claim.fetcher.stopped = true;
+      if (claim.fetcher !== undefined) haltFetcher(claim.fetcher);
       claim.stream.purge();
     }
     this.claims.clear();
@@ -396,17 +398,23 @@ export class ZooKeeperConsumer {
 
   /** Runs rebalances while one is wanted; only one loop runs at a time. */
   private runRebalances(): Promise<void> {
-    this.rebalanceLoop ??= (async () => {
-      try {
-        while (this.rebalanceWanted && !this.closed && this.failure === undefined) {
-          this.rebalanceWanted = false;
-          await this.syncedRebalance();
-        }
-      } finally {
-        this.rebalanceLoop = undefined;
-      }
-    })();
-    return this.rebalanceLoop;
+    if (this.rebalanceLoop !== undefined) return this.rebalanceLoop;
+    // Cleared on a later tick, and only if still ours: a loop with nothing to do finishes at once,
+    // and clearing it inside would run before the assignment below and leave a settled loop in
+    // place for good (no rebalance would ever run again: the debounce timer of an event a running
+    // loop had already served used to do exactly that).
+    const loop = this.rebalanceWhileWanted().finally(() => {
+      if (this.rebalanceLoop === loop) this.rebalanceLoop = undefined;
+    });
+    this.rebalanceLoop = loop;
+    return loop;
+  }
+
+  private async rebalanceWhileWanted(): Promise<void> {
+    while (this.rebalanceWanted && !this.closed && this.failure === undefined) {
+      this.rebalanceWanted = false;
+      await this.syncedRebalance();
+    }
   }
 
   private async syncedRebalance(): Promise<void> {
@@ -660,7 +668,7 @@ export class ZooKeeperConsumer {
 
   private startFetcher(claim: Claim): void {
     if (claim.fetcher !== undefined || !claim.active || this.paused) return;
-    const fetcher: { stopped: boolean; done: Promise<void> } = { stopped: false, done: Promise.resolve() };
+    const fetcher: Fetcher = { stopped: false, stop: new AbortController(), done: Promise.resolve() };
     fetcher.done = this.fetchLoop(claim, fetcher);
     claim.fetcher = fetcher;
   }
@@ -668,8 +676,7 @@ export class ZooKeeperConsumer {
   private async stopFetcher(claim: Claim): Promise<void> {
     const fetcher = claim.fetcher;
     if (fetcher === undefined) return;
-    fetcher.stopped = true;
-    claim.stream.wake();
+    haltFetcher(fetcher);
     await fetcher.done;
     claim.fetcher = undefined;
   }
@@ -678,11 +685,11 @@ export class ZooKeeperConsumer {
     await Promise.all([...this.claims.values()].map((claim) => this.stopFetcher(claim)));
   }
 
-  private async fetchLoop(claim: Claim, fetcher: { stopped: boolean }): Promise<void> {
+  private async fetchLoop(claim: Claim, fetcher: Fetcher): Promise<void> {
     const running = (): boolean => !fetcher.stopped && claim.active && !this.closed;
     let failures = 0;
     while (running()) {
-      await claim.stream.waitForSpace();
+      await claim.stream.waitForSpace(fetcher.stop.signal);
       if (!running()) return;
       try {
         const result = await this.simple.fetch(claim.topic, claim.partition, claim.fetchOffset, {
@@ -691,7 +698,7 @@ export class ZooKeeperConsumer {
         });
         failures = 0;
         for (const record of result.records) {
-          await claim.stream.waitForSpace();
+          await claim.stream.waitForSpace(fetcher.stop.signal);
           if (!running()) return;
           const message: Message = {
             topic: claim.topic,
@@ -758,4 +765,9 @@ export class ZooKeeperConsumer {
     if (this.closed) throw new TributaryError({ code: 'CLOSED', message: `${operation}: the consumer is closed` });
     if (this.failure !== undefined) throw this.failure;
   }
+}
+
+function haltFetcher(fetcher: Fetcher): void {
+  fetcher.stopped = true;
+  fetcher.stop.abort();
 }

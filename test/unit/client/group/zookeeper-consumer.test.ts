@@ -9,7 +9,7 @@ import { ZooKeeperConsumer, type Message, type MessageStream } from '../../../..
 import { Producer } from '../../../../src/client/producer.js';
 import { createLogger } from '../../../../src/common/logger.js';
 import { MemoryCoordination, type MemoryCoordinationStore } from '../../../../src/coordination/memory-store.js';
-import { consumerIdsPath, offsetPath, ownerPath, topicPath } from '../../../../src/coordination/paths.js';
+import { consumerIdsPath, consumerPath, offsetPath, ownerPath, topicPath } from '../../../../src/coordination/paths.js';
 import { startInProcessBroker, type InProcessBroker } from '../../../support/brokers.js';
 
 const PARTITIONS = 4;
@@ -213,4 +213,43 @@ describe('ZooKeeperConsumer', () => {
     await second.createMessageStreams({ [topic]: 1 });
     await expect.poll(() => [first.ownership().size, second.ownership().size], { timeout: 10_000, interval: 50 }).toEqual([PARTITIONS / 2, PARTITIONS / 2]);
   });
+
+  it('keeps rebalancing on watch events after a debounced event was already served by a running rebalance', async () => {
+    const { topic } = await setup(0);
+    const other = tree.session();
+    const phantom = consumerPath('late-timer', 'phantom');
+    const registration = Buffer.from(JSON.stringify({ version: 1, subscription: { [topic]: 1 }, pattern: 'static' }));
+    // A member joins while the first rebalance claims its first partition: the loop serves that
+    // event at once, and the event's debounce timer fires later with nothing left to do.
+    const session = tree.session();
+    let joined = false;
+    const store = new Proxy(session, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property);
+        if (typeof value !== 'function') return value;
+        if (property !== 'create') return (value as (...args: unknown[]) => unknown).bind(target);
+        return async (path: string, ...rest: unknown[]) => {
+          if (!joined && path.includes('/owners/')) {
+            joined = true;
+            await other.create(phantom, registration, 'ephemeral');
+          }
+          return (value as (...args: unknown[]) => unknown).call(target, path, ...rest);
+        };
+      },
+    });
+    const cluster = await ClusterClient.connect({ bootstrap: [broker.bootstrap] });
+    clients.push(cluster);
+    const member = await ZooKeeperConsumer.connect({
+      zookeeper: store, bootstrap: cluster, group: 'late-timer', autoOffsetReset: 'smallest', autoCommitIntervalMs: 0,
+      rebalanceBackoffMs: 50, rebalanceMaxRetries: 40, rebalanceDebounceMs: 300, rebalanceCheckIntervalMs: 0, fetchWaitMaxMs: 50, logger,
+    });
+    open.push(member);
+    await member.createMessageStreams({ [topic]: 1 });
+    expect(joined).toBe(true);
+    expect(member.ownership().size).toBe(PARTITIONS / 2);
+    // Let the stale debounce timer fire, then the member leaves: its partitions must be taken.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    await other.delete(phantom);
+    await expect.poll(() => member.ownership().size, { timeout: 10_000, interval: 50 }).toBe(PARTITIONS);
+  }, 20_000);
 });
