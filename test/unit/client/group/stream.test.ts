@@ -20,7 +20,8 @@ describe('MessageStream', () => {
     const waiting = stream.waitForSpace();
     expect(await settled(waiting)).toBe(false);
     const read = await stream[Symbol.asyncIterator]().next();
-    expect(read.value?.offset).toBe(0n);
+    expect(read.done).toBe(false);
+    expect((read.value as { offset: bigint }).offset).toBe(0n);
     expect(await settled(waiting)).toBe(true);
   });
 
