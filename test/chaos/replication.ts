@@ -30,17 +30,17 @@
  * seconds or so, so rolls, producer snapshots and new files meet the faults too),
  * --out DIR (evidence of failures; default a new folder under the system temp dir).
  */
-import { cpSync, existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { execFileSync } from 'node:child_process';
-import { availableParallelism, loadavg, tmpdir } from 'node:os';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { cpSync, existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { parseArgs } from 'node:util';
 import { formatPowerLoss } from '../support/power-loss.js';
 import { formatReplicaComparison } from '../support/replica-files.js';
 import { ReplicatedCluster, type MetadataSampler, type PartitionState, type Workload } from '../support/replicated-cluster.js';
 import { checkReplicationHistory, describeViolation, formatReport, type CheckResult } from '../support/replication-history.js';
+import { seededRandom } from '../support/seeded-random.js';
+import { escapeCell, gitCommit, machineFacts, median, positiveInteger, RELIABILITY_DOC, seconds, updateMarkedBlock } from './report.js';
 import type { ChaosContext } from './run.js';
 
 export const REPLICATION_SCENARIOS = ['leader-kill', 'controller-kill', 'double-failover', 'power-loss'] as const;
@@ -63,8 +63,7 @@ const LEADER_TIMEOUT_MS = 60_000;
 const ISR_TIMEOUT_MS = 120_000;
 const POLL_MS = 100;
 
-const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
-export const RELIABILITY_DOC = join(root, 'docs', 'reliability.md');
+export { RELIABILITY_DOC } from './report.js';
 export const TABLE_START = '<!-- chaos:replication:start (written by `npm run chaos -- replication`; edit the prose around it, not this) -->';
 export const TABLE_END = '<!-- chaos:replication:end -->';
 
@@ -437,15 +436,6 @@ function saveEvidence(scenario: ReplicationScenario, cluster: ReplicatedCluster,
 // -------------------------------------------------------------------------------------------------
 // Reports
 
-function median(values: readonly number[]): number | undefined {
-  if (values.length === 0) return undefined;
-  const sorted = [...values].sort((a, b) => a - b);
-  const middle = Math.floor(sorted.length / 2);
-  return sorted.length % 2 === 1 ? sorted[middle] : ((sorted[middle - 1] ?? 0) + (sorted[middle] ?? 0)) / 2;
-}
-
-const seconds = (ms: number | undefined): string => (ms === undefined ? '–' : `${(ms / 1000).toFixed(1)} s`);
-
 export function formatResultLine(result: ScenarioResult): string {
   const times = result.leaderTimes;
   return [
@@ -485,11 +475,10 @@ interface RunFacts {
 
 /** The markdown table of docs/reliability.md, with a line saying when, where and how it was run. */
 export function formatResultsTable(results: readonly ScenarioResult[], facts: RunFacts): string {
-  const load = (values: readonly number[]): string => values.map((value) => value.toFixed(2)).join(' ');
   const lines = [
     `Run ${facts.startedAt.toISOString().slice(0, 16).replace('T', ' ')}–${facts.endedAt.toISOString().slice(11, 16)} UTC at commit \`${facts.commit}\`, ` +
       `${facts.rounds === undefined ? 'full counts' : `${facts.rounds} rounds per scenario`}, seed ${facts.seed}, ${facts.rate} sends/s, log.segment.bytes ${facts.segmentBytes}, ` +
-      `on ${availableParallelism()} cores with load average ${load(facts.loadAtStart)} at the start and ${load(facts.loadAtEnd)} at the end (1, 5, 15 min).`,
+      `${machineFacts(facts.loadAtStart, facts.loadAtEnd)}.`,
     '',
     '| scenario | faults injected | invariants | result | acknowledged | lost | duplicated | unseen | time to new leader: median / max (kills measured) | notes | run time |',
     '|---|---:|---|---|---:|---:|---:|---:|---|---|---:|',
@@ -507,38 +496,11 @@ export function formatResultsTable(results: readonly ScenarioResult[], facts: Ru
 
 /** Replaces the text between the markers (or appends a section with them). */
 export function updateReliabilityDoc(file: string, table: string): void {
-  const block = `${TABLE_START}\n${table}\n${TABLE_END}`;
-  const text = existsSync(file) ? readFileSync(file, 'utf8') : '# Reliability\n';
-  const start = text.indexOf(TABLE_START);
-  const end = text.indexOf(TABLE_END);
-  const next = start >= 0 && end > start ? `${text.slice(0, start)}${block}${text.slice(end + TABLE_END.length)}` : `${text.trimEnd()}\n\n## Replication chaos results\n\n${block}\n`;
-  writeFileSync(file, next);
-}
-
-function escapeCell(text: string): string {
-  return text.replaceAll('|', '\\|').replaceAll('\n', ' ');
+  updateMarkedBlock(file, { start: TABLE_START, end: TABLE_END, heading: 'Replication chaos results' }, table);
 }
 
 // -------------------------------------------------------------------------------------------------
 // Small things
-
-function positiveInteger(name: string, text: string): number {
-  const value = Number(text);
-  if (!Number.isInteger(value) || value <= 0) throw new Error(`${name} must be a positive integer, not "${text}"`);
-  return value;
-}
-
-/** mulberry32: the run's faults replay from its seed (timings aside). */
-function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function shuffle<T>(items: T[], random: () => number): T[] {
   for (let index = items.length - 1; index > 0; index -= 1) {
@@ -546,14 +508,6 @@ function shuffle<T>(items: T[], random: () => number): T[] {
     [items[index], items[other]] = [items[other] as T, items[index] as T];
   }
   return items;
-}
-
-function gitCommit(): string {
-  try {
-    return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();
-  } catch {
-    return 'unknown';
-  }
 }
 
 function messageOf(error: unknown): string {

@@ -4,6 +4,7 @@
  * dispatches:
  *
  *   npm run chaos -- replication [--rounds N] [--scenario leader-kill|controller-kill|double-failover|power-loss] …
+ *   npm run chaos -- storage [--rounds N] [--kind segment-tail-cut|segment-overwrite|…] …
  *
  * ZooKeeper: the one in `$TRIBUTARY_TEST_SERVICES` (the state.json of `npm run services -- start
  * zookeeper`) when set, else a fresh one in a temporary run folder, watched by the services'
@@ -16,6 +17,7 @@ import { readFileSync } from 'node:fs';
 import { createTemporaryRun, openRun, startGuardian, stopRun, type ServiceRun } from '../services/run-dir.js';
 import { startStack, type ServiceAddresses } from '../services/stack.js';
 import { runReplicationChaos } from './replication.js';
+import { runStorageChaos } from './storage.js';
 
 export interface ChaosContext {
   /** The service run the brokers belong to. */
@@ -31,6 +33,7 @@ export type ChaosSuite = (args: readonly string[], context: ChaosContext) => Pro
 /** The suites by name; issue #22 adds more here. */
 const SUITES: Readonly<Record<string, ChaosSuite>> = {
   replication: runReplicationChaos,
+  storage: runStorageChaos,
 };
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
