@@ -4,6 +4,7 @@
  * mode differ only in the store (in-process or ZooKeeper): a standalone broker is its own
  * controller and every partition's only replica.
  */
+import { ConnectionLimits } from './connection-limits.js';
 import { setImmediate as yieldToEventLoop } from 'node:timers/promises';
 import { systemClock, type Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
@@ -176,6 +177,8 @@ export class Broker {
         {
           maxRequestBytes: config['socket.request.max.bytes'],
           idleTimeoutMs: config['connections.max.idle.ms'],
+          limits: new ConnectionLimits(config['max.connections'], config['max.connections.per.ip']),
+          onConnectionRefused: (listener, limit) => metrics.connectionsRefused.inc({ listener, limit }),
           fetchSendMode: config['fetch.send.mode'],
           logger,
           onRequestDone: (apiKey, milliseconds) => metrics.requestSeconds.observe({ api: API_NAMES[apiKey] ?? String(apiKey) }, milliseconds / 1000),

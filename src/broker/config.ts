@@ -18,6 +18,9 @@ export const brokerConfigSchema = z
     'auto.create.topics.enable': bool.default(true),
     'socket.request.max.bytes': integer.min(1024).default(104_857_600),
     'connections.max.idle.ms': integer.min(1).default(600_000),
+    /** Client connections held at once, over every listener and from one address (Kafka: unlimited). */
+    'max.connections': integer.min(1).default(2_147_483_647),
+    'max.connections.per.ip': integer.min(1).default(2_147_483_647),
     'message.max.bytes': integer.min(1).default(1_048_588),
     'log.segment.bytes': integer.min(1024).default(1_073_741_824),
     'log.roll.ms': integer.min(1).default(7 * 24 * 3_600_000),

@@ -17,6 +17,7 @@
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 import type { Logger } from '../common/logger.js';
+import type { ConnectionLimits, ConnectionRefusal } from './connection-limits.js';
 import { ProduceApi } from '../protocol/apis/produce.js';
 import { FrameDecoder } from '../protocol/framing.js';
 import { brokerBuffers } from './buffers.js';
@@ -40,6 +41,10 @@ export interface ConnectionOptions {
   readonly fetchSendMode?: FetchSendMode;
   /** The listener the connection came in on; PLAINTEXT when absent. */
   readonly listener?: ConnectionListener;
+  /** The broker's connection limits, shared by its listeners. */
+  readonly limits?: ConnectionLimits;
+  /** Counts a connection a limit refused. */
+  readonly onConnectionRefused?: (listener: string, limit: ConnectionRefusal) => void;
 }
 
 export interface ConnectionListener {

@@ -11,6 +11,8 @@ export class BrokerMetrics {
   /** Kafka's successful-/failed-authentication-total, per listener and mechanism (SASL mechanism, or SSL for client certificates). */
   readonly authenticationSuccesses: Counter<'listener' | 'mechanism'>;
   readonly authenticationFailures: Counter<'listener' | 'mechanism'>;
+  /** Connections closed on accept by max.connections or max.connections.per.ip. */
+  readonly connectionsRefused: Counter<'listener' | 'limit'>;
 
   constructor(registry: Registry) {
     // Several brokers may share a process (tests, the demo): they then share the metrics.
@@ -35,6 +37,9 @@ export class BrokerMetrics {
     const authentications = (name: string, help: string): Counter<'listener' | 'mechanism'> =>
       existing<Counter<'listener' | 'mechanism'>>(name) ?? new Counter({ name: `${METRIC_PREFIX}${name}`, help, labelNames: ['listener', 'mechanism'], registers: [registry] });
     this.authenticationSuccesses = authentications('broker_authentication_successes_total', 'Connections that authenticated, per listener and mechanism');
+    this.connectionsRefused =
+      existing<Counter<'listener' | 'limit'>>('broker_connections_refused_total') ??
+      new Counter({ name: `${METRIC_PREFIX}broker_connections_refused_total`, help: 'Connections closed on accept because a connection limit was reached, per listener and limit', labelNames: ['listener', 'limit'], registers: [registry] });
     this.authenticationFailures = authentications('broker_authentication_failures_total', 'Failed authentications (SASL, or TLS handshakes as mechanism SSL), per listener and mechanism');
   }
 }

@@ -5,6 +5,7 @@
  */
 import { createServer, type Server, type Socket } from 'node:net';
 import { createServer as createTlsServer, type Server as TlsServer, type TLSSocket } from 'node:tls';
+import { RefusalLog } from './connection-limits.js';
 import { BrokerConnection, type ConnectionOptions } from './connection.js';
 import type { RequestRouter } from './router.js';
 import { loadSecureContextOptions, tlsServerOptions, type TlsSettings } from './security/tls-context.js';
@@ -27,6 +28,7 @@ let nextConnectionId = 1;
 
 export class BrokerServer {
   private readonly connections = new Map<number, BrokerConnection>();
+  private readonly refusalLog: RefusalLog;
 
   private constructor(
     private readonly server: Server,
@@ -34,7 +36,9 @@ export class BrokerServer {
     private readonly router: RequestRouter,
     private readonly options: ConnectionOptions,
     private readonly tls: TlsListenerOptions | undefined,
-  ) {}
+  ) {
+    this.refusalLog = new RefusalLog(options.logger);
+  }
 
   /**
    * Listens on `listen` ('' host: every interface). With `tls`, connections are TLS (1.2 or 1.3)
@@ -108,6 +112,19 @@ export class BrokerServer {
   }
 
   private accept(socket: Socket): void {
+    const limits = this.options.limits;
+    if (limits !== undefined) {
+      const address = socket.remoteAddress ?? '';
+      const refused = limits.admit(address);
+      if (refused !== undefined) {
+        const listener = this.options.listener?.name ?? 'PLAINTEXT';
+        this.options.onConnectionRefused?.(listener, refused);
+        this.refusalLog.note(listener, address, refused);
+        socket.destroy();
+        return;
+      }
+      socket.once('close', () => limits.release(address));
+    }
     const id = nextConnectionId++;
     const connection = new BrokerConnection(id, socket, this.router, this.options);
     this.connections.set(id, connection);

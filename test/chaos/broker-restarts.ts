@@ -25,7 +25,6 @@
  * fsync may be lost to the crash: counted and reported (the unflushed window), not a violation.
  * Both leave the model, since later records take their offsets.
  */
-import { readFileSync } from 'node:fs';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KafkaConnection } from '../../src/client/connection.js';
 import { Producer } from '../../src/client/producer.js';
@@ -34,6 +33,7 @@ import { ListOffsetsApi } from '../../src/protocol/apis/list-offsets.js';
 import type { ServiceRun } from '../services/run-dir.js';
 import { startBrokerProcess, type BrokerProcess } from '../support/brokers.js';
 import { DAMAGE_KINDS, damageDataDir, describeDamage, type Damage, type DamageKind } from '../support/file-damage.js';
+import { residentBytes } from '../support/process-memory.js';
 import { readVerified } from '../support/verified-read.js';
 
 export const RESTARTS_TOPIC = 'restarts';
@@ -243,16 +243,5 @@ async function probeWrites(broker: BrokerProcess, round: number, model: Model, s
     return placed.reduce((sum, count) => sum + count, 0);
   } finally {
     await producer.close();
-  }
-}
-
-function residentBytes(pid: number | undefined): number {
-  if (pid === undefined) return 0;
-  try {
-    const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-    const kilobytes = /VmRSS:\s+(\d+) kB/.exec(status)?.[1];
-    return kilobytes === undefined ? 0 : Number(kilobytes) * 1024;
-  } catch {
-    return 0;
   }
 }
