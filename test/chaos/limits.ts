@@ -21,6 +21,7 @@
 import { createConnection, type Socket } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { KafkaConnection } from '../../src/client/connection.js';
+import { CreateTopicsApi } from '../../src/protocol/apis/create-topics.js';
 import { ProduceApi } from '../../src/protocol/apis/produce.js';
 import { encodeRecordBatch } from '../../src/protocol/records.js';
 import { freePort, LOOPBACK } from '../services/network.js';
@@ -74,6 +75,22 @@ export interface LimitsOptions {
 }
 
 const TOPIC = 'limits';
+const TINY_TOPIC = 'limits-tiny';
+
+async function createTopics(broker: BrokerProcess, names: readonly string[]): Promise<void> {
+  const connection = await KafkaConnection.open(LOOPBACK, broker.port, { requestTimeoutMs: 30_000 });
+  try {
+    const answer = await connection.request(CreateTopicsApi, 4, {
+      topics: names.map((name) => ({ name, numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] })),
+      timeoutMs: 30_000,
+      validateOnly: false,
+    });
+    const failed = answer.topics.filter((topic) => topic.errorCode !== 0);
+    if (failed.length > 0) throw new Error(`CreateTopics failed: ${failed.map((topic) => `${topic.name} ${topic.errorCode}`).join(', ')}`);
+  } finally {
+    connection.close();
+  }
+}
 
 export async function runLimits(options: LimitsOptions): Promise<{ results: LimitResult[]; brokerLog: string }> {
   const saslPort = await freePort();
@@ -89,6 +106,7 @@ export async function runLimits(options: LimitsOptions): Promise<{ results: Limi
   const results: LimitResult[] = [];
   let served = 0;
   try {
+    await createTopics(broker, [TOPIC, TINY_TOPIC]);
     for (const scenario of options.scenarios) {
       const pid = broker.daemon.pid;
       const rssBeforeBytes = residentBytes(pid);
@@ -256,7 +274,7 @@ async function slowloris(broker: BrokerProcess, _saslPort: number, counts: Limit
 async function tinyProduce(broker: BrokerProcess, _saslPort: number, counts: LimitCounts): Promise<AttackOutcome> {
   const violations: string[] = [];
   const connections = await Promise.all(Array.from({ length: 4 }, () => KafkaConnection.open(LOOPBACK, broker.port, { requestTimeoutMs: 60_000 })));
-  const topic = `${TOPIC}-tiny`;
+  const topic = TINY_TOPIC;
   let next = 0;
   let answered = 0;
   const offsets: bigint[] = [];
@@ -275,7 +293,6 @@ async function tinyProduce(broker: BrokerProcess, _saslPort: number, counts: Lim
             });
             const partition = response.responses[0]?.partitionResponses[0];
             const code = partition?.errorCode ?? -1;
-            // The first requests may meet the topic's auto-creation.
             if (code !== 0) errors.set(code, (errors.get(code) ?? 0) + 1);
             else {
               answered += 1;
@@ -293,29 +310,24 @@ async function tinyProduce(broker: BrokerProcess, _saslPort: number, counts: Lim
   const gaps = sorted.filter((offset, index) => offset !== first + BigInt(index)).length;
   if (gaps > 0) violations.push(`${gaps} of ${sorted.length} acknowledged offsets are not contiguous`);
   const failed = [...errors.values()].reduce((sum, count) => sum + count, 0);
-  // Auto-creation answers a few UNKNOWN_TOPIC_OR_PARTITION (3) or LEADER_NOT_AVAILABLE (5) first; anything else is a failure.
-  for (const [code, count] of errors) if (code !== 3 && code !== 5) violations.push(`${count} requests answered with error ${code}`);
+  for (const [code, count] of errors) violations.push(`${count} requests answered with error ${code}`);
   return { injected: counts.tinyRequests, refused: failed, served: answered, notes: [`4 connections × 32 in flight, one 1-record batch per request, acks=1`], violations };
 }
 
-/** Produces 10 records with acks=−1 to a fresh partition-0 log and reads them back. */
+/** Produces 10 records with acks=−1 and reads the partition back, checked. */
 async function serveCheck(broker: BrokerProcess, tag: string): Promise<void> {
   const connection = await KafkaConnection.open(LOOPBACK, broker.port, { requestTimeoutMs: 15_000 });
   try {
     const values = Array.from({ length: 10 }, (_, index) => `${tag}-${index}`);
-    let baseOffset: bigint | undefined;
-    for (let attempt = 0; attempt < 100 && baseOffset === undefined; attempt += 1) {
-      const response = await connection.request(ProduceApi, 3, {
-        transactionalId: null,
-        acks: -1,
-        timeoutMs: 10_000,
-        topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: encodeRecordBatch(values.map((value) => ({ value: Buffer.from(value) }))) }] }],
-      });
-      const partition = response.responses[0]?.partitionResponses[0];
-      if (partition?.errorCode === 0) baseOffset = partition.baseOffset;
-      else await sleep(50); // auto-creation
-    }
-    if (baseOffset === undefined) throw new Error(`produce to ${TOPIC} never succeeded`);
+    const response = await connection.request(ProduceApi, 3, {
+      transactionalId: null,
+      acks: -1,
+      timeoutMs: 10_000,
+      topicData: [{ name: TOPIC, partitionData: [{ index: 0, records: encodeRecordBatch(values.map((value) => ({ value: Buffer.from(value) }))) }] }],
+    });
+    const partition = response.responses[0]?.partitionResponses[0];
+    if (partition?.errorCode !== 0) throw new Error(`produce to ${TOPIC} answered error ${partition?.errorCode ?? 'none'}`);
+    const baseOffset = partition.baseOffset;
     const read = await readVerified(connection, TOPIC, 0, { probes: 0, random: Math.random });
     if (read.violations.length > 0) throw new Error(read.violations.join('; '));
     const got = values.map((_, index) => read.records.get(baseOffset + BigInt(index))?.value);

@@ -16,7 +16,7 @@ describe('resource limits', () => {
     const lines: string[] = [];
     const { results, brokerLog } = await runLimits({ run: openRun(services().runDir), scenarios: LIMIT_SCENARIOS, counts: SHORT_LIMIT_COUNTS, say: (line) => lines.push(line) });
     const context = `${lines.join('\n')}\nbroker log: ${brokerLog}`;
-    console.log(results.map(formatLimitLine).join('\n'));
+    console.log(results.map((result) => `${formatLimitLine(result)}${result.violations.map((violation) => `\n  violation: ${violation}`).join("")}`).join("\n"));
     expect(results.map((result) => result.scenario)).toEqual([...LIMIT_SCENARIOS]);
     for (const result of results) expect(result.violations, `${result.scenario}\n${context}`).toEqual([]);
     const byName = new Map(results.map((result) => [result.scenario, result]));
