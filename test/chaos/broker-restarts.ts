@@ -6,6 +6,7 @@
  *   1. an idempotent producer (a new one each round; acks=−1, or acks=1) sends unique values
  *      `r<round>-<n>` from two concurrent loops for a random 0.3–1.5 s;
  *   2. SIGKILL the broker with sends in flight; the producer gives up on what was not acknowledged;
+ *      with `powerLoss`, every file is then cut back to its last fsync (the broker journals them);
  *   3. with `damage`, damage one file of the stopped broker (test/support/file-damage.ts: a torn
  *      tail or random bytes in the active segment, an index, a time index, a producer snapshot, a
  *      checkpoint);
@@ -22,7 +23,8 @@
  *   - the broker takes writes again after every restart.
  * Acknowledged records from the first damaged batch on are counted as cut with the damage (they
  * were destroyed on disk; no broker can serve them). With acks=1 a record acknowledged before its
- * fsync may be lost to the crash: counted and reported (the unflushed window), not a violation.
+ * fsync may be lost to a power loss (a process crash keeps the page cache): counted and reported,
+ * and only ever a suffix of the log (past the recovered end), not a violation.
  * Both leave the model, since later records take their offsets.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -33,6 +35,7 @@ import { ListOffsetsApi } from '../../src/protocol/apis/list-offsets.js';
 import type { ServiceRun } from '../services/run-dir.js';
 import { startBrokerProcess, type BrokerProcess } from '../support/brokers.js';
 import { DAMAGE_KINDS, damageDataDir, describeDamage, type Damage, type DamageKind } from '../support/file-damage.js';
+import { loseUnsyncedWrites } from '../support/power-loss.js';
 import { residentBytes } from '../support/process-memory.js';
 import { readVerified } from '../support/verified-read.js';
 
@@ -46,6 +49,8 @@ export interface BrokerRestartsOptions {
   readonly acks: -1 | 1;
   /** Damage one file before each restart (default false: a plain crash). */
   readonly damage?: boolean;
+  /** Cut every file back to its last fsync after each kill (test/support/power-loss.ts): a power loss, not a process crash. */
+  readonly powerLoss?: boolean;
   /** Kinds to choose from (default: every kind). */
   readonly kinds?: readonly DamageKind[];
   /** 'random' (default) or 'each-in-turn': round i damages kind i mod |kinds| when it has a file. */
@@ -64,6 +69,9 @@ export interface BrokerRestartsResult {
   readonly cutByDamage: number;
   /** acks=1: acknowledged records the crash took before their fsync. */
   readonly lostUnflushed: number;
+  /** Power loss: unsynced bytes dropped (all files, and segment files only). */
+  readonly droppedBytes: number;
+  readonly droppedSegmentBytes: number;
   /** Acknowledged records missing or changed where nothing allowed it: each a violation. */
   readonly lost: number;
   readonly duplicated: number;
@@ -83,6 +91,7 @@ export async function runBrokerRestarts(options: BrokerRestartsOptions): Promise
   const broker = await startBrokerProcess({
     run: options.run,
     id: 1,
+    fsyncJournal: options.powerLoss === true,
     settings: {
       'num.partitions': String(PARTITIONS.length),
       'log.segment.bytes': '16384',
@@ -98,6 +107,8 @@ export async function runBrokerRestarts(options: BrokerRestartsOptions): Promise
   let acknowledged = 0;
   let cutByDamage = 0;
   let lostUnflushed = 0;
+  let droppedBytes = 0;
+  let droppedSegmentBytes = 0;
   let lost = 0;
   let duplicated = 0;
   let peakRssBytes = 0;
@@ -109,6 +120,11 @@ export async function runBrokerRestarts(options: BrokerRestartsOptions): Promise
     for (let round = 1; round <= options.rounds && violations.length === 0; round += 1) {
       acknowledged += await produceUntilKilled(broker, round, options, model, sent, violations);
       kills += 1;
+      if (options.powerLoss === true && broker.fsyncJournal !== undefined) {
+        const report = loseUnsyncedWrites(broker.dataDir, broker.fsyncJournal);
+        droppedBytes += report.cut.reduce((sum, entry) => sum + entry.from - entry.to, 0);
+        droppedSegmentBytes += report.cut.filter((entry) => entry.path.endsWith('.log')).reduce((sum, entry) => sum + entry.from - entry.to, 0);
+      }
       let damage: Damage | undefined;
       if (options.damage === true) {
         const kinds = options.kinds ?? DAMAGE_KINDS;
@@ -170,7 +186,7 @@ export async function runBrokerRestarts(options: BrokerRestartsOptions): Promise
     clearInterval(rssTimer);
     await broker.stop().catch(() => undefined);
   }
-  return { rounds: kills, kills, damages, acknowledged, cutByDamage, lostUnflushed, lost, duplicated, recoveryMs, peakRssBytes, violations, brokerLog: broker.logFile };
+  return { rounds: kills, kills, damages, acknowledged, cutByDamage, lostUnflushed, droppedBytes, droppedSegmentBytes, lost, duplicated, recoveryMs, peakRssBytes, violations, brokerLog: broker.logFile };
 }
 
 /** Sends from two loops until a random moment, SIGKILLs the broker, waits for every send to settle. */

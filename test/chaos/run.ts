@@ -75,4 +75,11 @@ async function main(): Promise<number> {
   return ok ? 0 : 1;
 }
 
-process.exitCode = await main();
+// Broker daemons are unref'd children: while a suite only waits for one to exit, nothing else may
+// hold the event loop, and Node would end the run mid-await (exit code 13).
+const keepAlive = setInterval(() => undefined, 60_000);
+try {
+  process.exitCode = await main();
+} finally {
+  clearInterval(keepAlive);
+}

@@ -4,6 +4,8 @@
  *
  *   crash-acks-all  ×50   SIGKILL a standalone broker under acks=−1 producers, restart, read back
  *   crash-acks-one  ×50   the same under acks=1 producers: what the crash takes is counted
+ *   power-loss-acks-all ×50, power-loss-acks-one ×50: the same, and every file cut back to its
+ *                         last fsync after the kill (test/support/power-loss.ts)
  *   corrupt-files   ×100  SIGKILL, then damage one file of the data dir (torn or overwritten
  *                         active segment, index, time index, producer snapshot, checkpoint)
  *
@@ -23,9 +25,9 @@ import { runBrokerRestarts, type BrokerRestartsOptions, type BrokerRestartsResul
 import { escapeCell, gitCommit, machineFacts, median, megabytes, positiveInteger, RELIABILITY_DOC, seconds, updateMarkedBlock } from './report.js';
 import type { ChaosContext } from './run.js';
 
-export const STORAGE_SCENARIOS = ['crash-acks-all', 'crash-acks-one', 'corrupt-files'] as const;
+export const STORAGE_SCENARIOS = ['crash-acks-all', 'crash-acks-one', 'power-loss-acks-all', 'power-loss-acks-one', 'corrupt-files'] as const;
 export type StorageScenario = (typeof STORAGE_SCENARIOS)[number];
-export const FULL_STORAGE_ROUNDS: Readonly<Record<StorageScenario, number>> = { 'crash-acks-all': 50, 'crash-acks-one': 50, 'corrupt-files': 100 };
+export const FULL_STORAGE_ROUNDS: Readonly<Record<StorageScenario, number>> = { 'crash-acks-all': 50, 'crash-acks-one': 50, 'power-loss-acks-all': 50, 'power-loss-acks-one': 50, 'corrupt-files': 100 };
 
 export const STORAGE_TABLE = {
   start: '<!-- chaos:storage:start (written by `npm run chaos -- storage`; edit the prose around it, not this) -->',
@@ -36,6 +38,8 @@ export const STORAGE_TABLE = {
 const INVARIANTS: Readonly<Record<StorageScenario, string>> = {
   'crash-acks-all': 'nothing corrupt served; indexes agree with the data; no acknowledged record lost; writes resume',
   'crash-acks-one': 'nothing corrupt served; indexes agree with the data; only records past the recovered end lost (counted); writes resume',
+  'power-loss-acks-all': 'as crash-acks-all, with every file cut back to its last fsync: no acknowledged record lost',
+  'power-loss-acks-one': 'as crash-acks-one, with every file cut back to its last fsync: only the unflushed tail lost (counted)',
   'corrupt-files': 'nothing corrupt served; indexes agree with the data; nothing acknowledged below the damaged batch lost; writes resume',
 };
 
@@ -45,8 +49,10 @@ export interface StorageScenarioResult extends BrokerRestartsResult {
 }
 
 /** The runner's options for a scenario. */
-export function scenarioOptions(scenario: StorageScenario, kinds: readonly DamageKind[]): Pick<BrokerRestartsOptions, 'acks' | 'damage' | 'kinds'> {
+export function scenarioOptions(scenario: StorageScenario, kinds: readonly DamageKind[]): Pick<BrokerRestartsOptions, 'acks' | 'damage' | 'kinds' | 'powerLoss'> {
   if (scenario === 'crash-acks-one') return { acks: 1 };
+  if (scenario === 'power-loss-acks-all') return { acks: -1, powerLoss: true };
+  if (scenario === 'power-loss-acks-one') return { acks: 1, powerLoss: true };
   if (scenario === 'corrupt-files') return { acks: -1, damage: true, kinds };
   return { acks: -1 };
 }
@@ -105,6 +111,7 @@ export async function runStorageChaos(args: readonly string[], context: ChaosCon
 }
 
 function faults(result: BrokerRestartsResult): string {
+  if (result.droppedBytes > 0) return `${result.kills} SIGKILLs + power losses (${result.droppedBytes} unsynced bytes dropped, ${result.droppedSegmentBytes} of them from segments)`;
   if (result.damages.length === 0) return `${result.kills} SIGKILLs`;
   const counts = new Map<string, number>();
   for (const damage of result.damages) counts.set(damage.kind, (counts.get(damage.kind) ?? 0) + 1);
