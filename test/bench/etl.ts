@@ -106,6 +106,7 @@ import { createTemporaryRun, startGuardian, stopRun, type ServiceRun } from '../
 import type { ServiceAddresses, ServiceName } from '../services/stack.js';
 import { startStack } from '../services/stack.js';
 import { envInt, fmt, fmtInt, say } from './bench-output.js';
+import { seededRandom } from '../support/seeded-random.js';
 
 const MB = 1_000_000;
 const TARGETS_OF: Readonly<Record<'local' | 'hdfs', number>> = { local: 0.8, hdfs: 0.7 };
@@ -233,17 +234,6 @@ async function createTopic(bootstrap: string, partitions: number): Promise<void>
   }
 }
 
-/** A small seeded generator (mulberry32): the same records in every run. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
-  };
-}
 
 const PAGES = ['home', 'profile', 'job-view', 'search', 'feed', 'company'] as const;
 const AGENTS = ['Mozilla/5.0 (X11; Linux x86_64) Firefox/128.0', 'Mozilla/5.0 (Macintosh) Safari/605.1.15', 'Mozilla/5.0 (Windows NT 10.0) Chrome/126.0'] as const;
@@ -280,7 +270,7 @@ async function produce(options: Options, bootstrap: string, registry: RegistryCl
   const bareLimit = Math.ceil(options.bareRecords / options.partitions);
   const partitions: PartitionData[] = Array.from({ length: options.partitions }, (_, partition) => ({ partition, records: 0, bytes: 0, warmBytes: 0, values: [] }));
   const producer = await Producer.connect({ bootstrap: [bootstrap], acks: 1, lingerMs: 5, batchSize: 256 * 1024, clientId: 'bench-etl-producer' });
-  const random = seeded(0x7f1b_0010);
+  const random = seededRandom(0x7f1b_0010);
   try {
     for (let from = 0; from < options.records; from += PRODUCE_BATCH) {
       const events = pageViews(from, Math.min(PRODUCE_BATCH, options.records - from), options.records, options.hours, random);

@@ -25,6 +25,7 @@ import { ScramClientExchange } from '../../../src/protocol/sasl/scram.js';
 import { Conversation, requestFrame } from '../../support/conversation.js';
 import { METADATA_ALL, scramLogin } from '../../support/sasl-conversation.js';
 import { startSecureBroker, type SecureBroker } from '../../support/secure-broker.js';
+import { seededRandom } from '../../support/seeded-random.js';
 
 const USER = 'dave';
 const PASSWORD = 'dave-password-3';
@@ -43,17 +44,6 @@ afterAll(async () => {
   expect(secure?.logLines.filter((line) => Number(line['level']) >= 50) ?? []).toEqual([]);
 });
 
-/** mulberry32: a small seeded generator, so a failure replays. */
-function generator(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 class Frames {
   private forbidden = 0;
@@ -213,7 +203,7 @@ async function burst(frames: Frames, tls: boolean): Promise<{ sent: number; answ
 
 describe('SASL fuzzer', () => {
   it('never crashes the broker nor lets a request through before authentication', async () => {
-    const frames = new Frames(generator(0x5a51));
+    const frames = new Frames(seededRandom(0x5a51));
     let sent = 0;
     let answered = 0;
     const forbidden: number[] = [];

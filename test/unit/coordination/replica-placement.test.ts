@@ -1,18 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { TributaryError } from '../../../src/common/errors.js';
 import { assignNewPartitions, assignReplicas, validateManualAssignment, type PlacementBroker } from '../../../src/coordination/replica-placement.js';
+import { seededRandom } from '../../support/seeded-random.js';
 
-/** A seeded uniform generator in [0, 1) (mulberry32), so a failing seed can be replayed. */
-function seeded(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const SEEDS = Array.from({ length: 25 }, (_, i) => i * 7919 + 1);
 
@@ -67,7 +57,7 @@ describe('assignReplicas without racks', () => {
     for (const seed of SEEDS) {
       for (const [brokerCount, partitions, replicationFactor] of [[1, 4, 1], [3, 6, 3], [4, 10, 2], [5, 7, 4], [7, 20, 3]] as const) {
         const ids = Array.from({ length: brokerCount }, (_, i) => i + 1);
-        const assignment = assignReplicas(brokers(...ids), partitions, replicationFactor, { random: seeded(seed) });
+        const assignment = assignReplicas(brokers(...ids), partitions, replicationFactor, { random: seededRandom(seed) });
         expect([...assignment.keys()]).toEqual(Array.from({ length: partitions }, (_, i) => i));
         for (const replicas of assignment.values()) {
           expect(replicas).toHaveLength(replicationFactor);
@@ -80,14 +70,14 @@ describe('assignReplicas without racks', () => {
 
   it('spreads leaders evenly: 6 partitions over 3 brokers lead 2 each', () => {
     for (const seed of SEEDS) {
-      const assignment = assignReplicas(brokers(1, 2, 3), 6, 3, { random: seeded(seed) });
+      const assignment = assignReplicas(brokers(1, 2, 3), 6, 3, { random: seededRandom(seed) });
       expect(counts(assignment, 0)).toEqual(new Map([[1, 2], [2, 2], [3, 2]]));
     }
   });
 
   it('spreads replicas evenly: 8 partitions × 2 replicas over 4 brokers are 4 each, 2 of them leaders', () => {
     for (const seed of SEEDS) {
-      const assignment = assignReplicas(brokers(10, 20, 30, 40), 8, 2, { random: seeded(seed) });
+      const assignment = assignReplicas(brokers(10, 20, 30, 40), 8, 2, { random: seededRandom(seed) });
       expect([...counts(assignment, 0).values()]).toEqual([2, 2, 2, 2]);
       expect([...counts(assignment).values()]).toEqual([4, 4, 4, 4]);
     }
@@ -96,7 +86,7 @@ describe('assignReplicas without racks', () => {
   it("spreads the followers of one broker's partitions over the other brokers", () => {
     // 4 brokers, 12 partitions, 2 replicas: each broker leads 3 and their followers are 3 different brokers.
     for (const seed of SEEDS) {
-      const assignment = assignReplicas(brokers(1, 2, 3, 4), 12, 2, { random: seeded(seed) });
+      const assignment = assignReplicas(brokers(1, 2, 3, 4), 12, 2, { random: seededRandom(seed) });
       const followersOf = new Map<number, Set<number>>();
       for (const [leader, follower] of assignment.values()) {
         if (leader === undefined || follower === undefined) throw new Error('short list');
@@ -107,9 +97,9 @@ describe('assignReplicas without racks', () => {
   });
 
   it('is deterministic for a seed, whatever order the brokers are listed in', () => {
-    const first = assignReplicas(brokers(1, 2, 3, 4, 5), 9, 3, { random: seeded(42) });
-    expect(assignReplicas(brokers(5, 3, 1, 4, 2), 9, 3, { random: seeded(42) })).toStrictEqual(first);
-    const starts = new Set(SEEDS.map((seed) => assignReplicas(brokers(1, 2, 3, 4, 5), 1, 1, { random: seeded(seed) }).get(0)?.[0]));
+    const first = assignReplicas(brokers(1, 2, 3, 4, 5), 9, 3, { random: seededRandom(42) });
+    expect(assignReplicas(brokers(5, 3, 1, 4, 2), 9, 3, { random: seededRandom(42) })).toStrictEqual(first);
+    const starts = new Set(SEEDS.map((seed) => assignReplicas(brokers(1, 2, 3, 4, 5), 1, 1, { random: seededRandom(seed) }).get(0)?.[0]));
     expect(starts.size).toBeGreaterThan(1);
   });
 
@@ -151,7 +141,7 @@ describe('assignReplicas with racks', () => {
     const rackOf = new Map(cluster.map((broker) => [broker.id, broker.rack]));
     for (const seed of SEEDS) {
       for (const replicationFactor of [2, 3]) {
-        const assignment = assignReplicas(cluster, 12, replicationFactor, { random: seeded(seed) });
+        const assignment = assignReplicas(cluster, 12, replicationFactor, { random: seededRandom(seed) });
         for (const replicas of assignment.values()) {
           expect(new Set(replicas).size).toBe(replicationFactor);
           expect(new Set(replicas.map((id) => rackOf.get(id))).size).toBe(replicationFactor);
@@ -164,7 +154,7 @@ describe('assignReplicas with racks', () => {
     const cluster = racked({ 1: 'east', 2: 'east', 3: 'east', 4: 'west', 5: 'west' });
     const rackOf = new Map(cluster.map((broker) => [broker.id, broker.rack]));
     for (const seed of SEEDS) {
-      const assignment = assignReplicas(cluster, 10, 4, { random: seeded(seed) });
+      const assignment = assignReplicas(cluster, 10, 4, { random: seededRandom(seed) });
       for (const replicas of assignment.values()) {
         expect(new Set(replicas).size).toBe(4);
         expect(new Set(replicas.map((id) => rackOf.get(id)))).toEqual(new Set(['east', 'west']));
@@ -175,7 +165,7 @@ describe('assignReplicas with racks', () => {
   it('spreads leaders and replicas evenly when racks are equal and replicas = racks', () => {
     const cluster = racked({ 1: 'a', 2: 'a', 3: 'b', 4: 'b', 5: 'c', 6: 'c' });
     for (const seed of SEEDS) {
-      const assignment = assignReplicas(cluster, 12, 3, { random: seeded(seed) });
+      const assignment = assignReplicas(cluster, 12, 3, { random: seededRandom(seed) });
       expect([...counts(assignment, 0).values()]).toEqual([2, 2, 2, 2, 2, 2]);
       expect([...counts(assignment).values()]).toEqual([6, 6, 6, 6, 6, 6]);
     }
@@ -239,7 +229,7 @@ describe('assignNewPartitions', () => {
   it('keeps leaders even across growth of a randomly placed topic', () => {
     for (const seed of SEEDS) {
       const cluster = brokers(1, 2, 3, 4);
-      const existing = assignReplicas(cluster, 4, 3, { random: seeded(seed) });
+      const existing = assignReplicas(cluster, 4, 3, { random: seededRandom(seed) });
       const added = assignNewPartitions(cluster, existing, 8);
       expect([...added.keys()]).toEqual([4, 5, 6, 7]);
       expect([...counts(new Map([...existing, ...added]), 0).values()]).toEqual([2, 2, 2, 2]);
@@ -263,7 +253,7 @@ describe('assignNewPartitions', () => {
   it('places on distinct racks in a racked cluster', () => {
     const cluster = racked({ 1: 'a', 2: 'a', 3: 'b', 4: 'b' });
     const rackOf = new Map(cluster.map((broker) => [broker.id, broker.rack]));
-    const existing = assignReplicas(cluster, 2, 2, { random: seeded(3) });
+    const existing = assignReplicas(cluster, 2, 2, { random: seededRandom(3) });
     const added = assignNewPartitions(cluster, existing, 6);
     for (const replicas of added.values()) expect(new Set(replicas.map((id) => rackOf.get(id))).size).toBe(2);
   });

@@ -8,6 +8,7 @@ import { KafkaProtocolError } from '../../../src/protocol/kafka-errors.js';
 import { validateProducerBatch } from '../../../src/protocol/batch-validation.js';
 import { COMPRESSION_MASK, readBatchHeader, writeBatchCrc, type CompressionName } from '../../../src/protocol/record-batch.js';
 import { decodeRecords, encodeRecordBatch, type RecordInput } from '../../../src/protocol/records.js';
+import { seededRandom } from '../../support/seeded-random.js';
 
 const CODECS = ['gzip', 'snappy', 'lz4', 'zstd'] as const;
 
@@ -25,21 +26,10 @@ function hex(text: string): Buffer {
   return Buffer.from(text.replace(/\s+/g, ''), 'hex');
 }
 
-/** A deterministic PRNG (mulberry32) so that failures replay. */
-function prng(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function text(bytes: number): Buffer {
   const words = ['kafka', 'log', 'partition', 'offset', 'segment', 'replica', 'broker', 'consumer'];
-  const next = prng(bytes);
+  const next = seededRandom(bytes);
   const parts: string[] = [];
   let length = 0;
   while (length < bytes) {
@@ -157,7 +147,7 @@ describe('corrupt input', () => {
     });
 
     it(`${codec}: random damage gives the data back or CORRUPT_MESSAGE, never another error`, () => {
-      const next = prng(codec.length * 7919);
+      const next = seededRandom(codec.length * 7919);
       const original = compress(codec, text(20 * 1024));
       let rejected = 0;
       for (let round = 0; round < 300; round += 1) {

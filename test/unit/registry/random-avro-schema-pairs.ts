@@ -13,17 +13,9 @@
 type Json = unknown;
 type JsonObject = Record<string, Json>;
 
-/** mulberry32: tiny, seedable, good enough to pick test shapes. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../support/seeded-random.js';
+
+export { seededRandom };
 
 const PRIMITIVES = ['null', 'boolean', 'int', 'long', 'float', 'double', 'bytes', 'string'] as const;
 const PROMOTIONS: Readonly<Record<string, readonly string[]>> = {

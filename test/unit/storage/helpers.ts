@@ -73,14 +73,6 @@ export function walkBatches(bytes: Buffer): StoredBatch[] {
   return batches;
 }
 
-/** A small deterministic random generator (mulberry32), so failures replay. */
-export function seededRandom(seed: number): () => number {
-  let state = seed >>> 0;
-  return () => {
-    state = (state + 0x6d2b79f5) >>> 0;
-    let t = state;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
+import { seededRandom } from '../../support/seeded-random.js';
+
+export { seededRandom };
