@@ -54,6 +54,8 @@ export interface ScenarioResult {
   /** Records the group consumed more than once (at-least-once: counted, allowed). */
   readonly groupDuplicates: number;
   readonly groupMissing: number;
+  /** pause-consumer: records a resumed member handed out for partitions others owned by then. */
+  readonly staleDeliveries: number;
   /** Loader records in the warehouse more than once, or missing (each a violation). */
   readonly loaderDuplicates: number;
   readonly loaderMissing: number;
@@ -75,7 +77,7 @@ export async function runZooKeeperScenario(options: ScenarioOptions): Promise<Sc
   const replicated = options.replicated ?? (scenario === 'leader-kill' || scenario === 'pause-broker');
   const loader = scenario === 'leader-kill' || scenario === 'pause-loader';
   const world = await ZooKeeperWorld.start({ run: options.run, members: options.members ?? 3, replicated, loader, say });
-  const tally: Tally = { violations: [], quorumMs: [], recoverMs: [], loaderOutcomes: [], fenced: 0, faults: 0 };
+  const tally: Tally = { violations: [], quorumMs: [], recoverMs: [], loaderOutcomes: [], fenced: 0, faults: 0, staleDeliveries: 0 };
   let report: WorldReport | undefined;
   try {
     switch (scenario) {
@@ -114,6 +116,9 @@ export async function runZooKeeperScenario(options: ScenarioOptions): Promise<Sc
   } catch (error) {
     tally.violations.push(`the loader check failed: ${(error as Error).message}`);
   } finally {
+    if (tally.violations.length > 0 || (report !== undefined && (report.offsetRegressions.length > 0 || report.group.memberExits.length > 0 || report.group.missing > 0 || !report.standalone.ok || report.replicated?.ok === false))) {
+      tally.violations.push(`evidence: ${world.saveEvidence(scenario)}`);
+    }
     await world.close();
   }
   const violations = [...tally.violations];
@@ -141,6 +146,7 @@ export async function runZooKeeperScenario(options: ScenarioOptions): Promise<Sc
     logDuplicates: summaries.reduce((sum, summary) => sum + summary.extraCopies, 0),
     groupDuplicates: report?.group.duplicates ?? 0,
     groupMissing: report?.group.missing ?? 0,
+    staleDeliveries: tally.staleDeliveries,
     loaderDuplicates: loaderCheck.duplicated,
     loaderMissing: loaderCheck.missing,
     loaderRecords: loaderCheck.expected,
@@ -160,6 +166,7 @@ interface Tally {
   readonly loaderOutcomes: LoaderRunOutcome[];
   fenced: number;
   faults: number;
+  staleDeliveries: number;
 }
 
 const RECOVER_TIMEOUT_MS = 60_000;
@@ -269,17 +276,32 @@ async function pauseConsumers(world: ZooKeeperWorld, options: ScenarioOptions, t
     world.pauseMember(member);
     tally.faults += 1;
     let rebalanceMs: number;
+    let owners: (string | undefined)[] = [];
+    let printed = 0;
     try {
       // Its session expires; the others take every partition and commit past where it stopped.
       rebalanceMs = await world.waitHealthy(MEMBER_SESSION_MS * 10, paused);
       await sleep(1_500 + Math.floor(options.random() * 1_500));
     } finally {
+      // Who owns what now: records the resumed member prints for partitions owned by others are
+      // stale deliveries (redeliveries the others will make too; at-least-once allows them).
+      owners = await Promise.all(Array.from({ length: GROUP_PARTITIONS }, (_, partition) => world.ownerOf(partition).catch(() => undefined)));
+      printed = member.process.lines.length;
       world.resumeMember(member);
     }
     const resumed = Date.now();
     const recoverMs = await world.waitHealthy(RECOVER_TIMEOUT_MS, resumed);
     tally.recoverMs.push(recoverMs);
-    say(`pause ${round}: group member ${member.index} (${id ?? '?'}) stopped ${((resumed - paused) / 1000).toFixed(1)} s; the others owned all ${GROUP_PARTITIONS} partitions ${(rebalanceMs / 1000).toFixed(1)} s after SIGSTOP; it registered again and the group rebalanced ${(recoverMs / 1000).toFixed(1)} s after SIGCONT; offset regressions so far: ${world.offsetRegressions.length}`);
+    const stale = member.process.lines.slice(printed).filter((line) => {
+      try {
+        const partition = (JSON.parse(line) as { partition: number }).partition;
+        return owners[partition] !== id;
+      } catch {
+        return false;
+      }
+    }).length;
+    tally.staleDeliveries += stale;
+    say(`pause ${round}: group member ${member.index} (${id ?? '?'}) stopped ${((resumed - paused) / 1000).toFixed(1)} s; the others owned all ${GROUP_PARTITIONS} partitions ${(rebalanceMs / 1000).toFixed(1)} s after SIGSTOP; after SIGCONT it handed out ${stale} records of partitions it had lost, then registered again and the group rebalanced to full ownership in ${(recoverMs / 1000).toFixed(1)} s; offset regressions so far: ${world.offsetRegressions.length}`);
   }
 }
 

@@ -19,7 +19,8 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { createLogger } from '../../src/common/logger.js';
 import { ZooKeeperStore } from '../../src/coordination/zookeeper-store.js';
 import { brokerIdsPath, consumerIdsPath, offsetPath, offsetsPath, ownerPath } from '../../src/coordination/paths.js';
@@ -211,15 +212,26 @@ export class ZooKeeperWorld {
       for (const [position, id] of liveIds.entries()) if (id === undefined || !registered.includes(id)) problems.push(`group member ${live[position]?.index} not in the consumer registry`);
       const pausedIds = new Set(this.members.filter((member) => member.paused).map((member) => this.consumerIdOf(member)));
       const owners = new Set(registered.filter((id) => !pausedIds.has(id)));
+      const owning = new Set<string>();
       for (let partition = 0; partition < GROUP_PARTITIONS; partition += 1) {
-        const node = await this.observer.get(ownerPath(GROUP, GROUP_TOPIC, partition));
-        const owner = node?.data.toString('utf8').replace(/-\d+$/, '');
+        const owner = await this.ownerOf(partition);
+        if (owner !== undefined) owning.add(owner);
         if (owner === undefined || !owners.has(owner)) problems.push(`partition ${partition} ${owner === undefined ? 'has no owner' : `is owned by ${owner}, not a live member`}`);
+      }
+      // Full ownership: with no more members than partitions, the range assignment gives each one some.
+      if (live.length <= GROUP_PARTITIONS) {
+        for (const [position, id] of liveIds.entries()) if (id !== undefined && !owning.has(id)) problems.push(`group member ${live[position]?.index} owns no partition`);
       }
     } catch (error) {
       problems.push(`ZooKeeper: ${(error as Error).message}`);
     }
     return problems;
+  }
+
+  /** The consumer id owning a partition of the group's topic now (undefined: none). */
+  async ownerOf(partition: number): Promise<string | undefined> {
+    const node = await this.observer.get(ownerPath(GROUP, GROUP_TOPIC, partition));
+    return node?.data.toString('utf8').replace(/-\d+$/, '');
   }
 
   /** Until `unhealthy` is empty and both workloads have had new sends acknowledged; the milliseconds it took. */
@@ -358,6 +370,26 @@ export class ZooKeeperWorld {
     }
     for (const member of this.members) total += count(member.process.stderr());
     return total;
+  }
+
+  /** Copies the members' output and the brokers' logs to a new folder under the temp dir; returns it. */
+  saveEvidence(label: string): string {
+    const dir = join(tmpdir(), `tributary-zk-chaos-${label}-${Date.now()}`);
+    mkdirSync(dir, { recursive: true });
+    for (const member of this.members) {
+      writeFileSync(join(dir, `member-${member.index}.stderr`), member.process.stderr());
+      writeFileSync(join(dir, `member-${member.index}.stdout`), member.process.lines.join('\n'));
+    }
+    for (const cluster of [this.standalone, this.replicated]) {
+      for (const id of cluster?.brokerIds ?? []) {
+        try {
+          copyFileSync(cluster!.broker(id).logFile, join(dir, `broker-${id}.log`));
+        } catch {
+          // no log
+        }
+      }
+    }
+    return dir;
   }
 
   async close(): Promise<void> {

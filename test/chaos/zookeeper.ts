@@ -112,7 +112,7 @@ function loaderRuns(result: ScenarioResult): string {
 export function formatZooKeeperLine(result: ScenarioResult & { seconds: number }): string {
   return (
     `${result.scenario} ×${result.faults}: ${result.atRisk} records at risk (acks=−1 acknowledged + loaded), ${result.lost} lost, ${result.logDuplicates} stored twice; ` +
-    `group: ${result.groupMissing} unconsumed, ${result.groupDuplicates} redelivered (at-least-once); ${loaderRuns(result)}; ` +
+    `group: ${result.groupMissing} unconsumed, ${result.groupDuplicates} redelivered (at-least-once)${result.scenario === 'pause-consumer' ? `, ${result.staleDeliveries} handed out by resumed members for lost partitions` : ''}; ${loaderRuns(result)}; ` +
     `${result.quorumMs.length === 0 ? '' : `quorum back median / max ${span(result.quorumMs)}, `}recovered median / max ${span(result.recoverMs)}; ` +
     `sessions expired ${result.sessionsExpired}; broker peak RSS ${megabytes(result.peakRssBytes)}; ${result.violations.length} violations in ${result.seconds} s`
   );
@@ -126,7 +126,7 @@ export function formatZooKeeperTable(results: readonly (ScenarioResult & { secon
   for (const result of results) {
     const verdict = result.violations.length === 0 ? 'pass' : `**FAIL** (${result.violations.length} violations: ${escapeCell(result.violations.slice(0, 3).join('; '))}${result.violations.length > 3 ? '; …' : ''})`;
     lines.push(
-      `| ${result.scenario} | ${result.faults} × ${FAULTS[result.scenario]} | ${INVARIANTS[result.scenario]} | ${verdict} | ${result.atRisk} | ${result.lost} | ${result.logDuplicates} | ${result.groupDuplicates} | ${escapeCell(loaderRuns(result))} | ${result.quorumMs.length === 0 ? '–' : span(result.quorumMs)} | ${span(result.recoverMs)} | ${result.sessionsExpired} | ${megabytes(result.peakRssBytes)} | ${result.seconds} s |`,
+      `| ${result.scenario} | ${result.faults} × ${FAULTS[result.scenario]} | ${INVARIANTS[result.scenario]} | ${verdict} | ${result.atRisk} | ${result.lost} | ${result.logDuplicates} | ${result.groupDuplicates}${result.scenario === 'pause-consumer' ? ` (${result.staleDeliveries} by resumed members for lost partitions)` : ''} | ${escapeCell(loaderRuns(result))} | ${result.quorumMs.length === 0 ? '–' : span(result.quorumMs)} | ${span(result.recoverMs)} | ${result.sessionsExpired} | ${megabytes(result.peakRssBytes)} | ${result.seconds} s |`,
     );
   }
   return lines.join('\n');

@@ -36,6 +36,23 @@ function required(name: string, value: string | undefined): string {
   return value;
 }
 
+/**
+ * Writes the whole line before going on. stdout may be a non-blocking pipe (a parent reading it
+ * line by line): when the pipe is full, writeSync throws EAGAIN, or writes part of the line, and
+ * the member must wait for the reader, not die (a resumed member prints a burst).
+ */
+function writeLine(text: string): void {
+  let bytes = Buffer.from(text, 'utf8');
+  while (bytes.length > 0) {
+    try {
+      bytes = bytes.subarray(writeSync(1, bytes));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+      Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 5);
+    }
+  }
+}
+
 const topic = required('topic', values.topic);
 const logger = createLogger({ name: 'group-member', level: 'info' });
 const consumer = await ZooKeeperConsumer.connect({
@@ -72,7 +89,7 @@ await Promise.all(
   streams.map(async (stream) => {
     for await (const message of stream) {
       const line = JSON.stringify({ partition: message.partition, offset: message.offset.toString(), value: message.value?.toString('utf8') ?? null });
-      writeSync(1, `${line}\n`);
+      writeLine(`${line}\n`);
     }
   }),
 );

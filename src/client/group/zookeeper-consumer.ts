@@ -16,6 +16,14 @@
  *   check of the ownership node whose content was just read.
  * - On session expiry the fetchers stop and all ownership is dropped at once; when the new
  *   session is ready the consumer registers again and rebalances.
+ * - A process that did not run for most of the session timeout (SIGSTOP, a suspended VM, a long
+ *   GC pause or a blocked event loop) may have lost its session without having heard so yet: the
+ *   ZooKeeper client learns of an expiry only once it reconnects, and meanwhile another member can
+ *   own its partitions. So the consumer watches its own clock, and after such a gap hands out
+ *   nothing (the first message it would deliver is dropped and the fetchers pause, as after a
+ *   long disconnection) until a ZooKeeper request on the session confirms it is alive. Found by
+ *   the ZooKeeper chaos run: consumers resumed after SIGSTOP handed out hundreds of records of
+ *   partitions other members owned by then.
  * - Bursts of watch events are debounced into one rebalance (with jitter against the herd).
  * - Level-triggered as well: every `rebalanceCheckIntervalMs` the consumer reads the registries
  *   again and rebalances if its share differs from what it owns. Watches are the fast path; the
@@ -27,6 +35,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
+import { systemClock, type Clock } from '../../common/clock.js';
 import { TributaryError } from '../../common/errors.js';
 import { createLogger, type Logger } from '../../common/logger.js';
 import { claimGroup, decodeCommittedOffset, groupKindConflict } from '../../coordination/group-registry.js';
@@ -85,6 +94,8 @@ export interface ZooKeeperConsumerOptions {
   /** Default `<group>_<hostname>-<time>-<random>`. */
   readonly consumerId?: string;
   readonly logger?: Logger;
+  /** Time as the consumer sees it, to notice that the process did not run for a while; default the system clock. */
+  readonly clock?: Clock;
   /** Hears a fatal failure (a rebalance that failed after every retry). */
   readonly onError?: (error: Error) => void;
 }
@@ -122,6 +133,8 @@ interface Assignment {
 const key = (topic: string, partition: number): string => `${topic}/${partition}`;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const SLOW_REBALANCE_MS = 10_000;
+/** How often the consumer notes that its process runs (freeze detection). */
+const FREEZE_TICK_MS = 250;
 
 export class ZooKeeperConsumer {
   readonly consumerId: string;
@@ -143,6 +156,9 @@ export class ZooKeeperConsumer {
   /** Between a 'disconnected' session event and the next event: no periodic check then. */
   private disconnected = false;
   private rebalanceLoop: Promise<void> | undefined;
+  /** When the process last ran (the freeze tick, or a delivery check); a long gap is a freeze. */
+  private lastRan: number;
+  private freezeTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private failure: Error | undefined;
   private readonly unsubscribe: () => void;
@@ -162,6 +178,7 @@ export class ZooKeeperConsumer {
     this.simple = new SimpleConsumer(cluster);
     this.logger = (options.logger ?? createLogger({ name: 'zookeeper-consumer' })).child({ group: options.group, consumerId: this.consumerId });
     this.unsubscribe = store.onSessionEvent((event) => this.onSessionEvent(event));
+    this.lastRan = this.now();
   }
 
   /** Connects to ZooKeeper and the brokers. Nothing is registered until `createMessageStreams`. */
@@ -208,6 +225,9 @@ export class ZooKeeperConsumer {
     }
     this.subscription = { ...topicCounts };
     await this.exclusive(() => this.register());
+    this.lastRan = this.now();
+    this.freezeTimer = setInterval(() => void this.awake(), Math.max(10, Math.min(FREEZE_TICK_MS, Math.floor(this.freezeLimitMs() / 4))));
+    this.freezeTimer.unref();
     const interval = this.options.autoCommitIntervalMs ?? 5000;
     if (interval > 0) {
       this.commitTimer = setInterval(() => {
@@ -280,6 +300,7 @@ export class ZooKeeperConsumer {
     if (this.checkTimer !== undefined) clearInterval(this.checkTimer);
     if (this.debounceTimer !== undefined) clearTimeout(this.debounceTimer);
     if (this.disconnectTimer !== undefined) clearTimeout(this.disconnectTimer);
+    if (this.freezeTimer !== undefined) clearInterval(this.freezeTimer);
     await this.rebalanceLoop?.catch(() => undefined);
     await this.exclusive(async () => {
       await this.stopAllFetchers();
@@ -337,11 +358,7 @@ export class ZooKeeperConsumer {
     if (this.disconnectTimer !== undefined) clearTimeout(this.disconnectTimer);
     this.disconnectTimer = undefined;
     if (event === 'connected' && this.paused) {
-      this.paused = false;
-      this.logger.info('ZooKeeper connection back within the session: fetching again');
-      void this.exclusive(async () => {
-        for (const claim of this.claims.values()) this.startFetcher(claim);
-      });
+      this.resumeFetching('ZooKeeper connection back within the session: fetching again');
       return;
     }
     this.paused = false;
@@ -356,14 +373,65 @@ export class ZooKeeperConsumer {
     }
   }
 
+  private resumeFetching(reason: string): void {
+    if (!this.paused) return;
+    this.paused = false;
+    this.logger.info(reason);
+    void this.exclusive(async () => {
+      for (const claim of this.claims.values()) this.startFetcher(claim);
+    });
+  }
+
+  private now(): number {
+    return (this.options.clock ?? systemClock).now();
+  }
+
+  /** The longest the consumer may go unheard before it stops handing out messages (as after a disconnection). */
+  private freezeLimitMs(): number {
+    return Math.floor(((this.options.sessionTimeoutMs ?? 6000) * 2) / 3);
+  }
+
+  /**
+   * False when the process has not run for longer than the freeze limit (it was stopped, or its
+   * event loop blocked): then the fetchers pause, queued messages are dropped, and a request on
+   * the session decides whether they may start again. Called by a timer and before every
+   * delivery, since after a SIGCONT either may run first.
+   */
+  private awake(): boolean {
+    const now = this.now();
+    const gap = now - this.lastRan;
+    // Set first: pausing purges the streams, which asks the messages' current() again.
+    this.lastRan = now;
+    if (gap <= this.freezeLimitMs() || this.closed || this.subscription === undefined) return true;
+    this.logger.warn({ milliseconds: gap, limitMs: this.freezeLimitMs() }, 'this process did not run for most of the session timeout (paused, or its event loop blocked): the session may have expired; handing out nothing until ZooKeeper confirms it');
+    this.pauseFetching('did not run');
+    void this.confirmSession();
+    return false;
+  }
+
+  /**
+   * After a freeze: any request that succeeds on the session proves it alive (and renews it); our
+   * registration being there proves it is the session we registered with. An expired session
+   * fails the request instead, and the session events take over (drop everything, register again).
+   */
+  private async confirmSession(): Promise<void> {
+    try {
+      const registered = await this.store.exists(consumerPath(this.group, this.consumerId));
+      if (registered && !this.disconnected) this.resumeFetching('ZooKeeper confirmed the session after the freeze: fetching again');
+    } catch (error) {
+      this.logger.info({ err: error }, 'could not confirm the session after the freeze; the session events decide');
+    }
+  }
+
   /**
    * Stops the fetchers and drops the queued messages, keeping the claims: fetching resumes from
-   * the consumed offsets if the connection comes back within the session.
+   * the consumed offsets if the session turns out to be alive (the connection comes back within
+   * it, or a request on it succeeds after a freeze).
    */
-  private pauseFetching(): void {
-    this.disconnectTimer = undefined;
+  private pauseFetching(why: 'disconnected' | 'did not run' = 'disconnected'): void {
+    if (why === 'disconnected') this.disconnectTimer = undefined;
     if (this.closed || this.claims.size === 0) return;
-    this.logger.warn('disconnected from ZooKeeper for most of the session timeout: pausing the fetchers');
+    if (why === 'disconnected') this.logger.warn('disconnected from ZooKeeper for most of the session timeout: pausing the fetchers');
     this.paused = true;
     for (const [name, claim] of [...this.claims]) {
       claim.active = false;
@@ -711,7 +779,7 @@ export class ZooKeeperConsumer {
           };
           claim.stream.push({
             message,
-            current: () => claim.active,
+            current: () => claim.active && this.awake() && claim.active,
             delivered: () => {
               if (claim.active && record.offset + 1n > claim.consumed) claim.consumed = record.offset + 1n;
             },

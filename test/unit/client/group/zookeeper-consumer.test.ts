@@ -252,4 +252,55 @@ describe('ZooKeeperConsumer', () => {
     await other.delete(phantom);
     await expect.poll(() => member.ownership().size, { timeout: 10_000, interval: 50 }).toBe(PARTITIONS);
   }, 20_000);
+  it('hands out nothing after its process did not run for most of the session timeout, until ZooKeeper confirms the session', async () => {
+    // A SIGSTOP (or a blocked event loop) seen from inside: the clock jumps. The member cannot
+    // know yet whether its session expired and another member took its partitions, so the
+    // records fetched after the jump wait for a request on the session (held here) to succeed.
+    const { topic } = await setup(20);
+    const session = tree.session();
+    let hold: Promise<void> | undefined;
+    let release: () => void = () => {};
+    let held = 0;
+    const store = new Proxy(session, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property);
+        if (typeof value !== 'function') return value;
+        if (property !== 'exists') return (value as (...args: unknown[]) => unknown).bind(target);
+        return async (...args: unknown[]) => {
+          if (hold !== undefined) {
+            held += 1;
+            await hold;
+          }
+          return (value as (...args: unknown[]) => unknown).apply(target, args);
+        };
+      },
+    });
+    let skew = 0;
+    const cluster = await ClusterClient.connect({ bootstrap: [broker.bootstrap] });
+    clients.push(cluster);
+    const member = await ZooKeeperConsumer.connect({
+      zookeeper: store, bootstrap: cluster, group: 'frozen', autoOffsetReset: 'smallest', autoCommitIntervalMs: 0, sessionTimeoutMs: 3000,
+      rebalanceBackoffMs: 50, rebalanceDebounceMs: 20, rebalanceCheckIntervalMs: 0, fetchWaitMaxMs: 50, logger, clock: { now: () => Date.now() + skew },
+    });
+    open.push(member);
+    const received: Message[] = [];
+    drain((await member.createMessageStreams({ [topic]: 1 }))[topic] ?? [], received);
+    await expect.poll(() => received.length, { timeout: 10_000 }).toBe(20);
+
+    hold = new Promise<void>((resolve) => (release = resolve));
+    skew += 10_000;
+    const producer = await Producer.connect({ bootstrap: [broker.bootstrap], logger });
+    await producer.send(topic, Array.from({ length: 8 }, (_, i) => ({ partition: i % PARTITIONS, value: Buffer.from(`late${i}`) })));
+    await producer.close();
+    try {
+      await expect.poll(() => held, { timeout: 10_000 }).toBeGreaterThan(0);
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect(received.length).toBe(20);
+    } finally {
+      hold = undefined;
+      release();
+    }
+    await expect.poll(() => received.length, { timeout: 10_000 }).toBe(28);
+    expect(positions(received).size).toBe(28);
+  }, 30_000);
 });
