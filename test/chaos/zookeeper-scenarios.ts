@@ -30,21 +30,30 @@ import type { LoaderRunOutcome } from './zookeeper-loader.js';
 export const ZOOKEEPER_SCENARIOS = ['leader-kill', 'pause-broker', 'pause-consumer', 'pause-loader'] as const;
 export type ZooKeeperScenario = (typeof ZOOKEEPER_SCENARIOS)[number];
 
-export interface ScenarioOptions {
-  readonly run: ServiceRun;
+/** One scenario's faults; several steps run one after the other on the same world. */
+export interface FaultStep {
   readonly scenario: ZooKeeperScenario;
   /** Faults to inject (leader kills, pauses). */
   readonly rounds: number;
+}
+
+export interface ScenarioOptions {
+  readonly run: ServiceRun;
+  readonly steps: readonly FaultStep[];
   readonly random: () => number;
-  /** Also a 3-broker replicated cluster (default true for leader-kill and pause-broker). */
+  /** Also a 3-broker replicated cluster (default: when a step is leader-kill or pause-broker). */
   readonly replicated?: boolean;
+  /** The loader (default: when a step is leader-kill or pause-loader; pause-loader needs it). */
+  readonly loader?: boolean;
   /** Group members; default 3. */
   readonly members?: number;
   readonly say?: (line: string) => void;
 }
 
 export interface ScenarioResult {
+  /** The first step's scenario (the suite runs one step per world). */
   readonly scenario: ZooKeeperScenario;
+  readonly steps: readonly FaultStep[];
   readonly faults: number;
   /** acks=−1 records acknowledged (standalone + replicated) plus loader records: what was at risk. */
   readonly atRisk: number;
@@ -73,26 +82,30 @@ export interface ScenarioResult {
 
 export async function runZooKeeperScenario(options: ScenarioOptions): Promise<ScenarioResult> {
   const say = options.say ?? (() => undefined);
-  const scenario = options.scenario;
-  const replicated = options.replicated ?? (scenario === 'leader-kill' || scenario === 'pause-broker');
-  const loader = scenario === 'leader-kill' || scenario === 'pause-loader';
+  const names = options.steps.map((step) => step.scenario);
+  const scenario = names[0] ?? 'leader-kill';
+  const replicated = options.replicated ?? names.some((name) => name === 'leader-kill' || name === 'pause-broker');
+  const loader = options.loader ?? names.some((name) => name === 'leader-kill' || name === 'pause-loader');
   const world = await ZooKeeperWorld.start({ run: options.run, members: options.members ?? 3, replicated, loader, say });
   const tally: Tally = { violations: [], quorumMs: [], recoverMs: [], loaderOutcomes: [], fenced: 0, faults: 0, staleDeliveries: 0 };
   let report: WorldReport | undefined;
   try {
-    switch (scenario) {
-      case 'leader-kill':
-        await leaderKills(world, options, tally, say);
-        break;
-      case 'pause-broker':
-        await pauseBrokers(world, options, tally, say);
-        break;
-      case 'pause-consumer':
-        await pauseConsumers(world, options, tally, say);
-        break;
-      case 'pause-loader':
-        await pauseLoaders(world, options, tally, say);
-        break;
+    for (const step of options.steps) {
+      const stepOptions = { random: options.random, rounds: step.rounds };
+      switch (step.scenario) {
+        case 'leader-kill':
+          await leaderKills(world, stepOptions, tally, say);
+          break;
+        case 'pause-broker':
+          await pauseBrokers(world, stepOptions, tally, say);
+          break;
+        case 'pause-consumer':
+          await pauseConsumers(world, stepOptions, tally, say);
+          break;
+        case 'pause-loader':
+          await pauseLoaders(world, stepOptions, tally, say);
+          break;
+      }
     }
     report = await world.finish();
   } catch (error) {
@@ -117,7 +130,7 @@ export async function runZooKeeperScenario(options: ScenarioOptions): Promise<Sc
     tally.violations.push(`the loader check failed: ${(error as Error).message}`);
   } finally {
     if (tally.violations.length > 0 || (report !== undefined && (report.offsetRegressions.length > 0 || report.group.memberExits.length > 0 || report.group.missing > 0 || !report.standalone.ok || report.replicated?.ok === false))) {
-      tally.violations.push(`evidence: ${world.saveEvidence(scenario)}`);
+      tally.violations.push(`evidence: ${world.saveEvidence(names.join('+'))}`);
     }
     await world.close();
   }
@@ -140,6 +153,7 @@ export async function runZooKeeperScenario(options: ScenarioOptions): Promise<Sc
   }
   return {
     scenario,
+    steps: options.steps,
     faults: tally.faults,
     atRisk: summaries.reduce((sum, summary) => sum + summary.acknowledged, 0) + loaderCheck.expected,
     lost: summaries.reduce((sum, summary) => sum + summary.lost, 0) + loaderCheck.missing,
@@ -169,6 +183,11 @@ interface Tally {
   staleDeliveries: number;
 }
 
+interface StepOptions {
+  readonly rounds: number;
+  readonly random: () => number;
+}
+
 const RECOVER_TIMEOUT_MS = 60_000;
 
 async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs: number, intervalMs = 100): Promise<number> {
@@ -182,7 +201,7 @@ async function waitFor(what: string, probe: () => Promise<boolean>, timeoutMs: n
 
 // ---- leader-kill -------------------------------------------------------------------------------
 
-async function leaderKills(world: ZooKeeperWorld, options: ScenarioOptions, tally: Tally, say: (line: string) => void): Promise<void> {
+async function leaderKills(world: ZooKeeperWorld, options: StepOptions, tally: Tally, say: (line: string) => void): Promise<void> {
   // The loader meanwhile: new page views, a run, again, until the kills are over.
   let loading = world.loader !== undefined;
   const loaderLoop = (async () => {
@@ -222,7 +241,7 @@ async function waitForLeader(world: ZooKeeperWorld): Promise<number> {
 
 // ---- pause-broker ------------------------------------------------------------------------------
 
-async function pauseBrokers(world: ZooKeeperWorld, options: ScenarioOptions, tally: Tally, say: (line: string) => void): Promise<void> {
+async function pauseBrokers(world: ZooKeeperWorld, options: StepOptions, tally: Tally, say: (line: string) => void): Promise<void> {
   for (let round = 1; round <= options.rounds; round += 1) {
     await sleep(1_000 + Math.floor(options.random() * 2_000));
     // The standalone broker: paused past its session, it must register again when resumed.
@@ -266,7 +285,7 @@ async function pauseBrokers(world: ZooKeeperWorld, options: ScenarioOptions, tal
 
 // ---- pause-consumer ----------------------------------------------------------------------------
 
-async function pauseConsumers(world: ZooKeeperWorld, options: ScenarioOptions, tally: Tally, say: (line: string) => void): Promise<void> {
+async function pauseConsumers(world: ZooKeeperWorld, options: StepOptions, tally: Tally, say: (line: string) => void): Promise<void> {
   for (let round = 1; round <= options.rounds; round += 1) {
     await sleep(1_000 + Math.floor(options.random() * 2_000));
     const member = world.members[Math.floor(options.random() * world.members.length)];
@@ -319,7 +338,7 @@ function recordKey(line: string): string {
 
 // ---- pause-loader ------------------------------------------------------------------------------
 
-async function pauseLoaders(world: ZooKeeperWorld, options: ScenarioOptions, tally: Tally, say: (line: string) => void): Promise<void> {
+async function pauseLoaders(world: ZooKeeperWorld, options: StepOptions, tally: Tally, say: (line: string) => void): Promise<void> {
   const loader = world.loader;
   if (loader === undefined) throw new Error('the pause-loader scenario needs the loader');
   let batch = 3_000;

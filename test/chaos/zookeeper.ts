@@ -77,8 +77,7 @@ export async function runZooKeeperChaos(args: readonly string[], context: ChaosC
     const began = Date.now();
     const result = await runZooKeeperScenario({
       run: context.run,
-      scenario,
-      rounds: rounds ?? FULL_ZOOKEEPER_ROUNDS[scenario],
+      steps: [{ scenario, rounds: rounds ?? FULL_ZOOKEEPER_ROUNDS[scenario] }],
       random,
       members,
       ...(values['no-replicated'] === true ? { replicated: false } : {}),
