@@ -152,7 +152,7 @@ export class Cluster {
       if (event === 'reconnected-new-session' && !this.closed) {
         this.armed.clear(); // watches died with the old session
         this.logger.warn('coordination session was rebuilt; registering again');
-        this.register()
+        this.register(true)
           .then(() => this.refresh())
           .catch((error: unknown) => this.logger.error({ err: error }, 'could not register again after session expiry'));
       }
@@ -401,7 +401,8 @@ export class Cluster {
     this.listener.topicsChanged();
   }
 
-  private async register(): Promise<void> {
+  /** Creates /brokers/ids/<id>; `untilRegistered`: retry retriable failures for as long as it takes (re-registration). */
+  private async register(untilRegistered = false): Promise<void> {
     const registration: Record<string, unknown> = {
       host: this.self.host,
       port: this.self.port,
@@ -416,19 +417,48 @@ export class Cluster {
     // controller must see this broker gone before it sees it back (replication.md §5.3 step 2).
     const deadline = Date.now() + 60_000;
     for (;;) {
+      if (this.closed) return;
       try {
         await this.store.create(brokerPath(this.self.id), data, 'ephemeral');
         return;
       } catch (error) {
-        if ((error as TributaryError).code !== 'NODE_EXISTS' || Date.now() > deadline) {
-          throw new TributaryError({
-            code: 'BROKER_ID_IN_USE',
-            message: `broker id ${this.self.id} is registered by another live broker (or a previous run whose session has not expired yet); use another --id or wait`,
-            cause: error,
-          });
+        const code = (error as TributaryError).code;
+        if (code === 'NODE_EXISTS') {
+          // A create whose answer was lost (a ZooKeeper leader election, a dropped connection) may
+          // have registered us already: a node of this incarnation is ours (an expired session's
+          // nodes are deleted before its owner hears of the expiry), never another broker's.
+          if (await this.registeredByUs()) return;
+          if (Date.now() > deadline) {
+            throw new TributaryError({
+              code: 'BROKER_ID_IN_USE',
+              message: `broker id ${this.self.id} is registered by another live broker (or a previous run whose session has not expired yet); use another --id or wait`,
+              cause: error,
+            });
+          }
+        } else if (!(error instanceof TributaryError && error.retriable)) {
+          throw error;
+        } else {
+          // ZooKeeper had no quorum or the connection dropped (the outcome is unknown: the next
+          // try reads it). A re-registration after a session expiry that met a ZooKeeper leader
+          // election used to give up for good (reported as BROKER_ID_IN_USE, and nothing tried
+          // again), leaving a live, serving broker out of /brokers/ids. At start-up the wait is
+          // bounded; once serving, the broker keeps trying.
+          if (!untilRegistered && Date.now() > deadline) throw error;
+          this.logger.warn({ err: error }, 'could not register in /brokers/ids yet; retrying');
         }
         await new Promise((resolve) => setTimeout(resolve, 500));
       }
+    }
+  }
+
+  /** Whether /brokers/ids/<id> holds this process's registration (its incarnation). */
+  private async registeredByUs(): Promise<boolean> {
+    try {
+      const node = await this.store.get(brokerPath(this.self.id));
+      if (node === undefined) return false;
+      return (JSON.parse(node.data.toString('utf8')) as { incarnation?: unknown }).incarnation === this.incarnation;
+    } catch {
+      return false;
     }
   }
 
