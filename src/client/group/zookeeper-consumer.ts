@@ -344,6 +344,27 @@ export class ZooKeeperConsumer {
     this.logger.info({ subscription: this.subscription }, 'registered in the consumer registry');
   }
 
+  /**
+   * Registration after a session expiry. The new session may meet a ZooKeeper without quorum (an
+   * ensemble leader election) or a dropped connection: retriable failures are tried again, as a
+   * failed rebalance is, before the consumer fails loudly. (It used to fail for good at the first
+   * lost connection: a consumer alive but out of its group.)
+   */
+  private async registerAgain(): Promise<void> {
+    const retries = this.options.rebalanceMaxRetries ?? 4;
+    const backoff = this.options.rebalanceBackoffMs ?? 2000;
+    for (let attempt = 0; ; attempt += 1) {
+      try {
+        await this.register();
+        return;
+      } catch (error) {
+        if (this.closed || !(error instanceof TributaryError && error.retriable) || attempt >= retries) throw error;
+        this.logger.warn({ err: error, attempt }, 'could not register again yet; retrying');
+        await sleep(backoff);
+      }
+    }
+  }
+
   private onSessionEvent(event: SessionEvent): void {
     if (this.closed) return;
     this.disconnected = event === 'disconnected';
@@ -367,7 +388,7 @@ export class ZooKeeperConsumer {
       this.logger.warn('ZooKeeper session expired: stopping fetchers and dropping all ownership');
       this.dropAllClaims();
     } else if (event === 'reconnected-new-session' && this.subscription !== undefined) {
-      void this.exclusive(() => this.register())
+      void this.exclusive(() => this.registerAgain())
         .then(() => this.scheduleRebalance())
         .catch((error: unknown) => this.fatal(new TributaryError({ code: 'CONSUMER_REGISTRATION_FAILED', message: `consumer ${this.consumerId} could not register again after its session expired`, cause: error })));
     }

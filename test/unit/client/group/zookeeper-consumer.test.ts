@@ -10,6 +10,7 @@ import { Producer } from '../../../../src/client/producer.js';
 import { createLogger } from '../../../../src/common/logger.js';
 import { MemoryCoordination, type MemoryCoordinationStore } from '../../../../src/coordination/memory-store.js';
 import { consumerIdsPath, consumerPath, offsetPath, ownerPath, topicPath } from '../../../../src/coordination/paths.js';
+import { coordinationError } from '../../../../src/coordination/store.js';
 import { startInProcessBroker, type InProcessBroker } from '../../../support/brokers.js';
 
 const PARTITIONS = 4;
@@ -302,5 +303,43 @@ describe('ZooKeeperConsumer', () => {
     }
     await expect.poll(() => received.length, { timeout: 10_000 }).toBe(28);
     expect(positions(received).size).toBe(28);
+  }, 30_000);
+  it('registers again after a session expiry although ZooKeeper first loses the connection', async () => {
+    const { topic } = await setup(12);
+    const session = tree.session();
+    let failNext = false;
+    let failed = 0;
+    const store = new Proxy(session, {
+      get(target, property) {
+        const value: unknown = Reflect.get(target, property);
+        if (typeof value !== 'function') return value;
+        if (property !== 'create') return (value as (...args: unknown[]) => unknown).bind(target);
+        return async (path: string, ...rest: unknown[]) => {
+          if (failNext && path.includes('/ids/')) {
+            failNext = false;
+            failed += 1;
+            throw coordinationError('CONNECTION_LOSS', { operation: `create ${path}` });
+          }
+          return (value as (...args: unknown[]) => unknown).call(target, path, ...rest);
+        };
+      },
+    });
+    const errors: Error[] = [];
+    const cluster = await ClusterClient.connect({ bootstrap: [broker.bootstrap] });
+    clients.push(cluster);
+    const member = await ZooKeeperConsumer.connect({
+      zookeeper: store, bootstrap: cluster, group: 'reregister', autoOffsetReset: 'smallest', autoCommitIntervalMs: 0,
+      rebalanceBackoffMs: 50, rebalanceDebounceMs: 20, rebalanceCheckIntervalMs: 0, fetchWaitMaxMs: 50, logger, onError: (error) => errors.push(error),
+    });
+    open.push(member);
+    const received: Message[] = [];
+    drain((await member.createMessageStreams({ [topic]: 1 }))[topic] ?? [], received);
+    await expect.poll(() => received.length, { timeout: 10_000 }).toBe(12);
+    failNext = true;
+    await session.expireSession();
+    await expect.poll(() => failed, { timeout: 5_000 }).toBe(1);
+    await expect.poll(async () => (await tree.session().children(consumerIdsPath('reregister')))?.length, { timeout: 10_000 }).toBe(1);
+    await expect.poll(() => member.ownership().size, { timeout: 10_000 }).toBe(PARTITIONS);
+    expect(errors).toEqual([]);
   }, 30_000);
 });
