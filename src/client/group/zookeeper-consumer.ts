@@ -440,7 +440,10 @@ export class ZooKeeperConsumer {
       const registered = await this.store.exists(consumerPath(this.group, this.consumerId));
       if (registered && !this.disconnected) this.resumeFetching('ZooKeeper confirmed the session after the freeze: fetching again');
     } catch (error) {
-      this.logger.info({ err: error }, 'could not confirm the session after the freeze; the session events decide');
+      this.logger.info({ err: error }, 'could not confirm the session after the freeze');
+      // Expired: the session events take over. A lost connection: 'connected' resumes. Anything
+      // else retriable (no quorum yet) is asked again, or the fetchers would stay paused for good.
+      if (error instanceof TributaryError && error.retriable && this.paused && !this.closed) setTimeout(() => void this.confirmSession(), 500).unref();
     }
   }
 
