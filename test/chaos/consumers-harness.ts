@@ -7,8 +7,8 @@
  * them at /consumers/<group>/offsets/<topic>/<partition>): an offset that goes backwards, or
  * beyond the log end, is a violation the moment it is seen.
  */
-import { join } from 'node:path';
-import { dirname } from 'node:path';
+import { closeSync, openSync, readSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
@@ -21,7 +21,7 @@ import { brokerIdsPath, offsetPath } from '../../src/coordination/paths.js';
 import { ZooKeeperStore } from '../../src/coordination/zookeeper-store.js';
 import type { ServiceRun } from '../services/run-dir.js';
 import { startBrokerProcess, type BrokerProcess } from '../support/brokers.js';
-import { startLineProcess, type LineProcess } from '../support/line-process.js';
+import { startDaemon, type Daemon } from '../services/process.js';
 import { residentBytes } from '../support/process-memory.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -165,10 +165,75 @@ export interface Delivery {
   readonly generation: number;
 }
 
+/**
+ * A member process. Its stdout and stderr go to a log file, not a pipe: the members print each
+ * record with a synchronous write, which on a full non-blocking pipe fails with EAGAIN and ends
+ * the process (seen here when the runner was busy: members died that were never killed).
+ */
+export interface MemberProcess {
+  readonly pid: number;
+  readonly logFile: string;
+  readonly exited: Promise<number | string>;
+  hasExited(): boolean;
+  /** SIGKILL, and waits until it is gone. */
+  kill(): Promise<void>;
+  /** SIGTERM, SIGKILL after `graceMs`. */
+  stop(graceMs?: number): Promise<void>;
+  /** Lines printed so far (a partial last line held back). */
+  lines(): string[];
+  /** The lines that are not JSON records: its log. */
+  stderr(): string;
+}
+
+function memberProcess(daemon: Daemon): MemberProcess {
+  const lines: string[] = [];
+  let partial = '';
+  let fd: number | undefined;
+  let closed = false;
+  const buffer = Buffer.alloc(1 << 20);
+  const readMore = (): void => {
+    if (closed) return;
+    fd ??= openSync(daemon.logFile, 'r');
+    for (;;) {
+      const read = readSync(fd, buffer, 0, buffer.length, null);
+      if (read <= 0) break;
+      const parts = (partial + buffer.toString('utf8', 0, read)).split('\n');
+      partial = parts.pop() ?? '';
+      lines.push(...parts);
+    }
+  };
+  return {
+    pid: daemon.pid,
+    logFile: daemon.logFile,
+    exited: daemon.exited,
+    hasExited: () => daemon.hasExited(),
+    async kill() {
+      daemon.signal('SIGKILL');
+      await daemon.exited;
+    },
+    async stop(graceMs = 5_000) {
+      await daemon.stop(graceMs);
+      readMore();
+      closed = true;
+      if (fd !== undefined) closeSync(fd);
+      fd = undefined;
+    },
+    lines() {
+      readMore();
+      return lines;
+    },
+    stderr() {
+      return this.lines()
+        .filter((line) => !line.startsWith('{"partition"') && !line.startsWith('{"event"'))
+        .join('\n');
+    },
+  };
+}
+
 export interface Member {
   readonly kind: MemberKind;
   readonly name: string;
-  readonly process: LineProcess;
+  readonly process: MemberProcess;
   /** ZooKeeper consumer: its consumer id (from its log) once registered. */
   consumerId(): string | undefined;
   /** kafkajs: its member id and partitions of its latest assignment. */
@@ -212,14 +277,15 @@ export function startMember(options: MemberOptions): Member {
           '--bootstrap', options.bootstrap, '--group', options.group, '--topic', options.topic, '--client-id', options.name,
           '--session-timeout', String(options.sessionTimeoutMs), '--heartbeat-interval', String(Math.max(100, Math.floor(options.sessionTimeoutMs / 10))), '--max-wait', '200',
         ];
-  const child = startLineProcess({ run: options.run, name: options.name, command: process.execPath, args, cwd: root });
+  const child = memberProcess(startDaemon({ run: options.run, name: options.name, command: process.execPath, args, cwd: root, logFile: join(options.run.dir, `${options.name}.log`) }));
   let parsed = 0;
   const deliveries: Delivery[] = [];
   const assignments: Assignment[] = [];
   const parse = (): void => {
-    for (; parsed < child.lines.length; parsed += 1) {
-      const line = child.lines[parsed] ?? '';
-      if (!line.startsWith('{')) continue;
+    const lines = child.lines();
+    for (; parsed < lines.length; parsed += 1) {
+      const line = lines[parsed] ?? '';
+      if (!line.startsWith('{"partition"') && !line.startsWith('{"event"')) continue;
       const entry = JSON.parse(line) as Record<string, unknown>;
       if (options.kind === 'zookeeper') {
         deliveries.push({ partition: Number(entry['partition']), offset: BigInt(String(entry['offset'])), value: (entry['value'] as string | null) ?? null, generation: -1 });

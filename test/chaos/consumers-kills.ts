@@ -5,10 +5,12 @@
  * coordinator of src/broker/group/, kafkajs members through test/support/kafkajs-group-member.ts).
  *
  * A producer writes unique values to an 8-partition topic all along. Three members share it.
- * Each round: wait a random time after the last member was started (up to 1.2 × how long the
- * group took to settle last time, so most kills land while the group is joining, syncing,
- * claiming ownership or committing), SIGKILL a random member, start a replacement at once (a
- * second membership change on top of the first), and wait until the group is settled again.
+ * Each round: start a fourth member (the group rebalances for it), wait a random time, SIGKILL a
+ * random one of the four (the joining one included), and wait until the group of three is settled
+ * again. The wait is random up to a bound that adapts (shrinks after a kill that found the group
+ * already settled, grows after one that did not), so most kills land while the group is joining,
+ * syncing, claiming ownership or committing; commits go on all along (every 500 ms for the
+ * ZooKeeper consumer, after every batch for kafkajs).
  *
  * Invariants, each a violation when broken:
  *   - after every round, within 120 s: every partition owned by exactly one live member and
@@ -118,17 +120,24 @@ export async function runMemberKills(options: KillOptions): Promise<KillResult> 
     options.kind === 'zookeeper' ? zookeeperGroupUnsettled(cluster, group, topic, partitions, live) : brokerGroupUnsettled(cluster, group, topic, partitions, live);
   try {
     live = Array.from({ length: memberCount }, spawn);
-    let lastSpawn = Date.now();
+    const startedAt = Date.now();
     let why: string | undefined;
-    if (!(await eventually(async () => (why = await settled()) === undefined, SETTLE_TIMEOUT_MS, 200))) throw new Error(`the group never settled at the start: ${why}`);
-    let lastSettleMs = Date.now() - lastSpawn;
+    if (!(await eventually(async () => (why = await settled()) === undefined, SETTLE_TIMEOUT_MS, 200))) throw new Error(`the group never settled at the start: ${why}; a member's log: ${live[0]?.process.stderr().split('\n').slice(-12).join('\n')}`);
+    // How long after a member is started the kill comes: random up to `window`, which adapts so
+    // that most kills land while the group is still rebalancing for the new member.
+    let window = Date.now() - startedAt;
     for (let round = 1; round <= options.kills; round += 1) {
-      const delay = Math.floor(options.random() * 1.2 * lastSettleMs);
-      await sleep(Math.max(0, lastSpawn + delay - Date.now()));
+      // A member joins (the rebalance this round's kill falls into), then one of them dies.
+      const joiner = spawn();
+      live.push(joiner);
+      const joined = Date.now();
+      const delay = Math.floor(options.random() * window);
+      await sleep(Math.max(0, joined + delay - Date.now()));
       const victim = live[Math.floor(options.random() * live.length)] ?? live[0];
       if (victim === undefined) break;
       const rebalancing = (await settled()) !== undefined;
       if (rebalancing) killsDuringRebalance += 1;
+      window = rebalancing ? Math.min(20_000, window * 1.05) : Math.max(300, window * 0.85);
       peakMemberRss = Math.max(peakMemberRss, peakResidentBytes(victim.process.pid));
       await victim.process.kill();
       const killedAt = Date.now();
@@ -138,28 +147,22 @@ export async function runMemberKills(options: KillOptions): Promise<KillResult> 
       const committed = await watcher.read();
       const printedEnd = new Map<number, bigint>();
       for (const delivery of victim.deliveries()) printedEnd.set(delivery.partition, delivery.offset + 1n > (printedEnd.get(delivery.partition) ?? 0n) ? delivery.offset + 1n : (printedEnd.get(delivery.partition) ?? 0n));
-      let window = 0n;
+      let uncommitted = 0n;
       for (const [partition, end] of printedEnd) {
         const from = committed.get(partition) ?? 0n;
-        if (end > from) window += end - from;
+        if (end > from) uncommitted += end - from;
       }
-      duplicateBound += Number(window);
-      live.push(spawn());
-      lastSpawn = Date.now();
+      duplicateBound += Number(uncommitted);
       const ok = await eventually(async () => (why = await settled()) === undefined, SETTLE_TIMEOUT_MS, 100);
       const now = Date.now();
-      if (ok) {
-        ownershipMs.push(now - killedAt);
-        lastSettleMs = Math.min(Math.max(now - lastSpawn, 500), 20_000);
-      } else {
-        violations.push(`round ${round}: partitions not owned by exactly the live members ${SETTLE_TIMEOUT_MS / 1000} s after the kill: ${why}`);
-      }
+      if (ok) ownershipMs.push(now - killedAt);
+      else violations.push(`round ${round}: partitions not owned by exactly the live members ${SETTLE_TIMEOUT_MS / 1000} s after the kill: ${why}`);
       for (const member of live.filter((each) => each.process.hasExited())) {
         violations.push(`round ${round}: member ${member.name} exited on its own (${String(await member.process.exited)}): ${member.process.stderr().split('\n').slice(-5).join(' | ')}`);
         live = live.filter((each) => each !== member);
         live.push(spawn());
       }
-      say(`kill ${round}: ${rebalancing ? 'during a rebalance' : 'group stable'} after ${delay} ms, window ${window}, full ownership after ${ok ? `${now - killedAt} ms` : 'never'}`);
+      say(`kill ${round}: ${victim === joiner ? 'the joining member' : 'a member'} ${delay} ms after a member was started, ${rebalancing ? 'during the rebalance' : 'group already settled'}; uncommitted ${uncommitted}; full ownership after ${ok ? `${now - killedAt} ms` : 'never'}`);
       if (!ok) break;
     }
     await producer.stop();

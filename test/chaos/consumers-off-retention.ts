@@ -26,7 +26,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
 import { offsetPath, offsetsPath } from '../../src/coordination/paths.js';
 import type { ServiceRun } from '../services/run-dir.js';
-import { startLineProcess, type LineProcess } from '../support/line-process.js';
+import { startLineProcess } from '../support/line-process.js';
 import { createTopic, eventually, produceBacklog, startCluster, startMember, type Acknowledged, type Cluster, type Delivery } from './consumers-harness.js';
 
 export interface OffRetentionOptions {
@@ -58,6 +58,14 @@ export interface OffRetentionResult {
   readonly seconds: number;
 }
 
+/** What a case needs of its client process (a member process or kcat). */
+interface Child {
+  readonly exited: Promise<number | string>;
+  hasExited(): boolean;
+  stderr(): string;
+  stop(graceMs?: number): Promise<unknown>;
+}
+
 const TOPIC = 'retained';
 const PARTITIONS = 2;
 const COMMITTED = 5n;
@@ -69,7 +77,7 @@ export async function runOffRetention(options: OffRetentionOptions): Promise<Off
   const cluster = await startCluster(options.run, options.zookeeperRoot, 'off-retention');
   const violations: string[] = [];
   const cases: OffRetentionCase[] = [];
-  const processes: LineProcess[] = [];
+  const processes: Child[] = [];
   const acknowledged: Acknowledged = new Map();
   let deletedBelowCommitted = 0;
   try {
@@ -132,13 +140,13 @@ async function ends(cluster: Cluster, which: 'earliest' | 'latest'): Promise<big
   return Promise.all(Array.from({ length: PARTITIONS }, (_, partition) => cluster.simple.listOffset(TOPIC, partition, which)));
 }
 
-async function runCase(name: OffRetentionCaseName, cluster: Cluster, run: ServiceRun, processes: LineProcess[]): Promise<OffRetentionCase> {
+async function runCase(name: OffRetentionCaseName, cluster: Cluster, run: ServiceRun, processes: Child[]): Promise<OffRetentionCase> {
   const group = groupOf(name);
   const policy = name.split('-')[1] ?? '';
   const startsBefore = await ends(cluster, 'earliest');
   const endsBefore = await ends(cluster, 'latest');
   let deliveries: () => Delivery[];
-  let child: LineProcess;
+  let child: Child;
   let announced: () => string | undefined;
   if (name.startsWith('zookeeper') || name.startsWith('kafkajs')) {
     const member = startMember({ run, kind: name.startsWith('zookeeper') ? 'zookeeper' : 'kafkajs', name: `${group}-${Date.now()}`, zookeeper: cluster.zookeeper, bootstrap: cluster.broker.bootstrap, group, topic: TOPIC, sessionTimeoutMs: 6000, reset: policy });
@@ -151,15 +159,16 @@ async function runCase(name: OffRetentionCaseName, cluster: Cluster, run: Servic
       return lines.find((line) => line.includes(wanted));
     };
   } else {
-    child = startLineProcess({
+    const kcat = startLineProcess({
       run,
       name: `${group}-${Date.now()}`,
       command: 'kcat',
       // -u: unbuffered, so every record line reaches us as it is consumed.
       args: ['-b', cluster.broker.bootstrap, '-u', '-G', group, TOPIC, '-X', `auto.offset.reset=${policy}`, '-f', 'R %p %o %s\n'],
     });
+    child = kcat;
     deliveries = () =>
-      child.lines
+      kcat.lines
         .filter((line) => line.startsWith('R '))
         .map((line) => {
           const [, partition, offset, value] = line.split(' ');
