@@ -33,7 +33,7 @@ import type { ChaosContext } from './run.js';
 export const CONSUMER_SCENARIOS = ['kill-zookeeper-group', 'kill-broker-group', 'far-behind', 'off-retention'] as const;
 export type ConsumerScenario = (typeof CONSUMER_SCENARIOS)[number];
 export const FULL_KILLS = 50;
-export const FULL_BACKLOG = 150_000;
+export const FULL_BACKLOG = 400_000;
 
 export const CONSUMERS_TABLE = {
   start: '<!-- chaos:consumers:start (written by `npm run chaos -- consumers`; edit the prose around it, not this) -->',
