@@ -6,6 +6,7 @@
  *   npm run chaos -- replication [--rounds N] [--scenario leader-kill|controller-kill|double-failover|power-loss] …
  *   npm run chaos -- storage [--scenario crash-acks-all|crash-acks-one|corrupt-files] [--rounds N] [--kind …] …
  *   npm run chaos -- limits [--scenario connection-flood|oversized-frames|slowloris|tiny-produce] [--short]
+ *   npm run chaos -- consumers [--scenario kill-zookeeper-group|kill-broker-group|far-behind|off-retention] [--kills N] [--backlog N] …
  *   npm run chaos -- zookeeper [--scenario leader-kill|pause-broker|pause-consumer|pause-loader] [--rounds N] …
  *
  * ZooKeeper: the one in `$TRIBUTARY_TEST_SERVICES` (the state.json of `npm run services -- start
@@ -18,6 +19,7 @@
 import { readFileSync } from 'node:fs';
 import { createTemporaryRun, openRun, startGuardian, stopRun, type ServiceRun } from '../services/run-dir.js';
 import { startStack, type ServiceAddresses } from '../services/stack.js';
+import { runConsumersChaos } from './consumers.js';
 import { runReplicationChaos } from './replication.js';
 import { runLimitsChaos } from './limits-suite.js';
 import { runStorageChaos } from './storage.js';
@@ -39,6 +41,7 @@ const SUITES: Readonly<Record<string, ChaosSuite>> = {
   replication: runReplicationChaos,
   storage: runStorageChaos,
   limits: runLimitsChaos,
+  consumers: runConsumersChaos,
   zookeeper: runZooKeeperChaos,
 };
 

@@ -2,11 +2,13 @@
  * A member of a ZooKeeper consumer group as its own OS process, for the group integration tests:
  *
  *   node --import tsx test/support/group-member.ts --zookeeper host:port/chroot --bootstrap host:port
- *     --group g --topic t [--streams 1] [--reset smallest] [--session-timeout 4000] [--commit-interval 500]
+ *     --group g --topic t [--streams 1] [--reset smallest|largest|none] [--session-timeout 4000] [--commit-interval 500]
  *
  * Prints one JSON line per consumed message to stdout, `{"partition","offset","value"}` (offset
  * as a string), written synchronously so a SIGKILL loses no printed line. Logs go to stderr.
- * SIGTERM closes the consumer cleanly (commit, release, deregister) and exits 0.
+ * SIGTERM closes the consumer cleanly (commit, release, deregister) and exits 0; a consumer that
+ * fails (a rebalance that never succeeds, an offset outside the log with --reset none) logs the
+ * error and exits 3.
  */
 import { writeSync } from 'node:fs';
 import { parseArgs } from 'node:util';
@@ -59,7 +61,7 @@ const consumer = await ZooKeeperConsumer.connect({
   zookeeper: required('zookeeper', values.zookeeper),
   bootstrap: required('bootstrap', values.bootstrap).split(','),
   group: required('group', values.group),
-  autoOffsetReset: values.reset === 'largest' ? 'largest' : 'smallest',
+  autoOffsetReset: values.reset === 'largest' || values.reset === 'none' ? values.reset : 'smallest',
   autoCommitIntervalMs: Number(values['commit-interval']),
   sessionTimeoutMs: Number(values['session-timeout']),
   rebalanceBackoffMs: Number(values['rebalance-backoff']),

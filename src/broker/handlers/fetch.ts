@@ -25,6 +25,16 @@ import type { FileRange } from '../response-writer.js';
 import { ReplyWithCleanup, type ApiHandler, type RequestContext } from '../router.js';
 import { AclOperation, CLUSTER_RESOURCE_NAME, ResourceType } from '../security/acl.js';
 
+/**
+ * The record set of a partition answered with an error: empty, never null. The field is nullable
+ * from v4, but Kafka always sends an empty set, and librdkafka rejects a MessageSetSize of −1
+ * ("invalid MessageSetSize -1", a protocol parse failure of the whole response): a kcat or
+ * confluent-kafka consumer whose committed offset fell off retention never heard
+ * OFFSET_OUT_OF_RANGE, so it never reset and read nothing at all (chaos suite `consumers`,
+ * scenario off-retention).
+ */
+const NO_RECORDS = Buffer.alloc(0);
+
 export function fetchHandler(context: BrokerContext): ApiHandler<FetchRequest, FetchResponse> {
   const abandonListeners = new Map<number, Set<() => void>>();
   return {
@@ -123,7 +133,7 @@ async function readAll(context: BrokerContext, request: FetchRequest, allowed: (
       const base = { partitionIndex: wanted.partition, abortedTransactions: null, preferredReadReplica: -1 };
       if (!allowed(topic.topic)) {
         // Not an error that ends a long poll: the allowed partitions still wait for data.
-        partitions.push({ ...base, errorCode: KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: null });
+        partitions.push({ ...base, errorCode: KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: NO_RECORDS });
         refused += 1;
         continue;
       }
@@ -133,7 +143,7 @@ async function readAll(context: BrokerContext, request: FetchRequest, allowed: (
         : localPartition(context, topic.topic, wanted.partition, wanted.currentLeaderEpoch);
       if (local.log === undefined) {
         hasError = true;
-        partitions.push({ ...base, errorCode: local.errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: null });
+        partitions.push({ ...base, errorCode: local.errorCode, highWatermark: -1n, lastStableOffset: -1n, logStartOffset: -1n, records: NO_RECORDS });
         continue;
       }
       const log = local.log;
@@ -166,7 +176,7 @@ async function readAll(context: BrokerContext, request: FetchRequest, allowed: (
           highWatermark: BigInt(log.highWatermark),
           lastStableOffset: BigInt(log.highWatermark),
           logStartOffset: BigInt(log.logStartOffset),
-          records: null,
+          records: NO_RECORDS,
         });
       }
     }

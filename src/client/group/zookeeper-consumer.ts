@@ -61,7 +61,12 @@ import { MessageStream, type Message } from './stream.js';
 export type { Message } from './stream.js';
 export { MessageStream } from './stream.js';
 
-export type AutoOffsetReset = 'smallest' | 'largest';
+/**
+ * Where a partition starts when the group has no offset for it, or its offset is outside the log
+ * (retention deleted the segments below it, or the log was cut back): the log start, the log end,
+ * or 'none': fail loudly (the consumer stops, its streams throw) rather than move silently.
+ */
+export type AutoOffsetReset = 'smallest' | 'largest' | 'none';
 
 export interface ZooKeeperConsumerOptions {
   /** ZooKeeper connect string with the cluster's chroot (`host:port/chroot`), or a store to use (tests). */
@@ -71,7 +76,7 @@ export interface ZooKeeperConsumerOptions {
   /** TLS and SASL of the broker connections when `bootstrap` is a list of addresses. */
   readonly security?: ClientSecurity;
   readonly group: string;
-  /** Where a partition without a stored offset, or with one outside the log, starts. Default 'largest'. */
+  /** Where a partition without a stored offset, or with one outside the log, starts ('none': fail). Default 'largest'. */
   readonly autoOffsetReset?: AutoOffsetReset;
   /** Commit consumed offsets this often; 0 turns auto-commit off. Default 5000 ms. */
   readonly autoCommitIntervalMs?: number;
@@ -165,6 +170,8 @@ export class ZooKeeperConsumer {
   private readonly watcher: Watcher = () => this.scheduleRebalance();
   /** Rebalances completed (for tests and logs). */
   rebalances = 0;
+  /** Times a fetch offset outside the log was moved by autoOffsetReset (each also logged as a warning). */
+  offsetResets = 0;
 
   private constructor(
     private readonly store: CoordinationStore,
@@ -529,6 +536,11 @@ export class ZooKeeperConsumer {
         }
         lastError = undefined;
       } catch (error) {
+        if (error instanceof TributaryError && error.code === 'NO_COMMITTED_OFFSET') {
+          // Configuration, not contention: retrying cannot help.
+          this.fatal(error);
+          return;
+        }
         lastError = error;
         this.logger.warn({ err: error, attempt }, 'rebalance attempt failed');
         // Stop and release what we hold, so nobody waits on us while we back off.
@@ -586,7 +598,7 @@ export class ZooKeeperConsumer {
       const stream = this.streams.get(assignment.topic)?.[assignment.streamIndex];
       if (stream === undefined) continue;
       const stored = await this.storedOffset(assignment.topic, assignment.partition);
-      const start = stored ?? (await this.resetOffset(assignment.topic, assignment.partition));
+      const start = stored ?? (await this.startWithoutOffset(assignment.topic, assignment.partition));
       const claim: Claim = {
         topic: assignment.topic,
         partition: assignment.partition,
@@ -727,6 +739,21 @@ export class ZooKeeperConsumer {
     return this.simple.listOffset(topic, partition, reset === 'smallest' ? 'earliest' : 'latest');
   }
 
+  /** A partition the group never committed: where autoOffsetReset says, or NO_COMMITTED_OFFSET with 'none'. */
+  private async startWithoutOffset(topic: string, partition: number): Promise<bigint> {
+    const reset = this.options.autoOffsetReset ?? 'largest';
+    if (reset === 'none') {
+      throw new TributaryError({
+        code: 'NO_COMMITTED_OFFSET',
+        message: `group ${this.group} has no committed offset for ${topic}-${partition} and autoOffsetReset is 'none'; commit one (tributary groups reset-offsets) or choose 'smallest' or 'largest'`,
+        details: { group: this.group, topic, partition },
+      });
+    }
+    const start = await this.resetOffset(topic, partition);
+    this.logger.info({ topic, partition, autoOffsetReset: reset, offset: start.toString() }, 'no committed offset; starting where autoOffsetReset says');
+    return start;
+  }
+
   /** Commits every owned partition whose consumed offset moved, each fenced by its ownership node. */
   private async commitOwned(): Promise<void> {
     for (const claim of [...this.claims.values()]) {
@@ -815,10 +842,28 @@ export class ZooKeeperConsumer {
         if (!running()) return;
         let error = caught;
         if (error instanceof TributaryError && error.code === 'OFFSET_OUT_OF_RANGE') {
+          const policy = this.options.autoOffsetReset ?? 'largest';
+          const bounds = `log start ${String(error.details['logStartOffset'])}, high watermark ${String(error.details['highWatermark'])}`;
+          if (policy === 'none') {
+            // Never silently: the records between the offset and the log start are gone for this group.
+            this.fatal(
+              new TributaryError({
+                code: 'OFFSET_OUT_OF_RANGE',
+                message: `${claim.topic}-${claim.partition}: offset ${claim.fetchOffset} of group ${this.group} is outside the log (${bounds}), and autoOffsetReset is 'none'; move the group's offset (tributary groups reset-offsets) or choose 'smallest' or 'largest'`,
+                cause: error,
+                details: { group: this.group, topic: claim.topic, partition: claim.partition, offset: claim.fetchOffset.toString(), logStartOffset: error.details['logStartOffset'], highWatermark: error.details['highWatermark'] },
+              }),
+            );
+            return;
+          }
           try {
             const reset = await this.resetOffset(claim.topic, claim.partition);
-            this.logger.warn({ topic: claim.topic, partition: claim.partition, from: claim.fetchOffset.toString(), to: reset.toString() }, 'offset out of range; reset');
             if (!running()) return;
+            this.offsetResets += 1;
+            this.logger.warn(
+              { topic: claim.topic, partition: claim.partition, from: claim.fetchOffset.toString(), to: reset.toString(), autoOffsetReset: policy, logStartOffset: String(error.details['logStartOffset']), highWatermark: String(error.details['highWatermark']) },
+              `offset ${claim.fetchOffset} of ${claim.topic}-${claim.partition} is outside the log (${bounds}); autoOffsetReset=${policy} moved it to ${reset}`,
+            );
             claim.fetchOffset = reset;
             claim.consumed = reset;
             continue;
