@@ -357,6 +357,7 @@ export class PartitionLog {
     if (leaderEpoch !== undefined) {
       // Recorded before the batch can reach the file: after a crash no batch has an epoch the cache lacks.
       if (leaderEpoch > this.epochCache.latestEpoch()) this.assignEpoch(leaderEpoch, baseOffset);
+      else this.writeDeferredEpochs();
       batch.writeInt32BE(leaderEpoch, PARTITION_LEADER_EPOCH_OFFSET);
     }
     const generation = this.truncations;
@@ -395,10 +396,25 @@ export class PartitionLog {
     }
   }
 
+  /**
+   * Writes the leader epochs a full disk deferred (leader-epoch-cache.ts) before a batch carrying
+   * one is queued; while the disk stays full the batch is refused (nothing was queued yet).
+   */
+  private writeDeferredEpochs(): void {
+    if (!this.epochCache.pendingWrite) return;
+    try {
+      this.epochCache.ensurePersisted();
+    } catch (error) {
+      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not record the leader epochs of log ${this.name} (disk full); the batch was not written`, { cause: error });
+    }
+  }
+
   /** Records a new epoch in the cache; a failed write refuses the batch (nothing was queued yet). */
   private assignEpoch(epoch: number, startOffset: number): void {
     try {
       this.epochCache.assign(epoch, startOffset);
+      // A full disk deferred the write: the batch may not go before it.
+      this.epochCache.ensurePersisted();
     } catch (error) {
       this.logger.error({ err: error, epoch, startOffset }, 'could not record a leader epoch; the batch was not appended');
       throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not record leader epoch ${epoch} of log ${this.name}; the batch was not written`, { cause: error });
@@ -836,6 +852,7 @@ export class PartitionLog {
         const segment = this.activeSegment;
         this.ensureFile(segment);
         if (header.partitionLeaderEpoch > this.epochCache.latestEpoch()) this.assignEpoch(header.partitionLeaderEpoch, batch.baseOffset);
+        else this.writeDeferredEpochs();
         const bytes = records.subarray(batch.position, batch.position + batch.size);
         segment.append(bytes, { baseOffset: batch.baseOffset, lastOffset: batch.lastOffset, maxTimestamp: header.maxTimestamp }, this.config.indexIntervalBytes, now);
         const logAppendTime = (header.attributes & TIMESTAMP_TYPE_FLAG) !== 0 ? header.maxTimestamp : -1n;

@@ -10,8 +10,9 @@
  *   2. fill the filesystem to its last page (a filler file);
  *   3. wait until produce requests are refused, then read every partition back (checked batch by
  *      batch, test/support/verified-read.ts) while the disk is still full;
- *   4. every `killEvery`-th cycle: SIGKILL the broker while the disk is full, and restart it once
- *      space is back (a crash during ENOSPC still recovers to a valid log);
+ *   4. every `killEvery`-th cycle: SIGKILL the broker while the disk is full, start it again (with
+ *      ZooKeeper on the still-full disk; standalone once the space is back) and read it back: a
+ *      crash during ENOSPC recovers to a valid log;
  *   5. give the space back: delete the filler, or (every 4th cycle) remount the tmpfs 2 MiB larger;
  *   6. wait for the next acknowledged produce: writes resume without a restart.
  * At the end, a clean stop and start, and a last full read.
@@ -19,13 +20,15 @@
  * Invariants, checked at every read against everything acknowledged so far:
  *   - a refusal is KAFKA_STORAGE_ERROR (56), never another code, and the broker process stays up;
  *   - nothing served is corrupt (CRC, magic, offsets following on; verified-read.ts);
- *   - every acknowledged record is there, unchanged; no value is stored twice; nothing is stored
+ *   - every acknowledged record is there, unchanged, unless retention (1 MiB a partition, so that
+ *     the log fits the small disk cycle after cycle) deleted its segment since; no value is stored twice; nothing is stored
  *     that was never sent, and no record of a refused request is ever stored (a refused batch was
  *     not written, not even in part);
  *   - reads are served while the disk is full, and writes resume once space returns.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
-import { join } from 'node:path';
+import { cpSync } from 'node:fs';
+import { dirname, join } from 'node:path';
 import { KafkaConnection } from '../../src/client/connection.js';
 import { CreateTopicsApi } from '../../src/protocol/apis/create-topics.js';
 import { ProduceApi } from '../../src/protocol/apis/produce.js';
@@ -48,6 +51,14 @@ export interface DiskFullBrokerOptions {
   readonly random: () => number;
   /** SIGKILL the broker while the disk is full every this many cycles (0: never). */
   readonly killEvery?: number;
+  /**
+   * ZooKeeper's `host:port` (the broker gets a chroot of its own): coordination on its own disk,
+   * as deployed, so a broker killed on the full disk is started again at once, still full. Without
+   * it the broker is standalone, its coordination file (topics, partition states) shares the full
+   * disk, and a killed broker is started again once the space is back: it cannot record its new
+   * leader epochs before.
+   */
+  readonly zookeeper?: string;
   /** The tmpfs size at the start (default 8 MiB). */
   readonly sizeBytes?: number;
   /** Offsets probed per partition per read (verified-read.ts). */
@@ -67,6 +78,8 @@ export interface DiskFullBrokerResult {
   /** Records of refused requests found stored. */
   readonly refusedStored: number;
   readonly duplicated: number;
+  /** Acknowledged records retention deleted since (below the log start): no longer checked. */
+  readonly retired: number;
   /** Checked reads of every partition while the disk was full. */
   readonly readsWhileFull: number;
   /** Milliseconds from space returning to the next acknowledged produce. */
@@ -119,6 +132,7 @@ export async function runDiskFullBroker(options: DiskFullBrokerOptions): Promise
   let refusedStored = 0;
   let duplicated = 0;
   let readsWhileFull = 0;
+  let retired = 0;
   let peakRssBytes = 0;
   let broker: BrokerProcess | undefined;
   const fillers: Filler[] = [];
@@ -135,13 +149,23 @@ export async function runDiskFullBroker(options: DiskFullBrokerOptions): Promise
       await waitForReads(connection);
       for (const partition of PARTITIONS) {
         const where = `${DISK_TOPIC}-${partition} (${when})`;
+        // What was acknowledged before the read began: the loops go on producing meanwhile, and
+        // a record acknowledged after the read fetched the high watermark is checked next time.
+        const acked = traffic.model.get(partition) ?? new Map<bigint, string>();
+        const ackedBefore = [...acked];
         const read = await readVerified(connection, DISK_TOPIC, partition, { probes: options.probes ?? 5, random: options.random });
         found.push(...read.violations.map((violation) => `${violation} (${when})`));
-        for (const [offset, value] of traffic.model.get(partition) ?? []) {
+        for (const [offset, value] of ackedBefore) {
+          if (offset < read.logStart) {
+            // Deleted by retention: never checked again.
+            acked.delete(offset);
+            retired += 1;
+            continue;
+          }
           const stored = read.records.get(offset)?.value;
           if (stored === value) continue;
           lost += 1;
-          found.push(`${where}: acknowledged offset ${offset} ("${value.slice(0, 24)}") ${stored === undefined ? 'is missing' : `holds "${stored.slice(0, 24)}"`}`);
+          found.push(`${where}: acknowledged offset ${offset} ("${value.slice(0, 24)}") ${stored === undefined ? 'is missing' : `holds "${stored.slice(0, 24)}"`} (read ${read.logStart} to the high watermark ${read.end})`);
         }
         const seen = new Map<string, bigint>();
         for (const [offset, record] of read.records) {
@@ -177,11 +201,17 @@ export async function runDiskFullBroker(options: DiskFullBrokerOptions): Promise
       run: options.run,
       id: 1,
       port,
+      ...(options.zookeeper === undefined ? {} : { zookeeper: `${options.zookeeper}/disk-full-${process.pid}-${port}` }),
       settings: {
+        ...(options.zookeeper === undefined ? {} : { 'zookeeper.session.timeout.ms': '6000' }),
         'num.partitions': String(PARTITIONS.length),
         'log.segment.bytes': String(64 * 1024),
         'log.index.interval.bytes': '1024',
         'log.retention.ms': '-1',
+        // Retention keeps the log to about 3 MiB, so 20 cycles fit the 8 MiB disk; it runs on the
+        // full disk too (and must delete nothing it cannot record).
+        'log.retention.bytes': String(MIB),
+        'log.retention.check.interval.ms': '1000',
       },
     });
     // The topic exists before the first fill.
@@ -189,6 +219,8 @@ export async function runDiskFullBroker(options: DiskFullBrokerOptions): Promise
     loops = [0, 1].map((loop) => produceLoop(port, loop, traffic, options.random));
     for (let cycle = 1; cycle <= options.cycles && violations.length === 0; cycle += 1) {
       await sleep(300 + Math.floor(options.random() * 500));
+      // A filler left by a remount cycle goes now: the log needs the room for the cycles to come.
+      for (const left of fillers.splice(0)) removeFiller(left);
       const filler = fillDisk(dataDir);
       fillers.push(filler);
       fills += 1;
@@ -203,9 +235,17 @@ export async function runDiskFullBroker(options: DiskFullBrokerOptions): Promise
       violations.push(...whileFull.map((violation) => `cycle ${cycle}: ${violation}`));
       if (whileFull.length === 0) readsWhileFull += 1;
       const kill = (options.killEvery ?? 0) > 0 && cycle % (options.killEvery ?? 1) === 0;
+      const restartWhileFull = options.zookeeper !== undefined;
       if (kill) {
+        // A crash while the disk is full. With ZooKeeper, a start on the still-full disk: recovery
+        // must manage without writing, and the broker serve what it holds.
         await broker.kill();
         kills += 1;
+        if (restartWhileFull) {
+          await broker.restart();
+          const afterCrash = await verify(`cycle ${cycle}, restarted on the full disk after a SIGKILL`);
+          violations.push(...afterCrash.map((violation) => `cycle ${cycle}: ${violation}`));
+        }
       }
       let how: string;
       if (cycle % 4 === 0) {
@@ -218,9 +258,9 @@ export async function runDiskFullBroker(options: DiskFullBrokerOptions): Promise
         how = 'filler deleted';
       }
       const freedAt = Date.now();
-      if (kill) {
+      if (kill && !restartWhileFull) {
         await broker.restart();
-        const afterCrash = await verify(`cycle ${cycle}, restarted after a SIGKILL on a full disk`);
+        const afterCrash = await verify(`cycle ${cycle}, restarted after a SIGKILL on the full disk`);
         violations.push(...afterCrash.map((violation) => `cycle ${cycle}: ${violation}`));
       }
       // Every partition: a log taken offline by the full disk would refuse writes until a restart.
@@ -236,7 +276,7 @@ export async function runDiskFullBroker(options: DiskFullBrokerOptions): Promise
         violations.push(`cycle ${cycle}: writes to partitions ${stuck.join(', ')} did not resume within 30 s of the space returning (${how}${kill ? ', after a restart' : ', no restart'})`);
       }
       sampleRss();
-      say(`cycle ${cycle}: filled ${(filler.bytes / MIB).toFixed(1)} MiB, ${how}${kill ? ', SIGKILL while full' : ''}; resumed ${resumed && resumeTime !== undefined ? `on every partition in ${resumeTime - freedAt} ms` : 'never'}; ${traffic.acknowledged} acknowledged, ${traffic.refusedRequests} requests refused so far`);
+      say(`cycle ${cycle}: filled ${(filler.bytes / MIB).toFixed(1)} MiB, ${how}${kill ? ', SIGKILL while full' : ''}; resumed ${resumed && resumeTime !== undefined ? `on every partition in ${resumeTime - freedAt} ms` : 'never'}${kill && restartWhileFull ? ' (no restart since the space returned)' : ''}; ${traffic.acknowledged} acknowledged, ${traffic.refusedRequests} requests refused so far`);
     }
     traffic.stop = true;
     await Promise.all(loops);
@@ -252,6 +292,8 @@ export async function runDiskFullBroker(options: DiskFullBrokerOptions): Promise
     await Promise.all(loops).catch(() => undefined);
     clearInterval(rssTimer);
     await broker?.kill().catch(() => undefined);
+    // The evidence of a failed run leaves the tmpfs before it goes.
+    if (violations.length > 0) cpSync(dataDir, join(dirname(dataDir), 'data-at-failure'), { recursive: true });
     unmountTmpfs(dataDir);
   }
   for (const [code, count] of traffic.refusedByCode) {
@@ -267,6 +309,7 @@ export async function runDiskFullBroker(options: DiskFullBrokerOptions): Promise
     lost,
     refusedStored,
     duplicated,
+    retired,
     readsWhileFull,
     resumeMs,
     peakRssBytes,
@@ -341,6 +384,8 @@ async function produceLoop(port: number, loop: number, traffic: Traffic, random:
     try {
       connection ??= await KafkaConnection.open(LOOPBACK, port, { requestTimeoutMs: 30_000 });
       await produceOnce(port, traffic, `l${loop}`, random, connection);
+      // About 100 requests a second per loop: the log grows by a few hundred KiB a cycle.
+      await sleep(10);
     } catch {
       connection?.close();
       connection = undefined;

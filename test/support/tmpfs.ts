@@ -67,15 +67,17 @@ const CHUNK = Buffer.alloc(64 * 1024, 0x5a);
 /**
  * Writes `<directory>/<name>` until the filesystem refuses another byte (64 KiB writes, then
  * single pages, then single bytes, each until ENOSPC): afterwards only writes into pages other
- * files already hold can succeed.
+ * files already hold can succeed. With `leaveBytes`, stops while about that much is still free
+ * (a disk that fills up in the middle of what comes next).
  */
-export function fillDisk(directory: string, name = `filler-${Date.now()}-${Math.floor(Math.random() * 1e6)}`): Filler {
+export function fillDisk(directory: string, name = `filler-${Date.now()}-${Math.floor(Math.random() * 1e6)}`, leaveBytes = 0): Filler {
   const path = join(directory, name);
   const fd = openSync(path, 'wx');
   let bytes = 0;
   try {
     for (const size of [CHUNK.length, 4096, 1]) {
       for (;;) {
+        if (leaveBytes > 0 && freeBytes(directory) - size < leaveBytes) break;
         try {
           bytes += writeSync(fd, CHUNK, 0, size);
         } catch (error) {
