@@ -61,6 +61,8 @@ export interface DiskFullBrokerOptions {
   readonly zookeeper?: string;
   /** The tmpfs size at the start (default 8 MiB). */
   readonly sizeBytes?: number;
+  /** Called in every cycle while the disk is full (a test's own client checks), with the bootstrap address; a throw is a violation. */
+  readonly whileFull?: (bootstrap: string) => Promise<void>;
   /** Offsets probed per partition per read (verified-read.ts). */
   readonly probes?: number;
   readonly say?: (line: string) => void;
@@ -234,6 +236,13 @@ export async function runDiskFullBroker(options: DiskFullBrokerOptions): Promise
       const whileFull = await verify(`cycle ${cycle}, disk full`);
       violations.push(...whileFull.map((violation) => `cycle ${cycle}: ${violation}`));
       if (whileFull.length === 0) readsWhileFull += 1;
+      if (options.whileFull !== undefined) {
+        try {
+          await options.whileFull(broker.bootstrap);
+        } catch (error) {
+          violations.push(`cycle ${cycle}: ${(error as Error).message}`);
+        }
+      }
       const kill = (options.killEvery ?? 0) > 0 && cycle % (options.killEvery ?? 1) === 0;
       const restartWhileFull = options.zookeeper !== undefined;
       if (kill) {

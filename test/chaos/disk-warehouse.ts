@@ -209,7 +209,7 @@ export async function runDiskFullWarehouse(options: DiskFullWarehouseOptions): P
         const when = `cycle ${cycle}`;
         await produce(options.recordsPerCycle ?? 300);
         const before = { published: [...(await readCommitLog(warehouse, 'data', LOAD)).published].sort(), files: await publishedFiles(warehouse) };
-        const leave = cycle % 2 === 0 ? 16 * 1024 + Math.floor(options.random() * 200 * 1024) : 0;
+        const leave = cycle % 2 === 0 ? 4 * 1024 + Math.floor(options.random() * 60 * 1024) : 0;
         const filler = fillDisk(warehouseDir, `filler-${cycle}`, leave);
         fills += 1;
         const full = await runEtl(['run', '--load', loadFile]);

@@ -126,7 +126,7 @@ export async function runDiskScenario(scenario: DiskScenario, cycles: number, ra
   return {
     scenario,
     cycles: result.cycles,
-    faults: `${result.fills} fills of a 4 MiB tmpfs (every other one leaving 16–216 KiB)`,
+    faults: `${result.fills} fills of a 4 MiB tmpfs (every other one leaving 4–64 KiB)`,
     refused: `${result.refusedRuns} runs failed clearly, committing nothing (${result.fittedRuns} fitted and committed)`,
     acknowledged: `${result.produced} records produced, ${result.commits} commits, ${result.duplicated} duplicated`,
     lost: result.lost,
