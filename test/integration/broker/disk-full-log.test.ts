@@ -4,12 +4,13 @@
  * stays up and serves reads, and takes writes again once there is room. Each test here failed
  * before its fix in src/storage (named in the test).
  */
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeAll, describe, expect, it } from 'vitest';
 import { ManualClock } from '../../../src/common/clock.js';
 import { createLogger } from '../../../src/common/logger.js';
+import { MemoryCoordination } from '../../../src/coordination/memory-store.js';
 import { KafkaProtocolError } from '../../../src/protocol/kafka-errors.js';
 import { decodeRecords } from '../../../src/protocol/records.js';
 import { logConfigSchema, type LogConfigOverrides } from '../../../src/storage/log-config.js';
@@ -159,5 +160,43 @@ describe('a partition log on a full disk', () => {
     expect(recovered && (await failure(recovered.append(batch(1, { tag: 'd' }), { waitForFlush: true })))).toBe('ok');
     await second.close();
     await first.close().catch(() => undefined);
+  });
+
+  it('becomes leader on a full disk: the new epoch waits in memory and is written before the first batch that carries it', async () => {
+    // Failed before the fix in LeaderEpochCache.persist: assigning the epoch threw ENOSPC, so a
+    // broker started on a full disk could not lead (nor serve reads) until a restart.
+    const dataDir = smallDisk();
+    const manager = await open(dataDir);
+    const log = await manager.getOrCreateLog('t', 0);
+    await log.append(batch(2, { tag: 'a' }), { waitForFlush: true, leaderEpoch: 0 });
+    const filler = fillDisk(dataDir);
+    expect(() => log.leaderEpochCache.assign(1, log.logEndOffset)).not.toThrow();
+    expect(log.leaderEpochCache.latestEpoch()).toBe(1);
+    expect(await failure(log.append(batch(1, { tag: 'b' }), { waitForFlush: true, leaderEpoch: 1 }))).toBe('KAFKA_STORAGE_ERROR');
+    removeFiller(filler);
+    expect(await failure(log.append(batch(1, { tag: 'c' }), { waitForFlush: true, leaderEpoch: 1 }))).toBe('ok');
+    expect(readFileSync(join(dataDir, 't-0', 'leader-epoch-checkpoint'), 'utf8')).toBe('0\n2\n0 0\n1 2\n');
+    expect(await values(log)).toEqual(['a-0', 'a-1', 'c-0']);
+    await manager.close();
+  });
+});
+
+describe('the standalone coordination file on a full disk', () => {
+  it('refuses persistent changes with PERSISTENCE_FAILED and undoes them, but registers ephemeral nodes, which it never saves', async () => {
+    // Failed before the fix in MemoryCoordination.mutate: an ephemeral-only change waited for a
+    // rewrite of the file, so a standalone broker could not even register on a full disk.
+    const dataDir = smallDisk();
+    const file = join(dataDir, 'standalone-coordination.json');
+    const store = new MemoryCoordination({ file, logger: silent }).session();
+    await store.create('/brokers', Buffer.from(''), 'persistent');
+    const filler = fillDisk(dataDir);
+    expect(await failure(store.create('/topics', Buffer.from('x'), 'persistent'))).toMatch(/could not write/);
+    expect(await store.exists('/topics')).toBe(false);
+    expect(await failure(store.create('/brokers/1', Buffer.from('{}'), 'ephemeral'))).toBe('ok');
+    removeFiller(filler);
+    expect(await failure(store.create('/topics', Buffer.from('x'), 'persistent'))).toBe('ok');
+    await store.close();
+    const saved = JSON.parse(readFileSync(file, 'utf8')) as { nodes: { path: string }[] };
+    expect(saved.nodes.map((node) => node.path)).toEqual(['/', '/brokers', '/topics']);
   });
 });
