@@ -60,6 +60,8 @@ interface MemoryNode {
 class Mutation {
   readonly undo: (() => void)[] = [];
   readonly events: WatchEvent[] = [];
+  /** Whether it changed a persistent node: only those are saved, and only they wait for the file. */
+  persistent = false;
 }
 
 export interface MemoryCoordinationOptions {
@@ -237,7 +239,11 @@ export class MemoryCoordination {
       return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     const file = this.file;
-    if (file === undefined || mutation.events.length === 0) {
+    // A change of ephemeral nodes alone is never saved, so it waits for no write (a broker
+    // registering on a full disk must not fail for a file that would not hold its node), unless
+    // saved changes are still on their way: it is published after them, in order.
+    const unsaved = mutation.persistent || this.flushing !== undefined;
+    if (file === undefined || mutation.events.length === 0 || !unsaved) {
       this.publish(mutation);
       return Promise.resolve(result);
     }
@@ -259,6 +265,7 @@ export class MemoryCoordination {
     if (this.nodes.has(created)) throw coordinationError('NODE_EXISTS', { operation, details: { path: created } });
     const name = created.slice(created.lastIndexOf('/') + 1);
     const ephemeral = mode === 'ephemeral' || mode === 'ephemeral-sequential';
+    if (!ephemeral) mutation.persistent = true;
     this.nodes.set(created, { data: Buffer.from(data), version: 0, cversion: 0, owner: ephemeral ? session : undefined, children: new Set() });
     parentNode.children.add(name);
     parentNode.cversion += 1;
@@ -274,6 +281,7 @@ export class MemoryCoordination {
   /** @internal */
   applySet(mutation: Mutation, path: string, data: Buffer, expectedVersion: number | undefined, operation: string): number {
     const node = this.checkVersion(path, expectedVersion, operation);
+    if (node.owner === undefined) mutation.persistent = true;
     const { data: previousData, version: previousVersion } = node;
     node.data = Buffer.from(data);
     node.version += 1;
@@ -290,6 +298,7 @@ export class MemoryCoordination {
     if (path === '/') throw coordinationError('BAD_ARGUMENTS', { operation, message: 'the root cannot be deleted' });
     const node = this.checkVersion(path, expectedVersion, operation);
     if (node.children.size > 0) throw coordinationError('NOT_EMPTY', { operation, details: { path, children: node.children.size } });
+    if (node.owner === undefined) mutation.persistent = true;
     const parent = parentPath(path);
     const parentNode = this.nodes.get(parent);
     if (parentNode === undefined) throw new Error(`memory coordination tree is inconsistent: ${path} has no parent`);

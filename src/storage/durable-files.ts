@@ -3,7 +3,7 @@
  * so). Each fsync is reported to the test-only power-loss journal (fsync-journal.ts), which does
  * nothing unless TRIBUTARY_FSYNC_JOURNAL is set.
  */
-import { closeSync, fsync, fsyncSync, openSync, renameSync, writeFileSync } from 'node:fs';
+import { closeSync, fsync, fsyncSync, openSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { promisify } from 'node:util';
 import { beforeDirectorySync, beforeFileSync, fsyncCompleted } from './fsync-journal.js';
@@ -72,14 +72,20 @@ function startDirectorySync(path: string): Promise<void> {
 /** Writes a small file atomically and durably: temp file, fsync, rename over, fsync the folder. */
 export function writeFileDurably(path: string, contents: string, directory: string): void {
   const temporary = `${path}.tmp`;
-  writeFileSync(temporary, contents);
-  const fd = openSync(temporary, 'r+');
   try {
-    const mark = beforeFileSync(fd);
-    fsyncSync(fd);
-    fsyncCompleted(mark);
-  } finally {
-    closeSync(fd);
+    writeFileSync(temporary, contents);
+    const fd = openSync(temporary, 'r+');
+    try {
+      const mark = beforeFileSync(fd);
+      fsyncSync(fd);
+      fsyncCompleted(mark);
+    } finally {
+      closeSync(fd);
+    }
+  } catch (error) {
+    // A full disk leaves part of the temporary file: it would hold the last pages it took.
+    rmSync(temporary, { force: true });
+    throw error;
   }
   renameSync(temporary, path);
   fsyncDirectory(directory);

@@ -15,6 +15,13 @@
  * so after a crash no batch carries an epoch the file lacks. A partition that is not replicated
  * never assigns an epoch and so never has the file.
  *
+ * A full disk (ENOSPC) defers the write instead: the change is made in memory and the file is
+ * written by `ensurePersisted`, which the log calls before it writes any batch carrying an epoch
+ * (and which refuses that batch while the disk stays full). The rule above still holds — no batch
+ * reaches the file before its epoch — while a broker that becomes leader on a full disk can serve
+ * reads. A crash before the deferred write loses only entries no batch refers to: an epoch with
+ * no batch, or cuts that loading the log repeats (entries past the log end or before its start).
+ *
  * A file that does not parse is logged and the cache starts empty (the next change rewrites it):
  * an empty cache makes a follower truncate to its log start and fetch everything again, which is
  * slow but safe, where a guessed entry could keep a diverged suffix.
@@ -37,6 +44,8 @@ export interface EpochEntry {
 
 export class LeaderEpochCache {
   private list: readonly EpochEntry[];
+  /** The entries in memory differ from the file: a full disk deferred their write. */
+  private unpersisted = false;
 
   private constructor(
     readonly directory: string,
@@ -91,9 +100,10 @@ export class LeaderEpochCache {
    * or after `startOffset` are removed first, so start offsets stay in order); the latest epoch
    * again with the same start changes nothing; the latest with another start, or an older epoch,
    * is ignored with a warning (the first batch of an epoch fixes its start). Written durably
-   * before it returns; returns whether anything changed. Throws TributaryError
-   * LEADER_EPOCH_INVALID for a negative epoch or offset, LEADER_EPOCH_CHECKPOINT_FAILED when the
-   * file cannot be written (the cache is then unchanged).
+   * before it returns (a full disk defers the write: see the file comment); returns whether
+   * anything changed. Throws TributaryError LEADER_EPOCH_INVALID for a negative epoch or offset,
+   * LEADER_EPOCH_CHECKPOINT_FAILED when the file cannot be written for another reason (the cache
+   * is then unchanged).
    */
   assign(epoch: number, startOffset: number): boolean {
     if (!Number.isSafeInteger(epoch) || epoch < 0 || epoch > 0x7fffffff || !Number.isSafeInteger(startOffset) || startOffset < 0) {
@@ -170,14 +180,41 @@ export class LeaderEpochCache {
     this.list = [];
   }
 
-  private persist(next: readonly EpochEntry[]): void {
-    const lines = ['0', String(next.length), ...next.map((entry) => `${entry.epoch} ${entry.startOffset}`)];
+  /** Whether entries wait for a disk with room (see the file comment). */
+  get pendingWrite(): boolean {
+    return this.unpersisted;
+  }
+
+  /**
+   * Writes the entries a full disk deferred, if any; throws LEADER_EPOCH_CHECKPOINT_FAILED while
+   * it cannot. The log calls this before writing a batch that carries an epoch.
+   */
+  ensurePersisted(): void {
+    if (!this.unpersisted) return;
     try {
-      writeFileDurably(this.path, `${lines.join('\n')}\n`, this.directory);
+      this.write(this.list);
     } catch (error) {
       throw this.writeFailure(error);
     }
+    this.unpersisted = false;
+    this.logger.info({ entries: this.list.length }, 'leader epochs deferred by a full disk are written');
+  }
+
+  private persist(next: readonly EpochEntry[]): void {
+    try {
+      this.write(next);
+      this.unpersisted = false;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw this.writeFailure(error);
+      if (!this.unpersisted) this.logger.warn({ err: error, path: this.path }, 'disk full: leader epochs kept in memory; written before the next batch that carries one');
+      this.unpersisted = true;
+    }
     this.list = next;
+  }
+
+  private write(entries: readonly EpochEntry[]): void {
+    const lines = ['0', String(entries.length), ...entries.map((entry) => `${entry.epoch} ${entry.startOffset}`)];
+    writeFileDurably(this.path, `${lines.join('\n')}\n`, this.directory);
   }
 
   private writeFailure(error: unknown): TributaryError {

@@ -410,8 +410,16 @@ export class LogManager {
       this.recoveredFromUncleanShutdown ? 'logs recovered after an unclean stop' : 'logs loaded',
     );
     // Recovery made everything that survived durable: record that before taking writes.
-    this.writeRecoveryCheckpoint();
-    this.writeLogStartCheckpoint();
+    try {
+      this.writeRecoveryCheckpoint();
+      this.writeLogStartCheckpoint();
+    } catch (error) {
+      // A full disk must not keep the broker from serving reads. The checkpoints on disk stay
+      // valid: an older recovery point only makes the next start check more, and the log starts
+      // computed at load are computed the same way from them again. The schedule retries.
+      if ((error as NodeJS.ErrnoException).code !== 'ENOSPC') throw error;
+      logger.warn({ err: error }, 'disk full: the checkpoints were not rewritten after loading; the ones on disk stay valid');
+    }
   }
 
   /**

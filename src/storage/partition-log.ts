@@ -226,6 +226,8 @@ export class PartitionLog {
   private lastSnapshot = { offset: -1, changes: -1 };
   /** Snapshot writes under way (their fsyncs and renames); a clean close waits for them. */
   private readonly snapshotWrites = new Set<Promise<void>>();
+  /** A full disk made index writes fail; logged once per episode (`noteIndexWrite`). */
+  private indexWritesDeferred = false;
 
   private constructor(
     readonly topic: string,
@@ -355,6 +357,7 @@ export class PartitionLog {
     if (leaderEpoch !== undefined) {
       // Recorded before the batch can reach the file: after a crash no batch has an epoch the cache lacks.
       if (leaderEpoch > this.epochCache.latestEpoch()) this.assignEpoch(leaderEpoch, baseOffset);
+      else this.writeDeferredEpochs();
       batch.writeInt32BE(leaderEpoch, PARTITION_LEADER_EPOCH_OFFSET);
     }
     const generation = this.truncations;
@@ -393,10 +396,25 @@ export class PartitionLog {
     }
   }
 
+  /**
+   * Writes the leader epochs a full disk deferred (leader-epoch-cache.ts) before a batch carrying
+   * one is queued; while the disk stays full the batch is refused (nothing was queued yet).
+   */
+  private writeDeferredEpochs(): void {
+    if (!this.epochCache.pendingWrite) return;
+    try {
+      this.epochCache.ensurePersisted();
+    } catch (error) {
+      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not record the leader epochs of log ${this.name} (disk full); the batch was not written`, { cause: error });
+    }
+  }
+
   /** Records a new epoch in the cache; a failed write refuses the batch (nothing was queued yet). */
   private assignEpoch(epoch: number, startOffset: number): void {
     try {
       this.epochCache.assign(epoch, startOffset);
+      // A full disk deferred the write: the batch may not go before it.
+      this.epochCache.ensurePersisted();
     } catch (error) {
       this.logger.error({ err: error, epoch, startOffset }, 'could not record a leader epoch; the batch was not appended');
       throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not record leader epoch ${epoch} of log ${this.name}; the batch was not written`, { cause: error });
@@ -503,7 +521,10 @@ export class PartitionLog {
     try {
       this.writePendingNow();
     } catch (error) {
-      return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      // A write that took the log offline fails the flush. A full disk only refused the queued
+      // batches (their appends have the error): the batches already in the file still get their
+      // fsync, or acks=−1 appends written before them would be refused although they are stored.
+      if (this.failure !== undefined) return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     if (this.flushedMark.offset >= this.logEndOffset) return Promise.resolve();
     const target = this.endMark();
@@ -512,7 +533,7 @@ export class PartitionLog {
     this.unflushedRecords = 0;
     const run = (async () => {
       try {
-        for (const segment of segments) await segment.flush();
+        for (const segment of segments) this.noteIndexWrite(await segment.flush());
         await this.syncEntries();
       } catch (error) {
         // A write inside the segment's flush may have been undone: forget what never reached the file.
@@ -532,6 +553,14 @@ export class PartitionLog {
       this.flushing = undefined;
     });
     return this.flushing;
+  }
+
+  /** Logs when a full disk starts deferring index writes, and when they succeed again (once each). */
+  private noteIndexWrite(written: boolean): void {
+    if (written === !this.indexWritesDeferred) return;
+    this.indexWritesDeferred = !written;
+    if (written) this.logger.info('index files written again');
+    else this.logger.warn('disk full: index entries kept in memory only until there is room (a restart without a clean stop rebuilds them)');
   }
 
   /** fsyncs the folders whose entries were created since the last flush (data dir first). */
@@ -757,11 +786,19 @@ export class PartitionLog {
       deletable += 1;
     }
     if (deletable === 0) return 0;
+    const previousStart = this.logStartOffset;
+    this.logStartOffset = this.segments[deletable]?.baseOffset ?? previousStart;
+    // The new start is made durable before any file goes, so a crash cannot resurrect them.
+    try {
+      this.events.logStartOffsetChanged(this);
+    } catch (error) {
+      // Not recorded (a full disk): nothing is deleted, the next retention pass tries again.
+      this.logStartOffset = previousStart;
+      this.logger.warn({ err: error, segments: deletable }, 'could not record the new log start; retention deletes nothing until it can');
+      return 0;
+    }
     const removed = this.segments.splice(0, deletable);
     this.baseOffsets.splice(0, deletable);
-    this.logStartOffset = this.activeOrFirst().baseOffset;
-    // The new start is made durable before any file goes, so a crash cannot resurrect them.
-    this.events.logStartOffsetChanged(this);
     for (const segment of removed) {
       this.unflushedSegments.delete(segment);
       // Readers holding the segment (a fetch being sent, a timestamp lookup) keep its descriptor
@@ -815,6 +852,7 @@ export class PartitionLog {
         const segment = this.activeSegment;
         this.ensureFile(segment);
         if (header.partitionLeaderEpoch > this.epochCache.latestEpoch()) this.assignEpoch(header.partitionLeaderEpoch, batch.baseOffset);
+        else this.writeDeferredEpochs();
         const bytes = records.subarray(batch.position, batch.position + batch.size);
         segment.append(bytes, { baseOffset: batch.baseOffset, lastOffset: batch.lastOffset, maxTimestamp: header.maxTimestamp }, this.config.indexIntervalBytes, now);
         const logAppendTime = (header.attributes & TIMESTAMP_TYPE_FLAG) !== 0 ? header.maxTimestamp : -1n;
@@ -951,7 +989,7 @@ export class PartitionLog {
       segment.resetForRebuild();
       if (segment.hasFile) {
         segment.loadTail(this.config.indexIntervalBytes);
-        segment.index.rewriteFiles();
+        this.noteIndexWrite(segment.rewriteIndex());
       }
       if (segment.nextOffset !== newEnd) throw new Error(`segment ${segment.baseOffset} ends at ${segment.nextOffset} after the cut, not ${newEnd}`);
       const end = this.endMark();
@@ -1232,7 +1270,8 @@ export class PartitionLog {
     const overflow = !active.index.fits(this.logEndOffset + Math.max(incomingRecords, 1) - 1);
     if (!full && !old && !overflow) return;
     this.writePendingNow();
-    active.index.persist();
+    // Deferred on a full disk (see LogSegment.persistIndex): the next flush or the close retries.
+    this.noteIndexWrite(active.persistIndex());
     this.addSegment(LogSegment.create(this.directory, this.logEndOffset, now));
     // Every batch before the new segment is in the file: its producer state is the snapshot's.
     this.takeSnapshot(this.logEndOffset);
@@ -1404,7 +1443,7 @@ export class PartitionLog {
   private async rebuild(segment: LogSegment): Promise<void> {
     segment.resetForRebuild();
     segment.loadTail(this.config.indexIntervalBytes);
-    segment.index.rewriteFiles();
+    this.noteIndexWrite(segment.rewriteIndex());
   }
 
   private dropSegmentsFrom(index: number): void {
@@ -1428,7 +1467,7 @@ export class PartitionLog {
       (batch) => segment.track(batch, this.config.indexIntervalBytes),
       segment.baseOffset,
     );
-    segment.index.rewriteFiles();
+    this.noteIndexWrite(segment.rewriteIndex());
     this.recoveryReport.segmentsChecked += 1;
     this.recoveryReport.batchesVerified += scan.batches;
     if (scan.damage === undefined) return false;

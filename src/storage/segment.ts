@@ -396,16 +396,45 @@ export class LogSegment {
   /**
    * Writes queued batches and pending index entries and fsyncs the segment data. A segment closed
    * or deleted meanwhile has nothing left to make durable here (close flushed it; deletion drops it).
+   * Resolves false when a full disk deferred the index entries (`persistIndex`).
    */
-  async flush(): Promise<void> {
-    if (this.closed || this.descriptor === undefined) return;
+  async flush(): Promise<boolean> {
+    if (this.closed || this.descriptor === undefined) return true;
     this.writePending();
-    this.index.persist();
+    const indexed = this.persistIndex();
     this.retain();
     try {
       await fsyncAsync(this.fd);
     } finally {
       this.release();
+    }
+    return indexed;
+  }
+
+  /** Rewrites both index files from the in-memory entries (after a rebuild); false when the disk is full, as `persistIndex`. */
+  rewriteIndex(): boolean {
+    try {
+      this.index.rewriteFiles();
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') return false;
+      throw error;
+    }
+  }
+
+  /**
+   * Writes the index entries not yet in the files; false when the disk is full. The index is
+   * never the source of truth, so a full disk only defers its entries: they stay in memory (reads
+   * use them), a later flush or the close writes them, and a close that cannot leaves no
+   * clean-shutdown marker, so the next start rebuilds them from the segment. Other errors throw.
+   */
+  persistIndex(): boolean {
+    try {
+      this.index.persist();
+      return true;
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOSPC') return false;
+      throw error;
     }
   }
 

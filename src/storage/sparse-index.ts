@@ -122,8 +122,20 @@ export class SparseIndex {
       times.writeBigInt64BE(this.maxTimestamps[index] ?? -1n, i * TIME_ENTRY_BYTES);
       times.writeInt32BE(this.relativeOffsets[index] ?? 0, i * TIME_ENTRY_BYTES + 8);
     }
-    writeAt(this.offsetIndexPath, offsets, this.persisted * OFFSET_ENTRY_BYTES);
-    writeAt(this.timeIndexPath, times, this.persisted * TIME_ENTRY_BYTES);
+    try {
+      writeAt(this.offsetIndexPath, offsets, this.persisted * OFFSET_ENTRY_BYTES);
+      writeAt(this.timeIndexPath, times, this.persisted * TIME_ENTRY_BYTES);
+    } catch (error) {
+      // A full disk can take part of these entries: both files are cut back to the entries they
+      // held, so the next persist appends at the right place and the files always agree.
+      try {
+        this.truncateFiles(this.persisted);
+      } catch {
+        // Shrinking needs no space; if even that fails, the files' lengths no longer match and
+        // the next load rejects them and rebuilds the index from the segment.
+      }
+      throw error;
+    }
     this.persisted = this.count;
     this.filesExist = true;
   }
@@ -227,8 +239,9 @@ export class SparseIndex {
 function writeAt(path: string, bytes: Buffer, position: number): void {
   const fd = openSync(path, 'a+');
   try {
-    // 'a+' appends; the files only ever grow from `position`, which is their current length.
-    writeSync(fd, bytes, 0, bytes.length, position);
+    // 'a+' appends; the files only ever grow from `position`, which is their current length. A
+    // nearly full disk may take only part of the bytes: the rest is written until done or ENOSPC.
+    for (let done = 0; done < bytes.length; ) done += writeSync(fd, bytes, done, bytes.length - done, position + done);
   } finally {
     closeSync(fd);
   }

@@ -8,6 +8,7 @@
  *   npm run chaos -- limits [--scenario connection-flood|oversized-frames|slowloris|tiny-produce] [--short]
  *   npm run chaos -- consumers [--scenario kill-zookeeper-group|kill-broker-group|far-behind|off-retention] [--kills N] [--backlog N] …
  *   npm run chaos -- zookeeper [--scenario leader-kill|pause-broker|pause-consumer|pause-loader] [--rounds N] …
+ *   npm run chaos -- disk [--scenario disk-full|disk-full-standalone|registry-disk-full|warehouse-disk-full] [--cycles N]
  *
  * ZooKeeper: the one in `$TRIBUTARY_TEST_SERVICES` (the state.json of `npm run services -- start
  * zookeeper`) when set, else a fresh one in a temporary run folder, watched by the services'
@@ -24,6 +25,7 @@ import { runReplicationChaos } from './replication.js';
 import { runLimitsChaos } from './limits-suite.js';
 import { runStorageChaos } from './storage.js';
 import { runZooKeeperChaos } from './zookeeper.js';
+import { runDiskChaos } from './disk.js';
 
 export interface ChaosContext {
   /** The service run the brokers belong to. */
@@ -43,6 +45,7 @@ const SUITES: Readonly<Record<string, ChaosSuite>> = {
   limits: runLimitsChaos,
   consumers: runConsumersChaos,
   zookeeper: runZooKeeperChaos,
+  disk: runDiskChaos,
 };
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);

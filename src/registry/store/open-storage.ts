@@ -9,6 +9,7 @@ import type { Logger } from '../../common/logger.js';
 import { MemoryCoordination } from '../../coordination/memory-store.js';
 import type { CoordinationStore } from '../../coordination/store.js';
 import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
+import { withCommittedReads } from './committed-reads.js';
 import { lockDataDir } from './data-dir-lock.js';
 import { RegistryState } from './registry-state.js';
 
@@ -51,7 +52,8 @@ export async function openRegistryStorage(options: RegistryStorageOptions): Prom
     unlock = lockDataDir(directory);
     const file = join(directory, STATE_FILE);
     try {
-      store = new MemoryCoordination({ file, logger }).session();
+      // Reads wait for writes in flight: a full disk undoes a change after it was applied.
+      store = withCommittedReads(new MemoryCoordination({ file, logger }).session());
     } catch (error) {
       unlock();
       throw error;
