@@ -7,6 +7,7 @@
  *   npm run chaos -- storage [--scenario crash-acks-all|crash-acks-one|corrupt-files] [--rounds N] [--kind …] …
  *   npm run chaos -- limits [--scenario connection-flood|oversized-frames|slowloris|tiny-produce] [--short]
  *   npm run chaos -- consumers [--scenario kill-zookeeper-group|kill-broker-group|far-behind|off-retention] [--kills N] [--backlog N] …
+ *   npm run chaos -- fuzz [--frames N] [--seed N] [--sasl-share F]
  *
  * ZooKeeper: the one in `$TRIBUTARY_TEST_SERVICES` (the state.json of `npm run services -- start
  * zookeeper`) when set, else a fresh one in a temporary run folder, watched by the services'
@@ -19,6 +20,7 @@ import { readFileSync } from 'node:fs';
 import { createTemporaryRun, openRun, startGuardian, stopRun, type ServiceRun } from '../services/run-dir.js';
 import { startStack, type ServiceAddresses } from '../services/stack.js';
 import { runConsumersChaos } from './consumers.js';
+import { runFuzzChaos } from './fuzz.js';
 import { runReplicationChaos } from './replication.js';
 import { runLimitsChaos } from './limits-suite.js';
 import { runStorageChaos } from './storage.js';
@@ -40,6 +42,7 @@ const SUITES: Readonly<Record<string, ChaosSuite>> = {
   storage: runStorageChaos,
   limits: runLimitsChaos,
   consumers: runConsumersChaos,
+  fuzz: runFuzzChaos,
 };
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
