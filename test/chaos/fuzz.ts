@@ -53,6 +53,8 @@ export const FUZZ_TABLE = {
 const FULL_FRAMES = 1_000_000;
 const DEFAULT_SEED = 0x5eed_2022;
 const SETUP_RECORDS = 3;
+/** SASL conversations at once: TLS handshakes and SCRAM are dear, and the two storms share the machine. */
+const SASL_CONCURRENCY = 3;
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
 
 export async function runFuzzChaos(args: readonly string[], context: ChaosContext): Promise<boolean> {
@@ -63,7 +65,7 @@ export async function runFuzzChaos(args: readonly string[], context: ChaosContex
   });
   const frames = values.frames === undefined ? FULL_FRAMES : positiveInteger('--frames', values.frames);
   const seed = values.seed === undefined ? DEFAULT_SEED : positiveInteger('--seed', values.seed);
-  const saslShare = values['sasl-share'] === undefined ? 0.1 : Number(values['sasl-share']);
+  const saslShare = values['sasl-share'] === undefined ? 0.05 : Number(values['sasl-share']);
   if (!(saslShare >= 0 && saslShare < 1)) throw new Error('--sasl-share must be in [0, 1)');
   const writeDocs = values['no-docs'] === true ? false : values.docs === true || frames >= FULL_FRAMES;
   const say = context.say;
@@ -125,7 +127,7 @@ export async function runFuzzChaos(args: readonly string[], context: ChaosContex
   let peakRss = rssBefore;
   const saslFrames = Math.round(frames * saslShare);
   const storm = new Storm({ seed, target: frames - saslFrames, prediction, captured: seedFrames(corpus) }, ledger);
-  const sasl = new SaslStorm({ seed: seed + 1, target: saslFrames, conversations: saslConversations(corpus), prediction, user: CAPTURE_USER, password: CAPTURE_PASSWORD, saslPlaintextPort: saslPort, saslSslPort: sslPort, ca: certificates.ca, storm });
+  const sasl = new SaslStorm({ seed: seed + 1, target: saslFrames, conversations: saslConversations(corpus), prediction, user: CAPTURE_USER, password: CAPTURE_PASSWORD, saslPlaintextPort: saslPort, saslSslPort: sslPort, ca: certificates.ca, storm, concurrency: SASL_CONCURRENCY });
   let crashes = 0;
   const started = Date.now();
   let lastReport = started;

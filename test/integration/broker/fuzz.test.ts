@@ -1,26 +1,28 @@
 /**
  * The broker under hostile input (reliability.md H1–H5): at least 100,000 malformed or mutated
  * frames from a seeded PRNG (test/support/fuzz-frames.ts) — random bytes, mutated requests of
- * every served API, lying size prefixes, unknown keys and versions, corrupt record batches — sent
- * over many connections to a standalone broker in this process.
+ * every served API, lying size prefixes, unknown keys and versions, corrupt record batches, and
+ * requests real clients sent (kcat, kafkajs, the Java tools: the captured corpus of
+ * test/support/fuzz-captured.ts) replayed as sent or mutated — sent over many connections to a
+ * standalone broker in this process, by the storm of test/support/fuzz-storm.ts (which
+ * `npm run chaos -- fuzz` runs at a million frames against a broker process).
  *
  * Every frame with an honest size prefix is decoded first by the test with the protocol layer's
  * own decoders, which predicts what the broker must do: answer it (the answer must be a
  * well-formed response of that API and version, in order), or close the connection; for each
  * produced batch the record validator (src/protocol/batch-validation.ts `validateProducerBatch`
  * under the broker's rules, cross-checked against the reference in test/support/batch-rules.ts)
- * predicts whether it is appended, the error code when
- * it is not, and the exact bytes stored when it is. Record timestamps sit years before the wall
- * clock or hours past the one-hour after-bound, never near it, so the prediction is not flaky.
+ * predicts whether it is appended, the error code when it is not, and the exact bytes stored when
+ * it is. Record timestamps sit years before the wall clock or hours past the one-hour after-bound,
+ * never near it, so the prediction is not flaky.
  * Afterwards: nothing crashed, memory stayed bounded, every stored batch verifies, is one the
  * validator accepts as stored (`validateStoredBatch`) and as produced (unchanged), every
  * acknowledged batch is stored byte for byte at its offset, every partition with records is read
  * end to end by kcat with check.crcs=true, log end offsets moved only by appends the test can
  * account for, no connection is left open, and kcat still produces and consumes.
  *
- * Well-formed but expensive requests are kept out of the storm (see `Storm.admit`): CreateTopics
- * for more than a few partitions, and topic creation beyond a budget of names. A summary of the
- * run is printed as `[fuzz] {…}`. FUZZ_FRAMES=20000 runs a shorter storm while iterating.
+ * A summary of the run is printed as `[fuzz] {…}`. FUZZ_FRAMES=20000 runs a shorter storm while
+ * iterating.
  */
 import { rmSync } from 'node:fs';
 import { setFlagsFromString } from 'node:v8';
