@@ -32,6 +32,9 @@ import type { Broker } from '../../../src/broker/broker.js';
 import {
   ApiVersionsApi,
   CreateTopicsApi,
+  DescribeGroupsApi,
+  JoinGroupApi,
+  OffsetFetchApi,
   ProduceApi,
   SUPPORTED_API_VERSIONS,
   type ApiVersionsResponse,
@@ -235,6 +238,24 @@ describe('broker fuzzing', () => {
       // An error answer, not a closed connection: the same connection still serves.
       conversation.send(framed(requestBody(ApiVersionsApi, 1, 42, {})));
       expect(decodeFrame(ApiVersionsApi, 1, await conversation.response()).correlationId).toBe(42);
+    } finally {
+      conversation.close();
+    }
+  });
+
+  it('answers INVALID_GROUP_ID, without a warning, to a group id no path can hold (fails without the usableGroupId fix: COORDINATOR_NOT_AVAILABLE, a warning per request)', async () => {
+    const conversation = await Conversation.open(handle.broker.port);
+    const logged = handle.logLines.length;
+    try {
+      for (const groupId of ['fuzz-group-\u0000', 'a/b', '..', 'ca\u0001ure']) {
+        const join = await conversation.request(JoinGroupApi, 0, { groupId, sessionTimeoutMs: 1500, rebalanceTimeoutMs: 1500, memberId: '', groupInstanceId: null, protocolType: 'consumer', protocols: [{ name: 'range', metadata: Buffer.alloc(0) }] });
+        expect(join.errorCode, groupId).toBe(KafkaErrorCode.INVALID_GROUP_ID);
+        const fetched = await conversation.request(OffsetFetchApi, 1, { groupId, topics: [{ name: 'storm-a', partitionIndexes: [0] }] });
+        expect(fetched.topics.flatMap((topic) => topic.partitions.map((partition) => partition.errorCode)), groupId).toEqual([KafkaErrorCode.INVALID_GROUP_ID]);
+        const described = await conversation.request(DescribeGroupsApi, 0, { groups: [groupId], includeAuthorizedOperations: false });
+        expect(described.groups[0]?.errorCode, groupId).toBe(KafkaErrorCode.INVALID_GROUP_ID);
+      }
+      expect(handle.logLines.slice(logged).filter((line) => Number(line['level']) >= 40)).toEqual([]);
     } finally {
       conversation.close();
     }
