@@ -9,6 +9,7 @@
  *   npm run chaos -- consumers [--scenario kill-zookeeper-group|kill-broker-group|far-behind|off-retention] [--kills N] [--backlog N] …
  *   npm run chaos -- zookeeper [--scenario leader-kill|pause-broker|pause-consumer|pause-loader] [--rounds N] …
  *   npm run chaos -- disk [--scenario disk-full|disk-full-standalone|registry-disk-full|warehouse-disk-full] [--cycles N]
+ *   npm run chaos -- fuzz [--frames N] [--seed N] [--sasl-share F]
  *
  * ZooKeeper: the one in `$TRIBUTARY_TEST_SERVICES` (the state.json of `npm run services -- start
  * zookeeper`) when set, else a fresh one in a temporary run folder, watched by the services'
@@ -21,6 +22,7 @@ import { readFileSync } from 'node:fs';
 import { createTemporaryRun, openRun, startGuardian, stopRun, type ServiceRun } from '../services/run-dir.js';
 import { startStack, type ServiceAddresses } from '../services/stack.js';
 import { runConsumersChaos } from './consumers.js';
+import { runFuzzChaos } from './fuzz.js';
 import { runReplicationChaos } from './replication.js';
 import { runLimitsChaos } from './limits-suite.js';
 import { runStorageChaos } from './storage.js';
@@ -46,6 +48,7 @@ const SUITES: Readonly<Record<string, ChaosSuite>> = {
   consumers: runConsumersChaos,
   zookeeper: runZooKeeperChaos,
   disk: runDiskChaos,
+  fuzz: runFuzzChaos,
 };
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);

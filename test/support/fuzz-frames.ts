@@ -19,6 +19,9 @@
  *                   MaxTimestamp extremes, codec bits changed, decompression bombs, zstd before
  *                   Produce v7, LogAppendTime and control flags, random damage of the plain
  *                   records; and valid compressed batches of every codec
+ *   captured        a request a real client sent (kcat, kafkajs, the Java tools: the corpus
+ *                   test/support/fuzz-captured.ts loads), replayed as sent or after 1–4 of the
+ *                   same mutations; only when the factory is given the corpus
  *   valid           untouched valid requests
  *
  * Valid requests cover every served API and version; the flexible ones (Metadata v9: header v2,
@@ -101,6 +104,7 @@ import {
 import { compress } from '../../src/protocol/compression.js';
 import { encodeRecordBatch, type RecordInput } from '../../src/protocol/records.js';
 import { ambiguous, outcome, type BatchRules, type BatchValidation } from './batch-rules.js';
+import type { SeedFrame } from './fuzz-captured.js';
 import { decompressionBomb, encodeRawBatch, type RawBatch, type RawRecord } from './raw-batches.js';
 import { decodeRequestBody, encodeRequestBody, isFlexibleVersion, type ApiSchema } from '../../src/protocol/schema.js';
 import { MalformedMessageError, WireReader, WireWriter } from '../../src/protocol/wire.js';
@@ -178,9 +182,9 @@ export class Prng {
 // ---------------------------------------------------------------------------------------------
 // Frames
 
-export type FrameCategory = 'random-body' | 'random-stream' | 'mutated' | 'framing' | 'unknown-api' | 'corrupt-batch' | 'inner-batch' | 'valid';
+export type FrameCategory = 'random-body' | 'random-stream' | 'mutated' | 'framing' | 'unknown-api' | 'corrupt-batch' | 'inner-batch' | 'captured' | 'valid';
 
-export const FRAME_CATEGORIES: readonly FrameCategory[] = ['random-body', 'random-stream', 'mutated', 'framing', 'unknown-api', 'corrupt-batch', 'inner-batch', 'valid'];
+export const FRAME_CATEGORIES: readonly FrameCategory[] = ['random-body', 'random-stream', 'mutated', 'framing', 'unknown-api', 'corrupt-batch', 'inner-batch', 'captured', 'valid'];
 
 /**
  * What the client does around a frame:
@@ -212,6 +216,8 @@ export interface FrameFactoryOptions {
   readonly topics: readonly FuzzTopic[];
   /** Throwaway names for CreateTopics and DeleteTopics. */
   readonly scratchTopics: readonly string[];
+  /** Requests real clients sent (fuzz-captured.ts), for the `captured` class; none: no such frames. */
+  readonly captured?: readonly SeedFrame[];
 }
 
 const CATEGORY_WEIGHTS: readonly (readonly [FrameCategory, number])[] = [
@@ -224,6 +230,8 @@ const CATEGORY_WEIGHTS: readonly (readonly [FrameCategory, number])[] = [
   ['inner-batch', 20],
   ['valid', 6],
 ];
+/** With a captured corpus: its frames take a share of their own, the rest as above. */
+const CAPTURED_WEIGHT = 16;
 
 const SERVED_KEYS = new Set(SUPPORTED_APIS.map((api) => api.apiKey));
 const INTERESTING_INT16 = [0, 1, -1, -2, 0x7f, 0x80, 0xff, 0x7fff, -0x8000, 0x100];
@@ -289,11 +297,14 @@ export class FrameFactory {
   readonly generated = new Map<string, number>();
   /** Mutations applied to mutated frames, per operation. */
   readonly mutations = new Map<string, number>();
+  private readonly weights: readonly (readonly [FrameCategory, number])[];
 
   constructor(
     private readonly rng: Prng,
     private readonly options: FrameFactoryOptions,
-  ) {}
+  ) {
+    this.weights = (options.captured?.length ?? 0) > 0 ? [...CATEGORY_WEIGHTS, ['captured', CAPTURED_WEIGHT]] : CATEGORY_WEIGHTS;
+  }
 
   nextCorrelationId(): number {
     const id = this.correlationId;
@@ -303,7 +314,7 @@ export class FrameFactory {
 
   /** The next frame of a weighted-random category. */
   next(): FuzzFrame {
-    const category = this.rng.weighted(CATEGORY_WEIGHTS);
+    const category = this.rng.weighted(this.weights);
     switch (category) {
       case 'random-body':
         return this.randomBody();
@@ -319,6 +330,8 @@ export class FrameFactory {
         return this.corruptBatch();
       case 'inner-batch':
         return this.innerBatch();
+      case 'captured':
+        return this.captured();
       case 'valid': {
         const request = this.validRequest();
         return this.frame('valid', request.api.name, framed(request.body), 'analyze');
@@ -717,6 +730,24 @@ export class FrameFactory {
       this.mutations.set(result.kind, (this.mutations.get(result.kind) ?? 0) + 1);
     }
     return this.frame('mutated', api.name, framed(bytes), 'analyze');
+  }
+
+  /**
+   * A captured request: a fifth replayed as the client sent it, the rest mutated like `mutated`
+   * frames. Kind: the client run and the API key/version, e.g. `kcat-group/11v5`.
+   */
+  private captured(): FuzzFrame {
+    const rng = this.rng;
+    const seed = rng.pick(this.options.captured ?? []);
+    const operations = rng.weighted([[0, 5], [1, 9], [2, 4], [3, 2], [4, 1]] as const);
+    let bytes = seed.body;
+    for (let i = 0; i < operations; i += 1) {
+      const result = this.mutate(bytes);
+      bytes = result.bytes;
+      this.mutations.set(result.kind, (this.mutations.get(result.kind) ?? 0) + 1);
+    }
+    const api = seed.body.length >= 4 ? `${seed.body.readInt16BE(0)}v${seed.body.readInt16BE(2)}` : 'short';
+    return this.frame('captured', `${seed.client}/${api}${operations === 0 ? '' : '/mutated'}`, framed(bytes), 'analyze');
   }
 
   /** One mutation of `body` (header and body of a request, no size prefix). */

@@ -30,6 +30,7 @@ import {
   type OffsetEntry,
 } from '../../coordination/group-registry.js';
 import type { CoordinationStore } from '../../coordination/store.js';
+import { pathSegment } from '../../coordination/paths.js';
 import { KafkaErrorCode } from '../../protocol/kafka-errors.js';
 import { coordinatorFor } from './coordinator-placement.js';
 import { Group, Member, type GroupStateName, type JoinOutcome, type MemberProtocol, type SyncOutcome, type TimerHandle } from './group.js';
@@ -138,6 +139,22 @@ const NO_BYTES = Buffer.alloc(0);
 
 type Loaded = { readonly group: Group } | { readonly errorCode: number };
 
+/**
+ * Whether a client's group id can name a group here: not empty (Kafka's INVALID_GROUP_ID) and
+ * usable as one segment of the registry's paths (no '/', no control characters, not '.' or '..').
+ * Any other id is answered INVALID_GROUP_ID, which clients do not retry; reading the registry with
+ * it would fail on every request, be answered COORDINATOR_NOT_AVAILABLE (retriable: a client would
+ * retry for ever) and log a warning each time (the fuzz run found it).
+ */
+export function usableGroupId(groupId: string): boolean {
+  try {
+    pathSegment('consumer group', groupId);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export class GroupCoordinator {
   private readonly groups = new Map<string, Group>();
   private readonly loading = new Map<string, Promise<Loaded>>();
@@ -191,7 +208,7 @@ export class GroupCoordinator {
 
   async join(request: JoinRequest): Promise<JoinOutcome> {
     const { settings } = this.options;
-    if (request.groupId === '') return joinError(request.memberId, KafkaErrorCode.INVALID_GROUP_ID);
+    if (!usableGroupId(request.groupId)) return joinError(request.memberId, KafkaErrorCode.INVALID_GROUP_ID);
     if (request.sessionTimeoutMs < settings.minSessionTimeoutMs || request.sessionTimeoutMs > settings.maxSessionTimeoutMs) {
       return joinError(request.memberId, KafkaErrorCode.INVALID_SESSION_TIMEOUT);
     }
@@ -466,7 +483,7 @@ export class GroupCoordinator {
   // ---------------------------------------------------------------- SyncGroup
 
   async sync(request: SyncRequest): Promise<SyncOutcome> {
-    if (request.groupId === '') return syncError(KafkaErrorCode.INVALID_GROUP_ID);
+    if (!usableGroupId(request.groupId)) return syncError(KafkaErrorCode.INVALID_GROUP_ID);
     const loaded = await this.load(request.groupId, false);
     if ('errorCode' in loaded) return syncError(membershipError(loaded.errorCode));
     const { group } = loaded;
@@ -545,7 +562,7 @@ export class GroupCoordinator {
   // ---------------------------------------------------------------- Heartbeat, LeaveGroup
 
   async heartbeat(request: { groupId: string; memberId: string; groupInstanceId: string | null; generationId: number }): Promise<number> {
-    if (request.groupId === '') return KafkaErrorCode.INVALID_GROUP_ID;
+    if (!usableGroupId(request.groupId)) return KafkaErrorCode.INVALID_GROUP_ID;
     const loaded = await this.load(request.groupId, false);
     if ('errorCode' in loaded) return membershipError(loaded.errorCode);
     const { group } = loaded;
@@ -560,7 +577,7 @@ export class GroupCoordinator {
   }
 
   async leave(groupId: string, leaving: readonly MemberIdentity[]): Promise<{ errorCode: number; members: { memberId: string; groupInstanceId: string | null; errorCode: number }[] }> {
-    if (groupId === '') return { errorCode: KafkaErrorCode.INVALID_GROUP_ID, members: [] };
+    if (!usableGroupId(groupId)) return { errorCode: KafkaErrorCode.INVALID_GROUP_ID, members: [] };
     const loaded = await this.load(groupId, false);
     if ('errorCode' in loaded) {
       if (loaded.errorCode !== KafkaErrorCode.GROUP_ID_NOT_FOUND) return { errorCode: loaded.errorCode, members: [] };
@@ -644,7 +661,7 @@ export class GroupCoordinator {
 
   async commitOffsets(request: CommitRequest): Promise<number[]> {
     const everyone = (errorCode: number): number[] => request.offsets.map(() => errorCode);
-    if (request.groupId === '') return everyone(KafkaErrorCode.INVALID_GROUP_ID);
+    if (!usableGroupId(request.groupId)) return everyone(KafkaErrorCode.INVALID_GROUP_ID);
     const simple = request.generationId < 0;
     const loaded = await this.load(request.groupId, simple);
     if ('errorCode' in loaded) return everyone(loaded.errorCode === KafkaErrorCode.GROUP_ID_NOT_FOUND ? KafkaErrorCode.ILLEGAL_GENERATION : loaded.errorCode);
@@ -698,7 +715,7 @@ export class GroupCoordinator {
 
   /** Committed offsets (of the named partitions, or all when `topics` is null), read from the registry. */
   async fetchOffsets(groupId: string, topics: readonly { topic: string; partitions: readonly number[] }[] | null): Promise<{ errorCode: number; offsets: FetchedOffset[] }> {
-    if (groupId === '') return { errorCode: KafkaErrorCode.INVALID_GROUP_ID, offsets: [] };
+    if (!usableGroupId(groupId)) return { errorCode: KafkaErrorCode.INVALID_GROUP_ID, offsets: [] };
     if (!this.isCoordinatorFor(groupId)) return { errorCode: KafkaErrorCode.NOT_COORDINATOR, offsets: [] };
     let stored: OffsetEntry[];
     try {
@@ -727,6 +744,7 @@ export class GroupCoordinator {
 
   async describe(groupId: string): Promise<GroupDescription> {
     const none = (errorCode: number, state: GroupStateName | ''): GroupDescription => ({ groupId, errorCode, state, protocolType: '', protocol: '', members: [] });
+    if (!usableGroupId(groupId)) return none(KafkaErrorCode.INVALID_GROUP_ID, '');
     if (!this.isCoordinatorFor(groupId)) return none(KafkaErrorCode.NOT_COORDINATOR, '');
     const loaded = await this.load(groupId, false);
     if ('errorCode' in loaded) return loaded.errorCode === KafkaErrorCode.GROUP_ID_NOT_FOUND || loaded.errorCode === KafkaErrorCode.INCONSISTENT_GROUP_PROTOCOL ? none(KafkaErrorCode.NONE, 'Dead') : none(loaded.errorCode, '');
@@ -762,7 +780,7 @@ export class GroupCoordinator {
   }
 
   async deleteGroup(groupId: string): Promise<number> {
-    if (groupId === '') return KafkaErrorCode.INVALID_GROUP_ID;
+    if (!usableGroupId(groupId)) return KafkaErrorCode.INVALID_GROUP_ID;
     if (!this.isCoordinatorFor(groupId)) return KafkaErrorCode.NOT_COORDINATOR;
     const found = await readGroupRecord(this.options.store, groupId).catch(() => 'unreadable' as const);
     if (found === 'unreadable') return KafkaErrorCode.COORDINATOR_NOT_AVAILABLE;

@@ -11,6 +11,10 @@
  * (every other request carries a correlation id from a reserved range, and no response frame
  * carries one); no topic appears; the broker logs no error; and afterwards a real client still
  * authenticates and is served.
+ *
+ * Then the short version of the chaos fuzz run's SASL storm (test/support/fuzz-sasl.ts): the
+ * SCRAM and PLAIN conversations kcat, kafkajs and the Java tools had (the captured corpus),
+ * replayed with mutations over SASL_PLAINTEXT and SASL_SSL, every answer checked.
  */
 import { readFileSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -26,6 +30,10 @@ import { Conversation, requestFrame } from '../../support/conversation.js';
 import { METADATA_ALL, scramLogin } from '../../support/sasl-conversation.js';
 import { startSecureBroker, type SecureBroker } from '../../support/secure-broker.js';
 import { seededRandom } from '../../support/seeded-random.js';
+import { loadBatchValidation, referenceValidation } from '../../support/batch-rules.js';
+import { CAPTURE_PASSWORD, CAPTURE_USER, loadCapturedCorpus, saslConversations } from '../../support/fuzz-captured.js';
+import { SaslStorm } from '../../support/fuzz-sasl.js';
+import { MAX_BATCH_BYTES, Storm, StormLedger } from '../../support/fuzz-storm.js';
 
 const USER = 'dave';
 const PASSWORD = 'dave-password-3';
@@ -37,7 +45,7 @@ const FORBIDDEN_BASE = 0x7a7a0000;
 let secure: SecureBroker;
 
 beforeAll(async () => {
-  secure = await startSecureBroker({ users: { [USER]: PASSWORD } });
+  secure = await startSecureBroker({ users: { [USER]: PASSWORD, [CAPTURE_USER]: CAPTURE_PASSWORD } });
 });
 afterAll(async () => {
   await secure?.stop();
@@ -233,5 +241,31 @@ describe('SASL fuzzer', () => {
     } finally {
       conversation.close();
     }
+  });
+
+  it('answers mutated replays of captured SCRAM and PLAIN conversations correctly, and lets in only the true PLAIN password', async () => {
+    const { validation } = await loadBatchValidation();
+    const prediction = { validation, rules: { maxBatchBytes: MAX_BATCH_BYTES, timestampType: 'CreateTime' as const, timestampBeforeMaxMs: Infinity, timestampAfterMaxMs: 3_600_000 }, reference: referenceValidation };
+    const storm = new Storm({ seed: 1, target: 0, prediction }, new StormLedger());
+    const sasl = new SaslStorm({
+      seed: 0x5a52,
+      target: 600,
+      conversations: saslConversations(loadCapturedCorpus()),
+      prediction,
+      user: CAPTURE_USER,
+      password: CAPTURE_PASSWORD,
+      saslPlaintextPort: port(secure.saslPlaintext),
+      saslSslPort: port(secure.saslSsl),
+      ca: secure.certificates.ca,
+      storm,
+    });
+    const result = await sasl.run();
+    process.stdout.write(`[sasl-fuzz] captured conversations: ${JSON.stringify({ ...result, anomalies: result.anomalies.length })}\n`);
+    expect(result.anomalies, result.anomalies.slice(0, 5).join('\n')).toEqual([]);
+    expect(storm.anomalies).toEqual([]);
+    expect(result.frames).toBe(600);
+    // The replays reached past the login: PLAIN with the true password got in over SASL_SSL.
+    expect(result.authenticated).toBeGreaterThan(0);
+    expect(result.answeredAfterLogin).toBeGreaterThan(0);
   });
 });
