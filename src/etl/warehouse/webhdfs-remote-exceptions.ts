@@ -34,15 +34,6 @@ export const REMOTE_EXCEPTION_MEANINGS: Readonly<Record<string, RemoteExceptionM
   StandbyException: transient,
   ObserverRetryOnActiveException: transient,
   ServerTooBusyException: transient,
-  // A daemon's own call to another broke (a DataNode to a NameNode that is restarting, found by
-  // the loader chaos runs): Java's network failures, passed on as the RemoteException.
-  SocketException: transient,
-  ConnectException: transient,
-  ConnectTimeoutException: transient,
-  SocketTimeoutException: transient,
-  NoRouteToHostException: transient,
-  EOFException: transient,
-  ClosedChannelException: transient,
   AccessControlException: permanent('WAREHOUSE_ACCESS_DENIED'),
   AuthorizationException: permanent('WAREHOUSE_ACCESS_DENIED'),
   SecurityException: permanent('WAREHOUSE_ACCESS_DENIED'),

@@ -153,8 +153,9 @@ export class WebHdfsWarehouse implements WarehouseFileSystem {
     const refused = this.answerError('create', target, upload.status, upload.body, 'the DataNode');
     if (refused.code !== 'WAREHOUSE_UNAVAILABLE' && refused.code !== 'WAREHOUSE_ERROR') throw refused;
     // The NameNode half created the file; the DataNode then failed on trouble of its own (its
-    // calls to a restarting NameNode broke). The name may hold an empty file, leased to this
-    // attempt: the same call would find it taken, a fresh name may succeed (fresh-name.ts).
+    // calls to a restarting NameNode broke: `SocketException … Connection reset`, which means
+    // nothing in particular elsewhere). The name may hold an empty file, leased to this attempt:
+    // the same call would find it taken, a fresh name may succeed (fresh-name.ts).
     const remote = parseRemoteException(upload.body);
     throw this.error('WAREHOUSE_CREATE_INCOMPLETE', 'create', target, {
       cause: refused,

@@ -11,7 +11,6 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createUnderFreshName } from '../../../src/etl/load/fresh-name.js';
-import { meaningOf } from '../../../src/etl/warehouse/webhdfs-remote-exceptions.js';
 import { openWarehouse } from '../../../src/etl/warehouse/open-warehouse.js';
 import { quietLogger } from './loader-fakes.js';
 
@@ -77,9 +76,4 @@ describe('a DataNode that fails an upload on its own network trouble', () => {
     expect(hdfs.uploads).toEqual(['/datanode/staging/a.avro', '/datanode/staging/a.avro.retry2']);
   });
 
-  it('reads Java network exceptions as HDFS being unavailable for now', () => {
-    for (const exception of ['SocketException', 'java.net.ConnectException', 'SocketTimeoutException', 'EOFException']) {
-      expect(meaningOf({ exception, message: 'Connection reset' })).toEqual({ code: 'WAREHOUSE_UNAVAILABLE', retriable: true });
-    }
-  });
 });
