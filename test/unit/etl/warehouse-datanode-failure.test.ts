@@ -75,5 +75,4 @@ describe('a DataNode that fails an upload on its own network trouble', () => {
     expect(await createUnderFreshName(warehouse, 'staging/a.avro', Buffer.from('data'))).toBe('staging/a.avro.retry2');
     expect(hdfs.uploads).toEqual(['/datanode/staging/a.avro', '/datanode/staging/a.avro.retry2']);
   });
-
 });
