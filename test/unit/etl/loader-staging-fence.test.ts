@@ -3,12 +3,14 @@
  * `npm run chaos -- loader --scenario racing-workers`: two `etl run` started together without a
  * lease): on HDFS its create then fails with FileNotFoundException. The run was stale, and must
  * say so with ETL_COMMIT_FENCED, not fail with WAREHOUSE_NOT_FOUND ("check the path"), which a
- * job also takes for a permanent warehouse problem. Fails without src/etl/load/staging-fence.ts.
+ * job also takes for a permanent warehouse problem. Fails without src/etl/load/staging-fence.ts
+ * (and the last test without the WAREHOUSE_NOT_FOUND case of src/etl/load/publish-claim.ts).
  */
 import { describe, expect, it } from 'vitest';
 import { MemoryCoordination } from '../../../src/coordination/memory-store.js';
 import { readCommitLog } from '../../../src/etl/load/commit-log.js';
 import { planPhase, taskPhase, type PlannedRun } from '../../../src/etl/load/phases.js';
+import { publishClaim } from '../../../src/etl/load/publish-claim.js';
 import { runLoad, type RunOptions } from '../../../src/etl/load/run.js';
 import { warehouseError } from '../../../src/etl/warehouse/errors.js';
 import type { WarehouseData } from '../../../src/etl/warehouse/warehouse.js';
@@ -117,5 +119,15 @@ describe('a run whose staging the committing run removed', () => {
     await broken.entered;
     broken.removed();
     await expect(run).rejects.toMatchObject({ code: 'WAREHOUSE_NOT_FOUND' });
+  });
+
+  it('a roll-forward whose publication copy was removed with the staging accepts the publication the other process made', async () => {
+    const warehouse = new MemoryWarehouse();
+    const bytes = Buffer.from('{"seq":1}');
+    await warehouse.create('wh/_etl/views/commits/0000000001.json', bytes);
+    const rolling = stagingRemovedWhileWriting(warehouse);
+    rolling.removed();
+    const publication = { warehouse: rolling.warehouse, load: 'views', seq: 1, claimBytes: bytes, claimPath: 'wh/_etl/views/commits/0000000001.pending', target: 'wh/_etl/views/commits/0000000001.json', stagingFolder: 'wh/_etl/views/staging/0000000001-abc', logName: 'commit log' };
+    await expect(publishClaim(publication)).resolves.toBeUndefined();
   });
 });
