@@ -327,14 +327,16 @@ export async function workerKills(options: ScenarioOptions): Promise<Omit<Loader
   let misses = 0;
   let next = workers.length;
   try {
+    // Events of a run's work come only while there is work: a wave before each kill.
     while (tally.faults < options.count && misses < 20) {
-      if (tally.faults % 2 === 0) await produceWave(world, load, 24);
+      await produceWave(world, load, 24);
       const moment: Moment = { event: pick(random, options.events ?? JOB_MOMENTS), pass: 1, delayMs: Math.floor(random() * 30) };
       const victim = await nextEvent(workers, moment, 20_000);
       if (victim === undefined) {
-        misses += 1;
+        misses += 1; // another event next time; 20 in a row end the scenario
         continue;
       }
+      misses = 0;
       victim.daemon.signal('SIGKILL');
       lastKill = Date.now();
       tally.faults += 1;
@@ -346,7 +348,7 @@ export async function workerKills(options: ScenarioOptions): Promise<Omit<Loader
       workers.splice(workers.indexOf(victim), 1, await startWorker(world.services, setup, `w${next}`));
       if (tally.faults % 10 === 0) say(`  worker-kills: ${tally.faults} kills so far (${[...byEvent].map(([event, count]) => `${event} ${count}`).join(', ')})`);
     }
-    if (tally.faults < options.count) tally.violations.push(`only ${tally.faults} of ${options.count} kills: no chosen event came within 20 s ${misses} times`);
+    if (tally.faults < options.count) tally.violations.push(`only ${tally.faults} of ${options.count} kills: no chosen event came within 20 s ${misses} times in a row`);
     const caught = await waitCaughtUp(load, 240_000);
     if (caught) tally.recoveryMs.push(Date.now() - lastKill);
     else tally.violations.push(`the load did not catch up within 240 s of the last kill.\n${[scheduler, ...workers].map((process) => tailOf(process)).join('\n')}`);
