@@ -7,8 +7,10 @@
  *
  * Not here, for the time budget of `npm test`: the NameNode restart and DataNode SIGKILL need an
  * HDFS of their own (the shared one serves the other test files), whose start and restarts cost
- * more than the whole budget; worker SIGKILLs are covered by test/integration/jobs/worker-crash.test.ts.
- * `npm run chaos -- loader --short` runs every scenario once in a few minutes.
+ * more than the whole budget (with them and a worker kill this file took 54 s of tests, 69 s wall,
+ * at load average 6; as it is, 15 s and 19 s at load 3); worker SIGKILLs are covered by
+ * test/integration/jobs/worker-crash.test.ts. `npm run chaos -- loader --short` runs every
+ * scenario once in a few minutes.
  */
 import { describe, expect, it } from 'vitest';
 import { createTemporaryRun, openRun, startGuardian, stopRun } from '../../services/run-dir.js';
