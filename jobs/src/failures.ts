@@ -8,16 +8,21 @@
 import { UnrecoverableError } from 'bullmq';
 import { isRetriable, isTributaryError } from '../../src/common/errors.js';
 
+/** A retriable failure as asJobFailure throws it: its message is the reason already. */
+class RetriableJobFailure extends Error {}
+
 export function asJobFailure(error: unknown): Error {
   if (error instanceof UnrecoverableError) return error;
   // Any other Error is retried by BullMQ; both kinds carry the reason with its code.
-  if (isRetriable(error)) return new Error(failureReason(error), { cause: error });
+  if (isRetriable(error)) return new RetriableJobFailure(failureReason(error), { cause: error });
   return new UnrecoverableError(failureReason(error));
 }
 
 /** The reason as an operator reads it: the message, then the code in brackets (as the CLI prints it). */
 export function failureReason(error: unknown): string {
-  if (error instanceof UnrecoverableError) return error.message;
+  // The worker's `failed` event hands back what asJobFailure threw: not "unexpected" (the loader
+  // chaos runs found every lease-busy retry logged as an unexpected failure).
+  if (error instanceof UnrecoverableError || error instanceof RetriableJobFailure) return error.message;
   if (isTributaryError(error)) return `${error.message} [${error.code}]`;
   if (error instanceof Error) return `unexpected failure: ${error.message}`;
   return `unexpected failure: ${String(error)}`;

@@ -10,6 +10,7 @@
  *   npm run chaos -- zookeeper [--scenario leader-kill|pause-broker|pause-consumer|pause-loader] [--rounds N] …
  *   npm run chaos -- disk [--scenario disk-full|disk-full-standalone|registry-disk-full|warehouse-disk-full] [--cycles N]
  *   npm run chaos -- fuzz [--frames N] [--seed N] [--sasl-share F]
+ *   npm run chaos -- loader [--scenario namenode-restart|datanode-kill|redis-restart|worker-kills|racing-workers] [--rounds N] [--kills N]
  *
  * ZooKeeper: the one in `$TRIBUTARY_TEST_SERVICES` (the state.json of `npm run services -- start
  * zookeeper`) when set, else a fresh one in a temporary run folder, watched by the services'
@@ -25,6 +26,7 @@ import { runConsumersChaos } from './consumers.js';
 import { runFuzzChaos } from './fuzz.js';
 import { runReplicationChaos } from './replication.js';
 import { runLimitsChaos } from './limits-suite.js';
+import { runLoaderChaos } from './loader.js';
 import { runStorageChaos } from './storage.js';
 import { runZooKeeperChaos } from './zookeeper.js';
 import { runDiskChaos } from './disk.js';
@@ -49,6 +51,7 @@ const SUITES: Readonly<Record<string, ChaosSuite>> = {
   zookeeper: runZooKeeperChaos,
   disk: runDiskChaos,
   fuzz: runFuzzChaos,
+  loader: runLoaderChaos,
 };
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);

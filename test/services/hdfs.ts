@@ -6,10 +6,10 @@
  * The daemons are started with `java` directly, without Hadoop's shell scripts, so the Java 17
  * `--add-opens` flags those scripts would add are given here.
  */
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { freePorts, LOOPBACK } from './network.js';
-import { startDaemon, waitUntil, type Daemon } from './process.js';
+import { startDaemon, stopProcessGroup, waitUntil, type Daemon } from './process.js';
 import { serviceDir, type ServiceRun } from './run-dir.js';
 import { ensureJars, HADOOP_JARS } from './service-jars.js';
 import { javaCommand, javaEnvironment } from './java.js';
@@ -43,15 +43,9 @@ export async function startHdfs(run: ServiceRun, log: (line: string) => void = (
   const dir = serviceDir(run, 'hdfs');
   const [rpcPort, httpPort] = await freePorts(2);
   if (rpcPort === undefined || httpPort === undefined) throw new Error('no ports for HDFS');
-  const confDir = writeConfiguration(dir, rpcPort, httpPort);
-  const classpath = `${confDir}:${jars}/*`;
-  const java = (heap: string, mainClass: string, ...args: string[]): string[] => [
-    '-XX:+IgnoreUnrecognizedVMOptions', ...JAVA_17_OPENS, `-Xmx${heap}`, '-XX:+UseSerialGC',
-    `-Dhadoop.home.dir=${dir}`, `-Dhadoop.log.dir=${dir}`, '-cp', classpath, mainClass, ...args,
-  ];
-  const nameNodeClass = 'org.apache.hadoop.hdfs.server.namenode.NameNode';
+  writeConfiguration(dir, rpcPort, httpPort); // into <dir>/conf, which javaArgs puts on the classpath
 
-  await execFileAsync(javaCommand(), java('256m', nameNodeClass, '-format', '-force', '-nonInteractive'), {
+  await execFileAsync(javaCommand(), javaArgs(dir, jars, '256m', nameNodeClass, '-format', '-force', '-nonInteractive'), {
     env: javaEnvironment(),
     cwd: dir,
     maxBuffer: 16 * 1024 * 1024,
@@ -59,15 +53,8 @@ export async function startHdfs(run: ServiceRun, log: (line: string) => void = (
     throw new Error(`formatting the HDFS NameNode failed: ${(error as Error).message}`, { cause: error });
   });
 
-  const nameNode = startDaemon({
-    run, name: 'hdfs-namenode', command: javaCommand(), args: java('384m', nameNodeClass),
-    logFile: join(dir, 'namenode.log'), cwd: dir, env: javaEnvironment(),
-  });
-  const dataNode = startDaemon({
-    run, name: 'hdfs-datanode', command: javaCommand(),
-    args: java('256m', 'org.apache.hadoop.hdfs.server.datanode.DataNode'),
-    logFile: join(dir, 'datanode.log'), cwd: dir, env: javaEnvironment(),
-  });
+  const nameNode = startHdfsDaemon(run, dir, jars, 'namenode');
+  const dataNode = startHdfsDaemon(run, dir, jars, 'datanode');
   const webHdfsUrl = `http://${LOOPBACK}:${httpPort}`;
   try {
     await waitUntil(() => isReady(webHdfsUrl), {
@@ -89,6 +76,82 @@ export async function startHdfs(run: ServiceRun, log: (line: string) => void = (
     async stop() {
       await dataNode.stop();
       await nameNode.stop();
+    },
+  };
+}
+
+const nameNodeClass = 'org.apache.hadoop.hdfs.server.namenode.NameNode';
+
+/** The JVM arguments of an HDFS daemon whose folder (with its `conf/`) is `dir`. */
+function javaArgs(dir: string, jars: string, heap: string, mainClass: string, ...args: string[]): string[] {
+  return [
+    '-XX:+IgnoreUnrecognizedVMOptions', ...JAVA_17_OPENS, `-Xmx${heap}`, '-XX:+UseSerialGC',
+    `-Dhadoop.home.dir=${dir}`, `-Dhadoop.log.dir=${dir}`, '-cp', `${join(dir, 'conf')}:${jars}/*`, mainClass, ...args,
+  ];
+}
+
+export type HdfsDaemonKind = 'namenode' | 'datanode';
+
+/** Starts one daemon of the HDFS in `dir` (formatted and configured already), logging to `<kind>.log`. */
+function startHdfsDaemon(run: ServiceRun, dir: string, jars: string, kind: HdfsDaemonKind): Daemon {
+  const args = kind === 'namenode' ? javaArgs(dir, jars, '384m', nameNodeClass) : javaArgs(dir, jars, '256m', 'org.apache.hadoop.hdfs.server.datanode.DataNode');
+  return startDaemon({ run, name: `hdfs-${kind}`, command: javaCommand(), args, logFile: join(dir, `${kind}.log`), cwd: dir, env: javaEnvironment() });
+}
+
+/**
+ * Stop and start of one HDFS daemon at a time, for fault tests: a NameNode restart, a DataNode
+ * SIGKILL and restart. Works on the HDFS of a run started by this process or by another one
+ * (`npm run services`, the vitest global setup): it finds the daemon by its pid file and starts
+ * the replacement from the run's `hdfs/` folder with the same configuration (same ports; the
+ * NameNode keeps its metadata, the DataNode its blocks). The replacement is recorded in the run
+ * like the original, so stopping the run stops it.
+ */
+export interface HdfsDaemonControl {
+  /** The daemon's process-group id now, if it runs. */
+  pidOf(kind: HdfsDaemonKind): number | undefined;
+  /** SIGTERM (a clean stop) or SIGKILL; resolves once the process is gone. */
+  stop(kind: HdfsDaemonKind, signal: 'SIGTERM' | 'SIGKILL'): Promise<void>;
+  /** Starts the daemon again (it must be stopped); does not wait for it to serve. */
+  start(kind: HdfsDaemonKind): Promise<void>;
+  /** Until the NameNode reports one live DataNode and safe mode off. */
+  waitReady(timeoutMs?: number): Promise<void>;
+}
+
+export function controlHdfs(run: ServiceRun, webHdfsUrl: string): HdfsDaemonControl {
+  const dir = join(run.dir, 'hdfs');
+  const started = new Map<HdfsDaemonKind, Daemon>();
+  const pidOf = (kind: HdfsDaemonKind): number | undefined => {
+    const file = join(run.pidDir, `hdfs-${kind}.pid`);
+    if (!existsSync(file)) return undefined;
+    const pid = Number(readFileSync(file, 'utf8').trim());
+    return Number.isInteger(pid) && pid > 0 ? pid : undefined;
+  };
+  return {
+    pidOf,
+    async stop(kind, signal) {
+      const pid = pidOf(kind);
+      if (pid === undefined) return;
+      const daemon = started.get(kind);
+      if (signal === 'SIGKILL') {
+        try {
+          process.kill(-pid, 'SIGKILL');
+        } catch {
+          // already gone
+        }
+        await (daemon?.exited ?? stopProcessGroup(pid, { graceMs: 1_000 }));
+      } else {
+        await stopProcessGroup(pid, { ...(daemon === undefined ? {} : { exited: daemon.exited }), graceMs: 20_000 });
+      }
+      // A daemon started by another process leaves its pid file to that process, which may be gone.
+      rmSync(join(run.pidDir, `hdfs-${kind}.pid`), { force: true });
+      started.delete(kind);
+    },
+    async start(kind) {
+      if (pidOf(kind) !== undefined) throw new Error(`the HDFS ${kind} of ${run.dir} still runs; stop it first`);
+      started.set(kind, startHdfsDaemon(run, dir, await ensureJars(HADOOP_JARS), kind));
+    },
+    async waitReady(timeoutMs = START_TIMEOUT_MS) {
+      await waitUntil(() => isReady(webHdfsUrl), { what: `HDFS at ${webHdfsUrl} to report one live DataNode and safe mode off`, timeoutMs, intervalMs: 250, daemons: [...started.values()] });
     },
   };
 }

@@ -35,6 +35,7 @@ import { withdrawMarkers } from '../completeness/hour-completeness.js';
 import { stagingDir } from '../layout.js';
 import { acquireLease } from './lease.js';
 import { checkLayoutUnchanged } from './layout-check.js';
+import { fencedWhenStagingTaken } from './staging-fence.js';
 import type { Manifest, ReaderSchemaRef } from './manifest.js';
 import { partitionMoves, partitionProblemError, type LoadPlan, type PartitionPlan, type ReaderSchema } from './plan.js';
 import { slicesOf, type Slice } from './slices.js';
@@ -161,7 +162,8 @@ export async function taskPhase(services: TaskServices, task: RangeTask): Promis
   if (task.reader !== undefined) readerSchemas.set(partition.topic, await readerSchemaById(services.registry, task.reader));
   const plan: LoadPlan = { load: load.name, seq: task.seq, plannedAt: task.plannedAt, partitions: [partition], readerSchemas };
   const slice = task.slice ?? { start: partition.start, end: partition.end };
-  const [staged] = await runTask(services, plan, partition, stagingDir(load.warehouse.root, load.name, task.seq, attempt), log, [slice]);
+  const stagingRun = { warehouse: services.warehouse, root: load.warehouse.root, load: load.name, seq: task.seq };
+  const [staged] = await fencedWhenStagingTaken(stagingRun, () => runTask(services, plan, partition, stagingDir(load.warehouse.root, load.name, task.seq, attempt), log, [slice]));
   return { seq: task.seq, run: task.run, topic: partition.topic, partition: partition.partition, start: slice.start, end: slice.end, staged: staged! };
 }
 
@@ -196,7 +198,7 @@ export async function commitPhase(services: PhaseServices & { readonly onCommitt
     if (services.audit !== undefined) await withdrawMarkers(warehouse, root, load.layout, manifest, log);
     let claimBytes: Buffer;
     try {
-      claimBytes = await claimCommit(context, manifest);
+      claimBytes = await fencedWhenStagingTaken({ warehouse, root, load: load.name, seq: plan.seq }, () => claimCommit(context, manifest));
     } catch (error) {
       if (!(error instanceof TributaryError) || error.code !== 'ETL_COMMIT_FENCED') throw error;
       // Perhaps a second execution of this very commit (a stalled job run again): if the claim is

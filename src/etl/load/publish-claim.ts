@@ -31,10 +31,18 @@ export interface ClaimPublication {
 export async function publishClaim(publication: ClaimPublication): Promise<void> {
   const { warehouse, target, stagingFolder, claimBytes } = publication;
   for (let tryNumber = 1; ; tryNumber += 1) {
-    const staged =
-      tryNumber === 1 && publication.staged !== undefined
-        ? publication.staged
-        : await createUnderFreshName(warehouse, `${stagingFolder}/manifest.json${tryNumber === 1 ? '' : `.${tryNumber}`}`, claimBytes);
+    let staged: string;
+    try {
+      staged =
+        tryNumber === 1 && publication.staged !== undefined
+          ? publication.staged
+          : await createUnderFreshName(warehouse, `${stagingFolder}/manifest.json${tryNumber === 1 ? '' : `.${tryNumber}`}`, claimBytes);
+    } catch (error) {
+      // Rolling a claim forward beside the process that published it: that process removes the
+      // seq's staging, this one's copy included, perhaps while it is being written.
+      if (hasWarehouseCode(error, 'WAREHOUSE_NOT_FOUND') && (await warehouse.stat(target)) !== undefined) return checkPublished(publication);
+      throw error;
+    }
     try {
       await warehouse.rename(staged, target);
       return;

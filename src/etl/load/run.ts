@@ -33,6 +33,7 @@ import type { FailpointName } from './failpoints.js';
 import { stagingDir } from '../layout.js';
 import { withdrawMarkers } from '../completeness/hour-completeness.js';
 import { acquireLease } from './lease.js';
+import { fencedWhenStagingTaken } from './staging-fence.js';
 import { checkLayoutUnchanged } from './layout-check.js';
 import type { LoadAudit } from '../completeness/load-audit.js';
 import type { LoadDefinition } from '../load-file.js';
@@ -158,14 +159,15 @@ export async function runLoad(options: RunOptions): Promise<RunReport> {
     options.progress?.planned({ partitions: moving.length, records: moving.reduce((sum, p) => sum + p.end - p.start, 0) });
 
     const staging = stagingDir(root, load.name, plan.seq, attempt);
-    const staged = (await inPool(moving, options.concurrency ?? 4, (partition) => runTask(options, plan, partition, staging, log))).flat();
+    const stagingRun = { warehouse, root, load: load.name, seq: plan.seq };
+    const staged = (await fencedWhenStagingTaken(stagingRun, () => inPool(moving, options.concurrency ?? 4, (partition) => runTask(options, plan, partition, staging, log)))).flat();
     checkQuarantine(load, staged);
 
     const manifest = buildManifest({ load, plan, base, staged, attempt, runNumber: lease.runNumber });
     options.progress?.finishing('committing');
     await lease.check();
     if (options.audit !== undefined) await withdrawMarkers(warehouse, root, load.layout, manifest, log);
-    const claimBytes = await claimCommit(context, manifest);
+    const claimBytes = await fencedWhenStagingTaken(stagingRun, () => claimCommit(context, manifest));
     await completeCommit(context, manifest, claimBytes);
     await removeDeadStaging(context, await readCommitLog(warehouse, root, load.name));
     const audit = await auditAndMark({ ...options, failpoint: options.failpoint }, attempt, log);

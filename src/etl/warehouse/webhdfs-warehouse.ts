@@ -150,7 +150,19 @@ export class WebHdfsWarehouse implements WarehouseFileSystem {
       throw error;
     }
     if (upload.status === 201) return;
-    throw this.answerError('create', target, upload.status, upload.body, 'the DataNode');
+    const refused = this.answerError('create', target, upload.status, upload.body, 'the DataNode');
+    if (refused.code !== 'WAREHOUSE_UNAVAILABLE' && refused.code !== 'WAREHOUSE_ERROR') throw refused;
+    // The NameNode half created the file; the DataNode then failed on trouble of its own (its
+    // calls to a restarting NameNode broke: `SocketException … Connection reset`, which means
+    // nothing in particular elsewhere). The name may hold an empty file, leased to this attempt:
+    // the same call would find it taken, a fresh name may succeed (fresh-name.ts).
+    const remote = parseRemoteException(upload.body);
+    throw this.error('WAREHOUSE_CREATE_INCOMPLETE', 'create', target, {
+      cause: refused,
+      reason: `the DataNode failed the upload after the NameNode created the file (${remote === undefined ? `HTTP ${upload.status}` : `HDFS said ${remote.exception}: ${remote.message}`})`,
+      ...(remote === undefined ? {} : { remoteException: remote }),
+      details: { httpStatus: upload.status },
+    });
   }
 
   async rename(from: string, to: string): Promise<void> {
