@@ -17,6 +17,7 @@ import { RegistryAuthenticator } from './auth/authenticator.js';
 import { readRegistryTls, type RegistryTlsFiles } from './registry-tls.js';
 import { compatibilityRoutes } from './routes/compatibility.js';
 import { configRoutes } from './routes/config.js';
+import { answerClientError, answerFrameworkError } from './routes/framework-errors.js';
 import { installHttpConventions } from './routes/http.js';
 import { schemaRoutes } from './routes/schemas.js';
 import { subjectRoutes } from './routes/subjects.js';
@@ -65,6 +66,9 @@ export function createRegistryApp(state: RegistryState, logger: Logger, security
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
+    // Bad URLs and unparsable requests get Confluent bodies too (framework-errors.ts).
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
     ...(security.https === undefined ? {} : ({ https: security.https } as object)),
   });
   installHttpConventions(app);
