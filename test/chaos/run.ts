@@ -6,6 +6,7 @@
  *   npm run chaos -- replication [--rounds N] [--scenario leader-kill|controller-kill|double-failover|power-loss] …
  *   npm run chaos -- storage [--scenario crash-acks-all|crash-acks-one|corrupt-files] [--rounds N] [--kind …] …
  *   npm run chaos -- limits [--scenario connection-flood|oversized-frames|slowloris|tiny-produce] [--short]
+ *   npm run chaos -- hostile-input [--scenario fuzz-registry|fuzz-avro] [--requests N] [--payloads N] [--seed N]
  *
  * ZooKeeper: the one in `$TRIBUTARY_TEST_SERVICES` (the state.json of `npm run services -- start
  * zookeeper`) when set, else a fresh one in a temporary run folder, watched by the services'
@@ -19,6 +20,7 @@ import { createTemporaryRun, openRun, startGuardian, stopRun, type ServiceRun } 
 import { startStack, type ServiceAddresses } from '../services/stack.js';
 import { runReplicationChaos } from './replication.js';
 import { runLimitsChaos } from './limits-suite.js';
+import { runHostileInputChaos } from './registry-fuzz-suite.js';
 import { runStorageChaos } from './storage.js';
 
 export interface ChaosContext {
@@ -37,6 +39,7 @@ const SUITES: Readonly<Record<string, ChaosSuite>> = {
   replication: runReplicationChaos,
   storage: runStorageChaos,
   limits: runLimitsChaos,
+  'hostile-input': runHostileInputChaos,
 };
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
