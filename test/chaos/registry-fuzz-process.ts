@@ -3,7 +3,7 @@
  * folder, its log kept in a file, its URL read from the first line it prints.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createWriteStream } from 'node:fs';
+import { createWriteStream, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -19,6 +19,7 @@ export interface RegistryProcess {
 }
 
 export function startRegistryProcess(folder: string, args: readonly string[] = []): Promise<RegistryProcess> {
+  mkdirSync(folder, { recursive: true });
   const logFile = join(folder, 'registry.log');
   const log = createWriteStream(logFile);
   const child: ChildProcess = spawn(process.execPath, [bin, 'registry', 'start', '--listen', '127.0.0.1:0', '--data-dir', join(folder, 'registry'), '--log-level', 'warn', ...args], {
