@@ -81,7 +81,7 @@ export function formatHostileInputTable(registry: RegistryFuzzResult | undefined
     lines.push(
       `| fuzz-registry | ${registry.requests} hostile requests (${Object.entries(registry.byKind).map(([kind, count]) => `${kind} ${count}`).join(', ')}) to a \`tributary registry start\` process | ` +
         'no crash; every answer a Confluent error (`error_code` + `message`, 4xx) or a correct success; accepted schemas valid; afterwards every stored schema parses with avsc, no duplicate ids, every subject\'s live versions compatible (BACKWARD_TRANSITIVE); the official client served | ' +
-        `${verdict(registry.violations)} | answers 2xx ${success}, 4xx ${clientError}, 5xx ${serverError}, none ${none}, oversized bodies closed ${closed}; ${registry.accepted} registrations accepted, ${registry.storedSchemas} schemas stored, ${registry.subjects} subjects, ${registry.pairsChecked} version pairs checked, ${registry.duplicateIds} duplicate ids, official client ${registry.officialClient ? 'served' : 'not served'} | ` +
+        `${verdict(registry.violations)} | answers 2xx ${success}, 4xx ${clientError}, 5xx ${serverError}, none ${none}, closed unanswered (oversized or cut-short bodies) ${closed}; ${registry.accepted} registrations accepted, ${registry.storedSchemas} schemas stored, ${registry.subjects} subjects, ${registry.pairsChecked} version pairs checked, ${registry.duplicateIds} duplicate ids, official client ${registry.officialClient ? 'served' : 'not served'} | ` +
         `${megabytes(registry.peakRssBytes)} (+${megabytes(registry.peakRssBytes - registry.rssBeforeBytes)}) | ${registry.seconds} s |`,
     );
   }

@@ -311,7 +311,8 @@ async function checkStoredState(url: URL, violation: (text: string) => void): Pr
         const problems = readerWriterIncompatibilities(reader.parsed.type, writer.parsed.type);
         if (problems.length > 0) violation(`${subject}: version ${reader.version} cannot read version ${writer.version}: ${problems[0]?.message ?? ''}`);
         try {
-          reader.parsed.type.createResolver(writer.parsed.type);
+          // As the deserializer resolves: names compared without namespaces, as Avro Java's check does.
+          reader.parsed.type.createResolver(writer.parsed.type, { ignoreNamespaces: true });
         } catch (error) {
           violation(`${subject}: avsc cannot resolve version ${writer.version} into version ${reader.version}: ${(error as Error).message}`);
         }
@@ -345,7 +346,7 @@ export function formatRegistryFuzzLine(result: RegistryFuzzResult): string {
   const kinds = REQUEST_KINDS.map((kind) => `${kind} ${result.byKind[kind]}`).join(', ');
   const { success, clientError, serverError, none, closed } = result.answers;
   return (
-    `fuzz-registry: ${result.requests} hostile requests (${kinds}); answers 2xx ${success}, 4xx ${clientError}, 5xx ${serverError}, none ${none}, oversized bodies closed ${closed}; ` +
+    `fuzz-registry: ${result.requests} hostile requests (${kinds}); answers 2xx ${success}, 4xx ${clientError}, 5xx ${serverError}, none ${none}, closed unanswered (oversized or cut-short bodies) ${closed}; ` +
     `${result.accepted} registrations accepted, ${result.storedSchemas} schemas stored (all checked with avsc), ${result.subjects} subjects with ${result.liveVersions} live versions ` +
     `(${result.pairsChecked} version pairs compatible), ${result.duplicateIds} duplicate ids, official client ${result.officialClient ? 'served' : 'NOT served'}; ` +
     `registry RSS ${mib(result.rssBeforeBytes)} before, peak ${mib(result.peakRssBytes)} (+${mib(result.peakRssBytes - result.rssBeforeBytes)}); ${result.violations.length} violations in ${result.seconds} s`

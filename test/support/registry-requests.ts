@@ -38,7 +38,10 @@ export interface FuzzRequest {
    * than is sent, so the registry meets the end of the input instead of waiting for it.
    */
   readonly halfClose?: boolean;
-  /** Over the body limit: the registry may close before the answer can be read (TCP reset while uploading). */
+  /**
+   * The registry may close without an answer that can be read: a body over the limit (TCP reset
+   * while uploading) or a client that ended its side mid-body.
+   */
   readonly mayCloseUnanswered?: boolean;
   /** The schema text of a registration, to check that an accepted schema is valid. */
   readonly registers?: { readonly subject: string; readonly schema: string };
@@ -522,7 +525,9 @@ export class RegistryRequestGenerator {
     }
     lines.push('Connection: close');
     const raw = Buffer.concat([Buffer.from(`${lines.join('\r\n')}\r\n\r\n`, 'latin1'), payload]);
-    return { kind: 'bad-headers', method: 'POST', path, headers: {}, raw, halfClose, what };
+    // A client that ends its side mid-body has nobody left to answer: Node closes such a connection
+    // (a chunked body cut short) without a response, which is allowed.
+    return { kind: 'bad-headers', method: 'POST', path, headers: {}, raw, halfClose, ...(halfClose ? { mayCloseUnanswered: true } : {}), what };
   }
 
   // ---- random routes ---------------------------------------------------------------------------
