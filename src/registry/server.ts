@@ -17,6 +17,7 @@ import { RegistryAuthenticator } from './auth/authenticator.js';
 import { readRegistryTls, type RegistryTlsFiles } from './registry-tls.js';
 import { compatibilityRoutes } from './routes/compatibility.js';
 import { configRoutes } from './routes/config.js';
+import { answerClientError, answerFrameworkError } from './routes/framework-errors.js';
 import { installHttpConventions } from './routes/http.js';
 import { schemaRoutes } from './routes/schemas.js';
 import { subjectRoutes } from './routes/subjects.js';
@@ -25,6 +26,11 @@ import type { RegistryState } from './store/registry-state.js';
 
 /** Room for a schema near the store's 1 MB node limit, JSON-escaped inside a request body. */
 const BODY_LIMIT_BYTES = 4 * 1024 * 1024;
+/**
+ * A request whose body stops arriving (a Content-Length that lies, a slow client) is answered 408
+ * and closed after this long; fastify's default waits forever and holds the connection.
+ */
+const REQUEST_TIMEOUT_MS = 60_000;
 /** Subjects are path parameters; find-my-way's default cap (100) would turn long ones into 404s. */
 const MAX_PARAM_LENGTH = 16_384;
 
@@ -65,7 +71,14 @@ export function createRegistryApp(state: RegistryState, logger: Logger, security
     logController: new LogController({ disableRequestLogging: true }),
     bodyLimit: BODY_LIMIT_BYTES,
     routerOptions: { maxParamLength: MAX_PARAM_LENGTH },
-    ...(security.https === undefined ? {} : ({ https: security.https } as object)),
+    // Bad URLs and unparsable requests get Confluent bodies too (framework-errors.ts).
+    frameworkErrors: answerFrameworkError,
+    clientErrorHandler: answerClientError,
+    requestTimeout: REQUEST_TIMEOUT_MS,
+    // Node answers an HTTP/1.1 request without Host with a bare 400 of its own, no hook in
+    // between: serve it instead, as a Confluent answer is owed to every request.
+    http: { requireHostHeader: false },
+    ...(security.https === undefined ? {} : ({ https: { ...security.https, requireHostHeader: false } } as object)),
   });
   installHttpConventions(app);
   if (security.authenticator !== undefined) installAccessControl(app, security.authenticator);

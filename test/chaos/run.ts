@@ -11,6 +11,7 @@
  *   npm run chaos -- disk [--scenario disk-full|disk-full-standalone|registry-disk-full|warehouse-disk-full] [--cycles N]
  *   npm run chaos -- fuzz [--frames N] [--seed N] [--sasl-share F]
  *   npm run chaos -- loader [--scenario namenode-restart|datanode-kill|redis-restart|worker-kills|racing-workers] [--rounds N] [--kills N]
+ *   npm run chaos -- hostile-input [--scenario fuzz-registry|fuzz-avro] [--requests N] [--payloads N] [--seed N]
  *
  * ZooKeeper: the one in `$TRIBUTARY_TEST_SERVICES` (the state.json of `npm run services -- start
  * zookeeper`) when set, else a fresh one in a temporary run folder, watched by the services'
@@ -27,6 +28,7 @@ import { runFuzzChaos } from './fuzz.js';
 import { runReplicationChaos } from './replication.js';
 import { runLimitsChaos } from './limits-suite.js';
 import { runLoaderChaos } from './loader.js';
+import { runHostileInputChaos } from './registry-fuzz-suite.js';
 import { runStorageChaos } from './storage.js';
 import { runZooKeeperChaos } from './zookeeper.js';
 import { runDiskChaos } from './disk.js';
@@ -52,6 +54,7 @@ const SUITES: Readonly<Record<string, ChaosSuite>> = {
   disk: runDiskChaos,
   fuzz: runFuzzChaos,
   loader: runLoaderChaos,
+  'hostile-input': runHostileInputChaos,
 };
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);

@@ -71,11 +71,28 @@ export function checkSchemaStructure(document: unknown): CheckedStructure {
   return { avscInput, defaultedFields: walker.defaultedFields };
 }
 
-/** Iterative, so that it cannot overflow the stack itself. */
+/**
+ * Iterative, so that it cannot overflow the stack itself. Also refuses numbers JSON.parse made
+ * infinite (1e400): the stored text is re-serialized, where they would become `null` and the
+ * registry would serve a schema other than the one it checked (a double default of null).
+ */
 function checkJsonNesting(document: unknown): void {
-  const pending: [value: unknown, depth: number][] = [[document, 0]];
+  // Each entry links to its parent's; a pointer string is built only for a number refused.
+  interface Step {
+    readonly parent: Step | undefined;
+    readonly key: string;
+  }
+  const pointerOf = (step: Step | undefined): string => {
+    const keys: string[] = [];
+    for (let at = step; at !== undefined; at = at.parent) keys.push(at.key);
+    return keys.reverse().reduce(childPointer, ROOT_POINTER);
+  };
+  const pending: [value: unknown, depth: number, step: Step | undefined][] = [[document, 0, undefined]];
   for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
-    const [value, depth] = next;
+    const [value, depth, step] = next;
+    if (typeof value === 'number' && !Number.isFinite(value)) {
+      invalid(pointerOf(step), `the number is too large for a double (${value}); write it within ±1.7976931348623157e308`);
+    }
     if (typeof value !== 'object' || value === null) continue;
     if (depth >= MAX_JSON_NESTING) {
       throw new TributaryError({
@@ -83,7 +100,7 @@ function checkJsonNesting(document: unknown): void {
         message: `Invalid Avro schema: the JSON is nested more than ${MAX_JSON_NESTING} levels deep; no schema needs that, flatten it`,
       });
     }
-    for (const child of Object.values(value)) pending.push([child, depth + 1]);
+    for (const [key, child] of Object.entries(value)) pending.push([child, depth + 1, { parent: step, key }]);
   }
 }
 

@@ -13,6 +13,7 @@
  */
 import avro from 'avsc';
 import type { Type } from 'avsc';
+import { boundedCollectionHook } from './bounded-collections.js';
 
 /** avsc's cursor over a buffer (lib/utils.js Tap): the parts used here. */
 interface Tap {
@@ -121,11 +122,16 @@ function exactLongHook(schema: unknown): Type | undefined {
 
 const exactTypes = new WeakMap<Type, Type>();
 
-/** `type` rebuilt with exact longs (cached per Type); everything else as avsc parses its schema. */
+/**
+ * `type` rebuilt for decoding untrusted bytes (cached per Type): exact longs, and arrays and maps
+ * whose declared counts are checked before they allocate (bounded-collections.ts); everything
+ * else as avsc parses its schema.
+ */
 export function withExactLongs(type: Type): Type {
   let exact = exactTypes.get(type);
   if (exact === undefined) {
-    exact = avro.Type.forSchema(type.schema({ exportAttrs: true }), { registry: {}, typeHook: exactLongHook });
+    const typeHook = (schema: unknown, options: unknown): Type | undefined => exactLongHook(schema) ?? boundedCollectionHook(schema, options);
+    exact = avro.Type.forSchema(type.schema({ exportAttrs: true }), { registry: {}, typeHook: typeHook });
     exactTypes.set(type, exact);
   }
   return exact;
