@@ -84,9 +84,12 @@ export async function runFarBehind(options: FarBehindOptions): Promise<FarBehind
       let firstDeliveryAt: number | undefined;
       const caughtUp = await eventually(
         () => {
-          samples.push({ at: Date.now(), rss: residentBytes(member.process.pid) });
+          const at = Date.now();
+          samples.push({ at, rss: residentBytes(member.process.pid) });
           const deliveries = member.deliveries();
-          if (deliveries.length > 0) firstDeliveryAt ??= Date.now();
+          // The sample just taken is the reading's first: a catch-up shorter than two samples
+          // would otherwise leave the first half without any.
+          if (deliveries.length > 0) firstDeliveryAt ??= at;
           for (; counted < deliveries.length; counted += 1) {
             const delivery = deliveries[counted];
             if (delivery !== undefined) delivered.add(`${delivery.partition}/${delivery.offset}`);
@@ -105,9 +108,11 @@ export async function runFarBehind(options: FarBehindOptions): Promise<FarBehind
       const from = firstDeliveryAt ?? started;
       const middle = from + (Date.now() - from) / 2;
       const reading = samples.filter((sample) => sample.at >= from);
-      const firstHalf = Math.max(0, ...reading.filter((sample) => sample.at <= middle).map((sample) => sample.rss));
+      const firstHalfSamples = reading.filter((sample) => sample.at <= middle).map((sample) => sample.rss);
+      const firstHalf = Math.max(0, ...firstHalfSamples);
       const secondHalf = Math.max(0, ...reading.filter((sample) => sample.at > middle).map((sample) => sample.rss));
-      if (secondHalf > firstHalf + GROWTH_LIMIT) violations.push(`${kind}: RSS grew while catching up: largest ${Math.round(firstHalf / 1048576)} MiB in the first half, ${Math.round(secondHalf / 1048576)} MiB in the second`);
+      if (firstHalfSamples.length === 0) violations.push(`${kind}: no memory sample in the first half of the catch-up (${reading.length} samples in all)`);
+      else if (secondHalf > firstHalf + GROWTH_LIMIT) violations.push(`${kind}: RSS grew while catching up: largest ${Math.round(firstHalf / 1048576)} MiB in the first half, ${Math.round(secondHalf / 1048576)} MiB in the second`);
       figures.push({ kind, catchUpMs, recordsPerSecond: (target.size * 1000) / catchUpMs, peakRssBytes: peakResidentBytes(member.process.pid), firstHalfMaxRssBytes: firstHalf, secondHalfMaxRssBytes: secondHalf });
       say(`${kind}: caught up with ${target.size} records in ${catchUpMs} ms, peak RSS ${Math.round(peakResidentBytes(member.process.pid) / 1048576)} MiB`);
     }
