@@ -27,7 +27,7 @@ import { seededRandom } from '../support/seeded-random.js';
 import { runFarBehind, type FarBehindResult } from './consumers-far-behind.js';
 import { runMemberKills, type KillResult } from './consumers-kills.js';
 import { runOffRetention, type OffRetentionResult } from './consumers-off-retention.js';
-import { escapeCell, gitCommit, machineFacts, median, megabytes, positiveInteger, RELIABILITY_DOC, seconds, updateMarkedBlock } from './report.js';
+import { chosenScenarios, escapeCell, gitCommit, machineFacts, median, megabytes, positiveInteger, RELIABILITY_DOC, seconds, updateMarkedBlock } from './report.js';
 import type { ChaosContext } from './run.js';
 
 export const CONSUMER_SCENARIOS = ['kill-zookeeper-group', 'kill-broker-group', 'far-behind', 'off-retention'] as const;
@@ -67,10 +67,7 @@ export async function runConsumersChaos(args: readonly string[], context: ChaosC
     },
     strict: true,
   });
-  const scenarios = (values.scenario ?? [...CONSUMER_SCENARIOS]).map((name) => {
-    if (!(CONSUMER_SCENARIOS as readonly string[]).includes(name)) throw new Error(`unknown scenario "${name}"; scenarios: ${CONSUMER_SCENARIOS.join(', ')}`);
-    return name as ConsumerScenario;
-  });
+  const scenarios = chosenScenarios(values.scenario, CONSUMER_SCENARIOS);
   const kills = values.kills === undefined ? FULL_KILLS : positiveInteger('--kills', values.kills);
   const backlog = values.backlog === undefined ? FULL_BACKLOG : positiveInteger('--backlog', values.backlog);
   const seed = values.seed === undefined ? Date.now() % 1_000_000_007 : positiveInteger('--seed', values.seed);

@@ -25,7 +25,7 @@ import { tmpfsSupported } from '../support/tmpfs.js';
 import { runDiskFullBroker } from './disk-broker.js';
 import { runDiskFullRegistry } from './disk-registry.js';
 import { runDiskFullWarehouse } from './disk-warehouse.js';
-import { escapeCell, gitCommit, machineFacts, median, megabytes, positiveInteger, RELIABILITY_DOC, seconds, updateMarkedBlock } from './report.js';
+import { chosenScenarios, escapeCell, gitCommit, machineFacts, median, megabytes, positiveInteger, RELIABILITY_DOC, seconds, updateMarkedBlock } from './report.js';
 import type { ChaosContext } from './run.js';
 
 export const DISK_SCENARIOS = ['disk-full', 'disk-full-standalone', 'registry-disk-full', 'warehouse-disk-full'] as const;
@@ -149,10 +149,7 @@ export async function runDiskChaos(args: readonly string[], context: ChaosContex
     },
     strict: true,
   });
-  const scenarios = (values.scenario ?? [...DISK_SCENARIOS]).map((name) => {
-    if (!(DISK_SCENARIOS as readonly string[]).includes(name)) throw new Error(`unknown scenario "${name}"; scenarios: ${DISK_SCENARIOS.join(', ')}`);
-    return name as DiskScenario;
-  });
+  const scenarios = chosenScenarios(values.scenario, DISK_SCENARIOS);
   if (!tmpfsSupported()) throw new Error('the disk suite mounts tmpfs filesystems: run it as root where mount(8) works');
   const cycles = values.cycles === undefined ? undefined : positiveInteger('--cycles', values.cycles);
   const seed = values.seed === undefined ? Date.now() % 1_000_000_007 : positiveInteger('--seed', values.seed);

@@ -10,7 +10,7 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { FULL_LIMIT_COUNTS, LIMIT_SCENARIOS, runLimits, SHORT_LIMIT_COUNTS, type LimitResult, type LimitScenario } from './limits.js';
-import { escapeCell, gitCommit, machineFacts, megabytes, RELIABILITY_DOC, updateMarkedBlock } from './report.js';
+import { chosenScenarios, escapeCell, gitCommit, machineFacts, megabytes, RELIABILITY_DOC, updateMarkedBlock } from './report.js';
 import type { ChaosContext } from './run.js';
 
 export const LIMITS_TABLE = {
@@ -32,10 +32,7 @@ export async function runLimitsChaos(args: readonly string[], context: ChaosCont
     options: { scenario: { type: 'string', multiple: true }, short: { type: 'boolean' }, docs: { type: 'boolean' }, 'no-docs': { type: 'boolean' } },
     strict: true,
   });
-  const scenarios = (values.scenario ?? [...LIMIT_SCENARIOS]).map((name) => {
-    if (!(LIMIT_SCENARIOS as readonly string[]).includes(name)) throw new Error(`unknown scenario "${name}"; scenarios: ${LIMIT_SCENARIOS.join(', ')}`);
-    return name as LimitScenario;
-  });
+  const scenarios = chosenScenarios(values.scenario, LIMIT_SCENARIOS);
   const counts = values.short === true ? SHORT_LIMIT_COUNTS : FULL_LIMIT_COUNTS;
   const full = values.short !== true && scenarios.length === LIMIT_SCENARIOS.length;
   const writeDocs = values['no-docs'] === true ? false : values.docs === true || full;

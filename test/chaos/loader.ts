@@ -75,7 +75,7 @@ import {
   type Moment,
 } from './loader-world.js';
 import { raceCommitJobs } from './loader-race.js';
-import { escapeCell, gitCommit, machineFacts, median, megabytes, positiveInteger, RELIABILITY_DOC, seconds, updateMarkedBlock } from './report.js';
+import { chosenScenarios, escapeCell, gitCommit, machineFacts, median, megabytes, positiveInteger, RELIABILITY_DOC, seconds, updateMarkedBlock } from './report.js';
 import type { ChaosContext } from './run.js';
 
 export const LOADER_SCENARIOS = ['namenode-restart', 'datanode-kill', 'redis-restart', 'worker-kills', 'racing-workers'] as const;
@@ -479,10 +479,7 @@ export async function runLoaderChaos(args: readonly string[], context: ChaosCont
     strict: true,
   });
   const short = values.short === true;
-  const scenarios = (values.scenario ?? [...LOADER_SCENARIOS]).map((name) => {
-    if (!(LOADER_SCENARIOS as readonly string[]).includes(name)) throw new Error(`unknown scenario "${name}"; scenarios: ${LOADER_SCENARIOS.join(', ')}`);
-    return name as LoaderScenario;
-  });
+  const scenarios = chosenScenarios(values.scenario, LOADER_SCENARIOS);
   const rounds = values.rounds === undefined ? undefined : positiveInteger('--rounds', values.rounds);
   const kills = values.kills === undefined ? undefined : positiveInteger('--kills', values.kills);
   const seed = values.seed === undefined ? Date.now() % 1_000_000_007 : positiveInteger('--seed', values.seed);

@@ -11,11 +11,10 @@ import { join } from 'node:path';
 import { parseArgs } from 'node:util';
 import { formatAvroFuzzLine, runAvroFuzz, type AvroFuzzResult } from './avro-fuzz.js';
 import { formatRegistryFuzzLine, runRegistryFuzz, type RegistryFuzzResult } from './registry-fuzz.js';
-import { escapeCell, gitCommit, machineFacts, megabytes, positiveInteger, RELIABILITY_DOC, updateMarkedBlock } from './report.js';
+import { chosenScenarios, escapeCell, gitCommit, machineFacts, megabytes, positiveInteger, RELIABILITY_DOC, updateMarkedBlock } from './report.js';
 import type { ChaosContext } from './run.js';
 
 export const HOSTILE_INPUT_SCENARIOS = ['fuzz-registry', 'fuzz-avro'] as const;
-type Scenario = (typeof HOSTILE_INPUT_SCENARIOS)[number];
 export const FULL_REGISTRY_REQUESTS = 100_000;
 export const FULL_AVRO_PAYLOADS = 100_000;
 
@@ -31,10 +30,7 @@ export async function runHostileInputChaos(args: readonly string[], context: Cha
     options: { scenario: { type: 'string', multiple: true }, requests: { type: 'string' }, payloads: { type: 'string' }, seed: { type: 'string' }, docs: { type: 'boolean' }, 'no-docs': { type: 'boolean' } },
     strict: true,
   });
-  const scenarios = (values.scenario ?? [...HOSTILE_INPUT_SCENARIOS]).map((name) => {
-    if (!(HOSTILE_INPUT_SCENARIOS as readonly string[]).includes(name)) throw new Error(`unknown scenario "${name}"; scenarios: ${HOSTILE_INPUT_SCENARIOS.join(', ')}`);
-    return name as Scenario;
-  });
+  const scenarios = chosenScenarios(values.scenario, HOSTILE_INPUT_SCENARIOS);
   const requests = values.requests === undefined ? FULL_REGISTRY_REQUESTS : positiveInteger('--requests', values.requests);
   const payloads = values.payloads === undefined ? FULL_AVRO_PAYLOADS : positiveInteger('--payloads', values.payloads);
   const seed = values.seed === undefined ? Date.now() % 1_000_000_007 : positiveInteger('--seed', values.seed);

@@ -33,6 +33,14 @@ export function positiveInteger(name: string, text: string): number {
   return value;
 }
 
+/** The `--scenario` names given (each checked against `known`), or every known scenario when none was. */
+export function chosenScenarios<Scenario extends string>(given: readonly string[] | undefined, known: readonly Scenario[]): Scenario[] {
+  return (given ?? [...known]).map((name) => {
+    if (!(known as readonly string[]).includes(name)) throw new Error(`unknown scenario "${name}"; scenarios: ${known.join(', ')}`);
+    return name as Scenario;
+  });
+}
+
 export function gitCommit(): string {
   try {
     return execFileSync('git', ['rev-parse', '--short', 'HEAD'], { cwd: root, encoding: 'utf8' }).trim();

@@ -22,7 +22,7 @@ import { parseArgs } from 'node:util';
 import { DAMAGE_KINDS, type DamageKind } from '../support/file-damage.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { runBrokerRestarts, type BrokerRestartsOptions, type BrokerRestartsResult } from './broker-restarts.js';
-import { escapeCell, gitCommit, machineFacts, median, megabytes, positiveInteger, RELIABILITY_DOC, seconds, updateMarkedBlock } from './report.js';
+import { chosenScenarios, escapeCell, gitCommit, machineFacts, median, megabytes, positiveInteger, RELIABILITY_DOC, seconds, updateMarkedBlock } from './report.js';
 import type { ChaosContext } from './run.js';
 
 export const STORAGE_SCENARIOS = ['crash-acks-all', 'crash-acks-one', 'power-loss-acks-all', 'power-loss-acks-one', 'corrupt-files'] as const;
@@ -71,10 +71,7 @@ export async function runStorageChaos(args: readonly string[], context: ChaosCon
     },
     strict: true,
   });
-  const scenarios = (values.scenario ?? [...STORAGE_SCENARIOS]).map((name) => {
-    if (!(STORAGE_SCENARIOS as readonly string[]).includes(name)) throw new Error(`unknown scenario "${name}"; scenarios: ${STORAGE_SCENARIOS.join(', ')}`);
-    return name as StorageScenario;
-  });
+  const scenarios = chosenScenarios(values.scenario, STORAGE_SCENARIOS);
   const kinds = (values.kind ?? [...DAMAGE_KINDS]).map((kind) => {
     if (!(DAMAGE_KINDS as readonly string[]).includes(kind)) throw new Error(`unknown damage kind "${kind}"; kinds: ${DAMAGE_KINDS.join(', ')}`);
     return kind as DamageKind;

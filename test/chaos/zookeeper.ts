@@ -18,7 +18,7 @@
 import { loadavg } from 'node:os';
 import { parseArgs } from 'node:util';
 import { seededRandom } from '../support/seeded-random.js';
-import { escapeCell, gitCommit, machineFacts, median, megabytes, positiveInteger, RELIABILITY_DOC, seconds, updateMarkedBlock } from './report.js';
+import { chosenScenarios, escapeCell, gitCommit, machineFacts, median, megabytes, positiveInteger, RELIABILITY_DOC, seconds, updateMarkedBlock } from './report.js';
 import type { ChaosContext } from './run.js';
 import { runZooKeeperScenario, ZOOKEEPER_SCENARIOS, type ScenarioResult, type ZooKeeperScenario } from './zookeeper-scenarios.js';
 
@@ -58,10 +58,7 @@ export async function runZooKeeperChaos(args: readonly string[], context: ChaosC
     },
     strict: true,
   });
-  const scenarios = (values.scenario ?? [...ZOOKEEPER_SCENARIOS]).map((name) => {
-    if (!(ZOOKEEPER_SCENARIOS as readonly string[]).includes(name)) throw new Error(`unknown scenario "${name}"; scenarios: ${ZOOKEEPER_SCENARIOS.join(', ')}`);
-    return name as ZooKeeperScenario;
-  });
+  const scenarios = chosenScenarios(values.scenario, ZOOKEEPER_SCENARIOS);
   const rounds = values.rounds === undefined ? undefined : positiveInteger('--rounds', values.rounds);
   const seed = values.seed === undefined ? Date.now() % 1_000_000_007 : positiveInteger('--seed', values.seed);
   const members = values.members === undefined ? 3 : positiveInteger('--members', values.members);
