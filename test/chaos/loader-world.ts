@@ -9,8 +9,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
@@ -22,14 +21,11 @@ import { hourKey } from '../../src/etl/layout.js';
 import type { Manifest } from '../../src/etl/load/manifest.js';
 import { openWarehouse } from '../../src/etl/warehouse/open-warehouse.js';
 import type { WarehouseFileSystem } from '../../src/etl/warehouse/warehouse.js';
-import { RegistryClient } from '../../src/registry/client.js';
-import { startRegistryServer } from '../../src/registry/server.js';
 import { controlHdfs, startHdfs, type HdfsDaemonControl } from '../services/hdfs.js';
 import { logTail, startDaemon, waitUntil, type Daemon } from '../services/process.js';
 import { controlRedis, startRedis, type RedisControl } from '../services/redis.js';
 import type { ServiceRun } from '../services/run-dir.js';
 import type { ServiceAddresses } from '../services/stack.js';
-import { startBrokerProcess } from '../support/brokers.js';
 import { residentBytes } from '../support/process-memory.js';
 import {
   createTopic,
@@ -39,6 +35,7 @@ import {
   producePageViews,
   publishedManifests,
   registerPageViews,
+  startLoaderEnvironment,
   type LoaderEnvironment,
   type ProducedRecord,
   type TestWarehouse,
@@ -100,20 +97,7 @@ export interface LoaderWorld {
 
 /** A broker process (no retention: the records carry fixed past hours) and a registry, beside the services. */
 export async function startLoaderWorld(services: LoaderServices): Promise<LoaderWorld> {
-  const folder = await mkdtemp(join(tmpdir(), 'tributary-loader-chaos-'));
-  const broker = await startBrokerProcess({ run: services.run, id: 700 + Math.floor(Math.random() * 99), settings: { 'log.retention.ms': '-1' } });
-  const registry = await startRegistryServer({ host: '127.0.0.1', port: 0, dataDir: join(folder, 'registry'), logger: silent });
-  const env: LoaderEnvironment = {
-    broker,
-    registry,
-    registryClient: new RegistryClient({ url: registry.url }),
-    folder,
-    async close() {
-      await registry.close();
-      await broker.stop();
-      await rm(folder, { recursive: true, force: true });
-    },
-  };
+  const env = await startLoaderEnvironment({}, services.run);
   return { services, env, close: () => env.close() };
 }
 

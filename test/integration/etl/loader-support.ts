@@ -29,7 +29,7 @@ import { RegistryClient } from '../../../src/registry/client.js';
 import { AvroDeserializer } from '../../../src/registry/serde/deserializer.js';
 import { AvroSerializer } from '../../../src/registry/serde/serializer.js';
 import { startRegistryServer, type RunningRegistry } from '../../../src/registry/server.js';
-import { openRun } from '../../services/run-dir.js';
+import { openRun, type ServiceRun } from '../../services/run-dir.js';
 import { startBrokerProcess, type BrokerProcess } from '../../support/brokers.js';
 import { hdfsAddress, services } from '../services.js';
 
@@ -55,12 +55,13 @@ export interface LoaderEnvironment {
   close(): Promise<void>;
 }
 
-export async function startLoaderEnvironment(brokerSettings: Record<string, string> = {}): Promise<LoaderEnvironment> {
+/** A broker process and a registry beside the services of `run` (the integration tests' own by default). */
+export async function startLoaderEnvironment(brokerSettings: Record<string, string> = {}, run: ServiceRun = openRun(services().runDir)): Promise<LoaderEnvironment> {
   const folder = await mkdtemp(join(tmpdir(), 'tributary-loader-'));
   // Records carry event times and timestamps of fixed past hours (FIRST_HOUR): without this the
   // broker's default 7-day retention would delete them mid-test once those hours are a week old.
   const settings = { 'log.retention.ms': '-1', ...brokerSettings };
-  const broker = await startBrokerProcess({ run: openRun(services().runDir), id: 900 + Math.floor(Math.random() * 99), settings });
+  const broker = await startBrokerProcess({ run, id: 900 + Math.floor(Math.random() * 99), settings });
   const registry = await startRegistryServer({ host: '127.0.0.1', port: 0, dataDir: join(folder, 'registry'), logger: silent });
   return {
     broker,
