@@ -12,8 +12,8 @@
  * - a subject's versions live in one node rewritten with expectedVersion, so concurrent changes
  *   to a subject are serialized and compatibility is always checked against what gets replaced.
  * A request that fails (bad input, incompatibility, a lost race after the last attempt) writes
- * nothing. Schemas by id are immutable and cached forever; subjects and configs are read fresh,
- * since other instances change them.
+ * nothing. Schemas by id are immutable, so cached without expiry, within a memory bound
+ * (schema-cache.ts); subjects and configs are read fresh, since other instances change them.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
 import { TributaryError } from '../../common/errors.js';
@@ -28,6 +28,7 @@ import {
   type Incompatibility,
 } from '../compatibility.js';
 import { registryError, schemaIdNotFound, subjectNotFound, versionNotFound } from '../errors.js';
+import { SchemaCache, type SchemaCacheLimits, type SchemaCacheUsage } from './schema-cache.js';
 import {
   decodeConfig,
   decodeFingerprintId,
@@ -85,7 +86,7 @@ export interface SubjectVersion {
   readonly deleted: boolean;
 }
 
-export interface RegistryStateOptions {
+export interface RegistryStateOptions extends SchemaCacheLimits {
   readonly logger?: Logger;
   /** Attempts of one write before giving up on a contended subject or id counter. Default 40. */
   readonly maxAttempts?: number;
@@ -99,8 +100,7 @@ const UNKNOWN_OUTCOME_CODES = ['CONNECTION_LOSS', 'TIMEOUT', 'SESSION_EXPIRED', 
 const RESERVED_SUBJECTS = new Set(['__GLOBAL', '__EMPTY']);
 
 export class RegistryState {
-  private readonly schemas = new Map<number, StoredSchema>();
-  private readonly parsed = new Map<number, ParsedSchema>();
+  private readonly cache: SchemaCache;
   private readonly fingerprintIds = new Map<string, number>();
   /** This instance's writes run one at a time; other instances are kept out by the CAS checks. */
   private writeQueue: Promise<unknown> = Promise.resolve();
@@ -113,6 +113,7 @@ export class RegistryState {
   ) {
     this.logger = options.logger ?? createLogger({ name: 'registry-state', level: 'warn' });
     this.maxAttempts = options.maxAttempts ?? 40;
+    this.cache = new SchemaCache(options);
   }
 
   /** Creates the layout's parent nodes and the id counter if they are missing. */
@@ -136,14 +137,19 @@ export class RegistryState {
 
   async schemaById(id: number): Promise<StoredSchema> {
     if (!Number.isSafeInteger(id) || id < 1) throw schemaIdNotFound(id);
-    const cached = this.schemas.get(id);
+    const cached = this.cache.storedSchema(id);
     if (cached !== undefined) return cached;
     const path = idPath(id);
     const node = await this.store.get(path);
     if (node === undefined) throw schemaIdNotFound(id);
     const stored = decodeStoredSchema(path, id, node.data);
-    this.schemas.set(id, stored);
+    this.cache.keepStoredSchema(id, stored);
     return stored;
+  }
+
+  /** What the schema caches hold now (entries and estimated heap bytes). */
+  cacheUsage(): SchemaCacheUsage {
+    return this.cache.usage();
   }
 
   /** The highest id allocated so far (0 before the first registration). */
@@ -412,7 +418,7 @@ export class RegistryState {
   }
 
   private async parsedSchema(id: number): Promise<ParsedSchema> {
-    const cached = this.parsed.get(id);
+    const cached = this.cache.parsedSchema(id);
     if (cached !== undefined) return cached;
     const stored = await this.schemaById(id);
     let parsed: ParsedSchema;
@@ -421,7 +427,7 @@ export class RegistryState {
     } catch (error) {
       throw registryError('STORE_ERROR', `stored schema ${id} no longer parses; it cannot be compared with a new schema`, { cause: error, details: { id } });
     }
-    this.parsed.set(id, parsed);
+    this.cache.keepParsedSchema(id, parsed, stored.schema.length);
     return parsed;
   }
 
