@@ -46,15 +46,20 @@ export const REMOTE_EXCEPTION_MEANINGS: Readonly<Record<string, RemoteExceptionM
 const UNKNOWN: RemoteExceptionMeaning = permanent('WAREHOUSE_ERROR');
 
 /**
- * The meaning of a RemoteException. One refinement reads the message: HDFS reports a path that
+ * The meaning of a RemoteException. Two refinements read the message: HDFS reports a path that
  * runs through a file on reads and deletes as AccessControlException "… (is not a directory)"
- * (even with permissions off), which is the same fault as ParentNotDirectoryException on writes.
+ * (even with permissions off), which is the same fault as ParentNotDirectoryException on writes;
+ * and a NameNode with no DataNode to redirect a create or read to answers a bare IOException
+ * "Failed to find datanode, suggest to check cluster health", which is what every NameNode says
+ * in the seconds after its restart, before the DataNodes have registered again: nothing was
+ * done, and asking again soon succeeds (if it lasts, the DataNodes are down).
  */
 export function meaningOf(remote: RemoteExceptionInfo): RemoteExceptionMeaning {
   const name = simpleName(remote.exception);
   if (name === 'AccessControlException' && remote.message.endsWith('(is not a directory)')) {
     return permanent('WAREHOUSE_PARENT_NOT_DIRECTORY');
   }
+  if (name === 'IOException' && remote.message.startsWith('Failed to find datanode')) return transient;
   return REMOTE_EXCEPTION_MEANINGS[name] ?? UNKNOWN;
 }
 

@@ -50,6 +50,13 @@ describe('RemoteException meanings', () => {
     });
   });
 
+  it('reads a NameNode with no DataNode registered yet (just restarted) as unavailable for now, not as a permanent error', () => {
+    // The NameNode's answer to a create in the seconds after its restart (seen in `npm run chaos -- loader`).
+    const noDataNode = remote('IOException', 'Failed to find datanode, suggest to check cluster health. excludeDatanodes=null');
+    expect(meaningOf(noDataNode)).toEqual({ code: 'WAREHOUSE_UNAVAILABLE', retriable: true });
+    expect(meaningOf(remote('IOException', 'Failed to replace a bad datanode on the existing pipeline'))).toEqual({ code: 'WAREHOUSE_ERROR', retriable: false });
+  });
+
   it('marks only the "try again" exceptions retriable', () => {
     const retriable = Object.entries(REMOTE_EXCEPTION_MEANINGS).filter(([, meaning]) => meaning.retriable).map(([name]) => name).sort();
     expect(retriable).toEqual(['ObserverRetryOnActiveException', 'RetriableException', 'SafeModeException', 'ServerTooBusyException', 'StandbyException']);
