@@ -24,6 +24,7 @@ import { randomUUID } from 'node:crypto';
 import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import type { CoordinationStore, WatchEvent } from '../coordination/store.js';
+import { CoalescingReload, retryWhenRetriable } from '../coordination/coalescing-reload.js';
 import {
   brokerIdsPath,
   brokerPath,
@@ -122,8 +123,8 @@ export class Cluster {
   private readonly states = new Map<string, PartitionStateEntry>();
   private controller = -1;
   private closed = false;
-  private refreshing: Promise<void> | undefined;
-  private refreshAgain = false;
+  /** Re-reads of the whole state, coalesced; a failure is logged and, when retriable, read again soon. */
+  private readonly reload: CoalescingReload;
   /** Bumped by local topic changes, so a concurrent reload does not undo them. */
   private generation = 0;
   /** Paths with a watch armed on the current session. */
@@ -140,7 +141,14 @@ export class Cluster {
     readonly self: BrokerInfo,
     private readonly listener: ClusterListener,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    const isClosed = (): boolean => this.closed;
+    this.reload = new CoalescingReload(() => this.load(), {
+      isClosed,
+      // A lost connection may have dropped watches' notifications: read everything again soon.
+      onFailure: retryWhenRetriable({ logger, message: 'could not read cluster state from the coordination store', isClosed, retry: () => void this.refresh() }),
+    });
+  }
 
   /** Registers this broker and loads the cluster state; re-registers after a session is rebuilt. */
   async start(): Promise<void> {
@@ -464,27 +472,7 @@ export class Cluster {
 
   /** Re-reads brokers, topics, states and configs, re-arming the watches. Coalesces bursts of events. */
   private refresh(): Promise<void> {
-    if (this.refreshing !== undefined) {
-      this.refreshAgain = true;
-      return this.refreshing;
-    }
-    this.refreshing = (async () => {
-      do {
-        this.refreshAgain = false;
-        await this.load();
-      } while (this.refreshAgain && !this.closed);
-    })()
-      .catch((error: unknown) => {
-        if (this.closed) return;
-        const retriable = error instanceof TributaryError && error.retriable;
-        this.logger.warn({ err: error, retrying: retriable }, 'could not read cluster state from the coordination store');
-        // A lost connection may have dropped watches' notifications: read everything again soon.
-        if (retriable) setTimeout(() => void this.refresh(), 500).unref();
-      })
-      .finally(() => {
-        this.refreshing = undefined;
-      });
-    return this.refreshing;
+    return this.reload.run();
   }
 
   /** A one-shot watcher for `path`, unless one is armed already (watches must not pile up). */
@@ -615,7 +603,7 @@ export class Cluster {
     if (generation !== this.generation) {
       // This broker created or deleted a topic while the state was being read: read it again
       // rather than replace the newer cache with an older picture.
-      this.refreshAgain = true;
+      this.reload.passAgain();
       return;
     }
     const brokersChanged =

@@ -17,6 +17,7 @@
  */
 import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
+import { CoalescingReload, retryWhenRetriable } from './coalescing-reload.js';
 import { aclResourcePath, aclResourceTypePath, aclRootPath } from './paths.js';
 import { hasCode, parentPath, type CoordinationStore, type Watcher } from './store.js';
 
@@ -197,17 +198,22 @@ export async function readAllAcls(store: CoordinationStore): Promise<StoredAcls[
 export class AclCache {
   private current: ReadonlyMap<string, StoredAcls> = new Map();
   private readonly armed = new Set<string>();
-  private refreshing: Promise<void> | undefined;
-  private refreshAgain = false;
   private closed = false;
   private unsubscribe: () => void = () => {};
+  private readonly reload: CoalescingReload;
 
   constructor(
     private readonly store: CoordinationStore,
     private readonly logger: Logger,
     /** Called after each reload that may have changed the ACLs. */
     private readonly onChange: () => void = () => {},
-  ) {}
+  ) {
+    const isClosed = (): boolean => this.closed;
+    this.reload = new CoalescingReload(() => this.load(), {
+      isClosed,
+      onFailure: retryWhenRetriable({ logger, message: 'could not read the ACLs from the coordination store', isClosed, retry: () => void this.refresh() }),
+    });
+  }
 
   /** Creates the roots (as Kafka does at start-up) and loads every node. */
   async start(): Promise<void> {
@@ -236,33 +242,18 @@ export class AclCache {
    * reload, so after `await refresh()` the cache holds at least what was stored at the call.
    */
   refresh(): Promise<void> {
-    if (this.refreshing !== undefined) {
-      this.refreshAgain = true;
-      return this.refreshing;
-    }
-    this.refreshing = (async () => {
-      do {
-        this.refreshAgain = false;
-        this.current = await loadAcls(
-          this.store,
-          (path) => this.watch(path),
-          (path) => this.current.get(path)?.entries,
-          (error) => this.logger.error({ err: error }, 'ignoring an ACL node that does not parse; fix or delete it with tributary acls'),
-          (path) => this.armed.delete(path), // a get on a missing node sets no watch
-        );
-        this.onChange();
-      } while (this.refreshAgain && !this.closed);
-    })()
-      .catch((error: unknown) => {
-        if (this.closed) return;
-        const retriable = error instanceof TributaryError && error.retriable;
-        this.logger.warn({ err: error, retrying: retriable }, 'could not read the ACLs from the coordination store');
-        if (retriable) setTimeout(() => void this.refresh(), 500).unref();
-      })
-      .finally(() => {
-        this.refreshing = undefined;
-      });
-    return this.refreshing;
+    return this.reload.run();
+  }
+
+  private async load(): Promise<void> {
+    this.current = await loadAcls(
+      this.store,
+      (path) => this.watch(path),
+      (path) => this.current.get(path)?.entries,
+      (error) => this.logger.error({ err: error }, 'ignoring an ACL node that does not parse; fix or delete it with tributary acls'),
+      (path) => this.armed.delete(path), // a get on a missing node sets no watch
+    );
+    this.onChange();
   }
 
   /** A one-shot watcher for `path`, unless one is armed already (watches must not pile up). */

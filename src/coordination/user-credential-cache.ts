@@ -9,9 +9,9 @@
  * gone: everything is read again. A node that cannot be read is logged and counts as no
  * credentials (nobody logs in with it) until it is fixed.
  */
-import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
 import type { ScramCredential, ScramMechanism } from '../protocol/sasl/scram.js';
+import { CoalescingReload, retryWhenRetriable } from './coalescing-reload.js';
 import { sanitizeUserName, userConfigPath, userConfigsPath, userNameOfNode } from './paths.js';
 import type { CoordinationStore, WatchEvent } from './store.js';
 import { credentialsOf, parseUserNode } from './user-credential-format.js';
@@ -25,15 +25,19 @@ export class UserCredentialCache {
   private readonly users = new Map<string, Credentials>();
   /** Paths with a watch armed on the current session: their data has not changed since read. */
   private readonly armed = new Set<string>();
-  private refreshing: Promise<void> | undefined;
-  private refreshAgain = false;
   private closed = false;
   private unsubscribe: (() => void) | undefined;
+  /** Re-reads what changed; its failures reach the caller (start() must fail when nothing can be read). */
+  private readonly reload = new CoalescingReload(() => this.load(), { isClosed: () => this.closed });
+  private readonly onRefreshFailure: (error: unknown) => void;
 
   constructor(
     private readonly store: CoordinationStore,
     private readonly logger: Logger,
-  ) {}
+  ) {
+    // Events may have been missed while the store was unreachable: read everything again.
+    this.onRefreshFailure = retryWhenRetriable({ logger, message: 'could not read SASL users from the coordination store', isClosed: () => this.closed, retry: () => this.refreshInBackground(), retryMs: RETRY_MS });
+  }
 
   /** Reads every user and arms the watches; fails if the store cannot be read now. */
   async start(): Promise<void> {
@@ -43,7 +47,7 @@ export class UserCredentialCache {
       this.refreshInBackground();
     });
     await this.store.ensurePath(userConfigsPath());
-    await this.refresh();
+    await this.reload.run();
   }
 
   stop(): void {
@@ -61,31 +65,8 @@ export class UserCredentialCache {
     return [...this.users.keys()].filter((user) => (this.users.get(user)?.size ?? 0) > 0).sort();
   }
 
-  /** Re-reads what changed; concurrent calls share one pass, and a call during a pass runs another after it. */
-  private refresh(): Promise<void> {
-    if (this.refreshing !== undefined) {
-      this.refreshAgain = true;
-      return this.refreshing;
-    }
-    this.refreshing = (async () => {
-      do {
-        this.refreshAgain = false;
-        await this.load();
-      } while (this.refreshAgain && !this.closed);
-    })().finally(() => {
-      this.refreshing = undefined;
-    });
-    return this.refreshing;
-  }
-
   private refreshInBackground(): void {
-    this.refresh().catch((error: unknown) => {
-      if (this.closed) return;
-      const retriable = error instanceof TributaryError && error.retriable;
-      this.logger.warn({ err: error, retrying: retriable }, 'could not read SASL users from the coordination store');
-      // Events may have been missed while the store was unreachable: read everything again.
-      if (retriable) setTimeout(() => this.refreshInBackground(), RETRY_MS).unref();
-    });
+    this.reload.run().catch(this.onRefreshFailure);
   }
 
   /** A one-shot watcher for `path` unless one is armed already (watches must not pile up). */
