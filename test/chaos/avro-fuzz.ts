@@ -180,7 +180,7 @@ export async function runAvroFuzz(options: AvroFuzzOptions): Promise<AvroFuzzRes
 }
 
 /** Plain data to compare: Buffers as hex, records as plain objects. */
-function normalize(value: unknown): unknown {
+export function normalize(value: unknown): unknown {
   if (Buffer.isBuffer(value)) return `0x${value.toString('hex')}`;
   if (Array.isArray(value)) return value.map(normalize);
   if (typeof value === 'object' && value !== null) return Object.fromEntries(Object.entries(value).map(([key, inner]) => [key, normalize(inner)]));
