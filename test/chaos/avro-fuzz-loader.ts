@@ -141,7 +141,7 @@ export async function runAvroLoaderFuzz(options: AvroLoaderFuzzOptions): Promise
     let broken = 0;
     for (let index = 0; index < options.payloads; index += 1) {
       const writer = writers[int(writers.length)]!;
-      const { payload } = validPayload(writer.type, writer.id);
+      const { value, payload } = validPayload(writer.type, writer.id);
       const mutation = random() < brokenShare ? MUTATIONS[int(MUTATIONS.length)]! : undefined;
       const bytes = mutation === undefined ? payload : mutate(random, payload, mutation, unknownId);
       if (mutation === undefined) valid += 1;
@@ -150,6 +150,7 @@ export async function runAvroLoaderFuzz(options: AvroLoaderFuzzOptions): Promise
         byMutation[mutation] += 1;
       }
       const fate = await predict(deserializer, writer, bytes, mutation, violation);
+      if (mutation === undefined && fate.kind === 'data' && fate.value !== JSON.stringify(normalize(value))) violation(`valid payload ${index} decodes to another value than it was written from`);
       produced.push({ index, topic: writer.topic, partition: int(partitions), timestamp: FIRST_HOUR + int(hours * HOUR), key: Buffer.from(`payload-${index}`), bytes, mutation, fate, offset: -1 });
     }
     options.say?.(`  ${produced.length} payloads generated and predicted in ${((Date.now() - started) / 1000).toFixed(0)} s; producing into ${writers.length} topics × ${partitions} partitions`);
