@@ -18,6 +18,8 @@
  * (a 2^31 declared count that allocated would take gigabytes).
  */
 import avro from 'avsc';
+import { cp, mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import { isDeepStrictEqual } from 'node:util';
 import { decodeDataFile } from '../../src/etl/files/data-files.js';
 import { readCommitLog } from '../../src/etl/load/commit-log.js';
@@ -64,6 +66,13 @@ export interface AvroLoaderFuzzOptions {
   /** Record timestamps spread over this many hours from FIRST_HOUR; default 3. */
   readonly hours?: number;
   readonly say?: (line: string) => void;
+  /**
+   * Where a run with violations leaves its evidence: every payload with its topic, partition,
+   * offset, mutation, predicted fate and bytes (payloads.jsonl), and a copy of the warehouse.
+   * avsc draws random values from its own generator, not the seed: a seed reproduces which
+   * mutation hits which byte, not the values, so the payloads themselves are the evidence.
+   */
+  readonly evidenceFolder?: string;
 }
 
 export interface AvroLoaderFuzzResult {
@@ -181,7 +190,7 @@ export async function runAvroLoaderFuzz(options: AvroLoaderFuzzOptions): Promise
     if (after.length !== manifests.length) violation(`the second run committed: ${manifests.length} commits before it, ${after.length} after`);
     const listing = (await walk(warehouse.warehouse, warehouse.root)).join('\n');
     if (listing !== stored.listing.join('\n')) violation('the second run changed the warehouse\'s files');
-    if (violations.length === 0) await warehouse.cleanup();
+    if (violations.length > 0 && options.evidenceFolder !== undefined) await keepEvidence(options.evidenceFolder, produced, warehouse.url);
     return {
       payloads: produced.length,
       valid,
@@ -206,6 +215,15 @@ export async function runAvroLoaderFuzz(options: AvroLoaderFuzzOptions): Promise
   } finally {
     await env.close();
   }
+}
+
+async function keepEvidence(folder: string, produced: readonly ProducedPayload[], warehouseFolder: string): Promise<void> {
+  await mkdir(folder, { recursive: true });
+  const lines = produced.map((payload) =>
+    JSON.stringify({ index: payload.index, topic: payload.topic, partition: payload.partition, offset: payload.offset, timestamp: payload.timestamp, mutation: payload.mutation ?? null, fate: payload.fate, bytes: payload.bytes.toString('hex') }),
+  );
+  await writeFile(join(folder, 'payloads.jsonl'), `${lines.join('\n')}\n`);
+  await cp(warehouseFolder, join(folder, 'warehouse'), { recursive: true });
 }
 
 /** What the loader will do with `bytes`: the decode of src/etl/load/extract.ts, in this process. */
