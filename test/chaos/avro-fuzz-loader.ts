@@ -223,7 +223,8 @@ async function keepEvidence(folder: string, produced: readonly ProducedPayload[]
     JSON.stringify({ index: payload.index, topic: payload.topic, partition: payload.partition, offset: payload.offset, timestamp: payload.timestamp, mutation: payload.mutation ?? null, fate: payload.fate, bytes: payload.bytes.toString('hex') }),
   );
   await writeFile(join(folder, 'payloads.jsonl'), `${lines.join('\n')}\n`);
-  await cp(warehouseFolder, join(folder, 'warehouse'), { recursive: true });
+  // A run that failed before writing anything has no warehouse folder: the payloads still tell.
+  await cp(warehouseFolder, join(folder, 'warehouse'), { recursive: true }).catch(() => undefined);
 }
 
 /** What the loader will do with `bytes`: the decode of src/etl/load/extract.ts, in this process. */
