@@ -26,7 +26,7 @@ import { logTail, startDaemon, waitUntil, type Daemon } from '../services/proces
 import { controlRedis, startRedis, type RedisControl } from '../services/redis.js';
 import type { ServiceRun } from '../services/run-dir.js';
 import type { ServiceAddresses } from '../services/stack.js';
-import { residentBytes } from '../support/process-memory.js';
+import { peakResidentBytes, residentBytes } from '../support/process-memory.js';
 import {
   createTopic,
   dataFilesOf,
@@ -287,7 +287,7 @@ export interface EtlRunResult {
   /** Whether the moment came (and `strike` was called). */
   readonly struck: boolean;
   readonly endedAt: number;
-  /** The process's largest resident set seen (sampled every 200 ms). */
+  /** The process's largest resident set: its kernel high-water mark (VmHWM), last read before it exited (sampled every 200 ms). */
   readonly peakRssBytes: number;
 }
 
@@ -306,7 +306,8 @@ export function runEtlProcess(file: string, options: { readonly moment?: Moment;
     let passes = 0;
     let struck = false;
     let peakRssBytes = 0;
-    const sampler = setInterval(() => (peakRssBytes = Math.max(peakRssBytes, residentBytes(child.pid))), 200);
+    // VmHWM, not VmRSS: a peak between two samples still counts.
+    const sampler = setInterval(() => (peakRssBytes = Math.max(peakRssBytes, peakResidentBytes(child.pid), residentBytes(child.pid))), 200);
     const strike = (): void => {
       if (struck) return;
       struck = true;

@@ -55,6 +55,15 @@ export function machineFacts(loadAtStart: readonly number[], loadAtEnd: readonly
   return `on ${availableParallelism()} cores with load average ${load(loadAtStart)} at the start and ${load(loadAtEnd)} at the end (1, 5, 15 min)`;
 }
 
+/** The text between `start` and `end` in `file` (without them), undefined when the file or either marker is missing. */
+export function readMarkedBlock(file: string, markers: { readonly start: string; readonly end: string }): string | undefined {
+  if (!existsSync(file)) return undefined;
+  const text = readFileSync(file, 'utf8');
+  const start = text.indexOf(markers.start);
+  const end = text.indexOf(markers.end);
+  return start >= 0 && end > start ? text.slice(start + markers.start.length, end).trim() : undefined;
+}
+
 /** Replaces the text between `start` and `end` in `file` (or appends a `heading` section holding them). */
 export function updateMarkedBlock(file: string, markers: { readonly start: string; readonly end: string; readonly heading: string }, table: string): void {
   const block = `${markers.start}\n${table}\n${markers.end}`;

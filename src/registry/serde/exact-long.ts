@@ -14,6 +14,7 @@
 import avro from 'avsc';
 import type { Type } from 'avsc';
 import { boundedCollectionHook } from './bounded-collections.js';
+import { exactIntHook } from './exact-int.js';
 
 /** avsc's cursor over a buffer (lib/utils.js Tap): the parts used here. */
 interface Tap {
@@ -123,14 +124,14 @@ function exactLongHook(schema: unknown): Type | undefined {
 const exactTypes = new WeakMap<Type, Type>();
 
 /**
- * `type` rebuilt for decoding untrusted bytes (cached per Type): exact longs, and arrays and maps
- * whose declared counts are checked before they allocate (bounded-collections.ts); everything
- * else as avsc parses its schema.
+ * `type` rebuilt for decoding untrusted bytes (cached per Type): exact longs, ints refused beyond
+ * 32 bits (exact-int.ts), and arrays and maps whose declared counts are checked before they
+ * allocate (bounded-collections.ts); everything else as avsc parses its schema.
  */
 export function withExactLongs(type: Type): Type {
   let exact = exactTypes.get(type);
   if (exact === undefined) {
-    const typeHook = (schema: unknown, options: unknown): Type | undefined => exactLongHook(schema) ?? boundedCollectionHook(schema, options);
+    const typeHook = (schema: unknown, options: unknown): Type | undefined => exactLongHook(schema) ?? exactIntHook(schema) ?? boundedCollectionHook(schema, options);
     exact = avro.Type.forSchema(type.schema({ exportAttrs: true }), { registry: {}, typeHook: typeHook });
     exactTypes.set(type, exact);
   }

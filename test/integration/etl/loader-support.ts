@@ -228,7 +228,8 @@ export function makeWarehouse(kind: WarehouseKind, env: LoaderEnvironment, name:
 
 export interface LoadFileOptions {
   readonly name: string;
-  readonly topic: string;
+  /** The load's topic, or its list of topics. */
+  readonly topic: string | readonly string[];
   readonly warehouse: TestWarehouse;
   readonly maxRecordsPerRun?: number;
   readonly quarantineMax?: number;
@@ -242,7 +243,7 @@ export async function writeLoadFile(env: LoaderEnvironment, options: LoadFileOpt
   const lines = [
     `name: ${options.name}`,
     `source: { bootstrap: [${env.broker.bootstrap}] }`,
-    `topics: [${options.topic}]`,
+    `topics: [${[options.topic].flat().join(', ')}]`,
     `registry: ${env.registry.url}`,
     `warehouse: { url: '${options.warehouse.url}', root: ${options.warehouse.root} }`,
     `format: ${options.format ?? 'avro'}`,
