@@ -361,7 +361,10 @@ export class ReplicaManager {
       this.advanceHighWatermark(replica);
       return;
     }
-    if (replica.role === 'follower' && replica.leaderId === state.leader && replica.leaderEpoch === state.leaderEpoch) {
+    // Already following this leader in this epoch, fetcher included: an attempt that failed halfway
+    // (role set, fetcher not added) must not pass for done when it is retried.
+    const following = state.leader < 0 || this.fetcherOf(state.leader)?.has(replica.name) === true;
+    if (replica.role === 'follower' && replica.leaderId === state.leader && replica.leaderEpoch === state.leaderEpoch && following) {
       replica.state = state;
       replica.stateVersion = version;
       return;
