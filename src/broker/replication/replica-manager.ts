@@ -17,6 +17,10 @@
  *
  * When the coordination session expires, every leader here is fenced at once: the controller may
  * elect others while this broker cannot see it. The states read on the new session decide again.
+ *
+ * A transition that fails (an I/O error recording the epoch, anything unexpected) is tried again
+ * with backoff from the state cached by then (transition-retry.ts), not only at the controller's
+ * next write, which may never come while the partition is stuck.
  */
 import type { Clock } from '../../common/clock.js';
 import { TributaryError } from '../../common/errors.js';
@@ -32,6 +36,7 @@ import type { FetchWaiters } from '../fetch-waiters.js';
 import type { ReplicationMetrics } from './replication-metrics.js';
 import { PartitionReplica } from './partition-replica.js';
 import { ReplicaFetcher, type ReplicaFetcherSettings } from './replica-fetcher.js';
+import { DEFAULT_TRANSITION_RETRY, TransitionRetries, type TransitionRetrySettings } from './transition-retry.js';
 import { endpointOn } from '../broker-endpoints.js';
 import type { ClientSecurity } from '../../client/security-config.js';
 
@@ -56,6 +61,10 @@ export interface ReplicaManagerOptions {
    * have lost its session and its leaderships without hearing it yet (replication.md §5.3 step 5).
    */
   readonly sessionTimeoutMs: number;
+  /** How a failed role transition is retried (DEFAULT_TRANSITION_RETRY when absent; tests shorten it). */
+  readonly transitionRetry?: TransitionRetrySettings;
+  /** Jitter's source for those retries (tests pin it). */
+  readonly random?: () => number;
 }
 
 /** How often the event loop's liveness is sampled, to notice a freeze. */
@@ -71,11 +80,18 @@ export class ReplicaManager {
   private readonly fetchers = new Map<number, ReplicaFetcher>();
   private readonly timers: NodeJS.Timeout[] = [];
   private readonly logger: Logger;
+  private readonly retries: TransitionRetries;
   private stopped = false;
   private unsubscribe: (() => void) | undefined;
 
   constructor(private readonly options: ReplicaManagerOptions) {
     this.logger = options.logger.child({ component: 'replica-manager' });
+    this.retries = new TransitionRetries(options.transitionRetry ?? DEFAULT_TRANSITION_RETRY, {
+      clock: options.clock,
+      logger: this.logger,
+      failures: options.metrics.transitionFailures,
+      ...(options.random === undefined ? {} : { random: options.random }),
+    });
   }
 
   start(): void {
@@ -138,6 +154,7 @@ export class ReplicaManager {
     this.stopped = true;
     this.unsubscribe?.();
     for (const timer of this.timers) clearInterval(timer);
+    this.retries.stop();
     await Promise.all([...this.fetchers.values()].map((fetcher) => fetcher.stop()));
     this.fetchers.clear();
     for (const replica of this.replicas.values()) replica.close('the broker is stopping');
@@ -150,6 +167,11 @@ export class ReplicaManager {
 
   allReplicas(): PartitionReplica[] {
     return [...this.replicas.values()];
+  }
+
+  /** Partitions whose last role transition failed, with their retry pending; and the timers of those retries. */
+  failingTransitions(): { partitions: number; pendingTimers: number } {
+    return { partitions: this.retries.size, pendingTimers: this.retries.pendingTimers };
   }
 
   /**
@@ -176,6 +198,7 @@ export class ReplicaManager {
     for (const [name, replica] of this.replicas) {
       if (local.has(name)) continue;
       this.replicas.delete(name);
+      this.retries.cancel(name);
       this.fetcherOf(replica.leaderId)?.remove(name);
       replica.close('its topic was deleted or it was moved');
     }
@@ -318,19 +341,39 @@ export class ReplicaManager {
     return replica;
   }
 
-  /** Applies the cached state of `replica`'s partition (when newer than the applied one, or always when `again`). */
+  /**
+   * Applies the cached state of `replica`'s partition (when newer than the applied one, or always
+   * when `again`). A failure is retried after a backoff with `again`: the state cached by then,
+   * perhaps newer, is applied, so a retry never resurrects a superseded state.
+   */
   private apply(replica: PartitionReplica, again: boolean): Promise<void> {
     return replica.withExclusive(async () => {
-      if (this.stopped || this.replicas.get(replica.name) !== replica) return;
+      if (this.stopped || this.replicas.get(replica.name) !== replica) {
+        // A retry of a replica that is gone (stop and removal cancel theirs; this is the one in flight).
+        if (this.replicas.get(replica.name) !== replica) this.retries.cancel(replica.name);
+        return;
+      }
       const entry = this.options.cluster.partitionState(replica.topic, replica.partition);
-      if (entry === undefined) return;
+      if (entry === undefined) {
+        this.retries.cancel(replica.name); // no state to take (yet): the one that comes is applied
+        return;
+      }
       if (!again && entry.version <= replica.stateVersion) return;
       try {
         await this.transition(replica, entry);
       } catch (error) {
-        this.logger.error({ err: error, partition: replica.name, state: entry.state }, 'could not take the role the partition state gives; retrying at the next state change');
+        if (this.stopped || this.replicas.get(replica.name) !== replica) return;
+        this.retries.failed({ partition: replica.name, role: this.roleOf(entry.state), directory: replica.log.directory }, error, () => void this.apply(replica, true));
+        return;
       }
+      this.retries.succeeded(replica.name);
     });
+  }
+
+  /** The role a state gives this broker, in words (logs and errors). */
+  private roleOf(state: PartitionState): string {
+    if (state.leader === this.options.brokerId) return `leader of epoch ${state.leaderEpoch}`;
+    return state.leader >= 0 ? `follower of broker ${state.leader} in epoch ${state.leaderEpoch}` : `a replica waiting for a leader (epoch ${state.leaderEpoch})`;
   }
 
   private async transition(replica: PartitionReplica, { state, version }: PartitionStateEntry): Promise<void> {
@@ -361,7 +404,10 @@ export class ReplicaManager {
       this.advanceHighWatermark(replica);
       return;
     }
-    if (replica.role === 'follower' && replica.leaderId === state.leader && replica.leaderEpoch === state.leaderEpoch) {
+    // Already following this leader in this epoch, fetcher included: an attempt that failed halfway
+    // (role set, fetcher not added) must not pass for done when it is retried.
+    const following = state.leader < 0 || this.fetcherOf(state.leader)?.has(replica.name) === true;
+    if (replica.role === 'follower' && replica.leaderId === state.leader && replica.leaderEpoch === state.leaderEpoch && following) {
       replica.state = state;
       replica.stateVersion = version;
       return;
@@ -503,6 +549,7 @@ export class ReplicaManager {
     }
     metrics.underReplicatedPartitions.set(underReplicated);
     metrics.leaderPartitions.set(leaders);
+    metrics.transitionsFailing.set(this.retries.size);
   }
 }
 

@@ -1,6 +1,7 @@
 /**
  * Replication's Prometheus metrics (Kafka's names where one exists): under-replicated and offline
- * partitions, ISR shrinks and expands, leader elections, and each follower's lag behind its leader.
+ * partitions, ISR shrinks and expands, leader elections, each follower's lag behind its leader,
+ * and role transitions that failed (and are being retried).
  */
 import { Counter, Gauge, type Registry } from 'prom-client';
 import { METRIC_PREFIX } from '../../common/metrics.js';
@@ -22,6 +23,10 @@ export class ReplicationMetrics {
   readonly offlinePartitions: Gauge;
   /** Leaders the controller elected (a dead or restarted leader replaced). */
   readonly controllerElections: Counter;
+  /** Failed attempts to take the role a partition state gives (kind: storage or other); each is retried. */
+  readonly transitionFailures: Counter<'kind'>;
+  /** Partitions whose last attempt to take their role failed and which wait for a retry. */
+  readonly transitionsFailing: Gauge;
 
   constructor(registry: Registry) {
     // Several brokers may share a process (tests, the demo): they then share the metrics.
@@ -40,5 +45,10 @@ export class ReplicationMetrics {
     this.activeController = gauge('controller_active', '1 while this broker is the elected controller');
     this.offlinePartitions = gauge('controller_offline_partitions', 'Partitions without a leader, as the controller sees them');
     this.controllerElections = counter('controller_leader_elections_total', 'Leaders elected by the controller on this broker');
+    this.transitionFailures = named(
+      'replica_transition_failures_total',
+      (fullName) => new Counter({ name: fullName, help: 'Failed attempts to become leader, follower or fenced as a partition state says (retried with backoff)', labelNames: ['kind'], registers: [registry] }),
+    );
+    this.transitionsFailing = gauge('replica_transitions_failing', 'Partitions here whose role transition failed and waits for a retry');
   }
 }

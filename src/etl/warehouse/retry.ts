@@ -4,25 +4,15 @@
  * the last error is thrown, still retriable, with the number of attempts in its details.
  */
 import { setTimeout as sleep } from 'node:timers/promises';
+import { backoffDelay, type BackoffSchedule } from '../../common/backoff.js';
 import { isRetriable, TributaryError } from '../../common/errors.js';
 
-export interface RetryPolicy {
+export interface RetryPolicy extends BackoffSchedule {
   /** Calls in all, the first included. */
   readonly attempts: number;
-  readonly initialDelayMs: number;
-  readonly maxDelayMs: number;
 }
 
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { attempts: 5, initialDelayMs: 200, maxDelayMs: 5_000 };
-
-/**
- * The pause after the `failedAttempt`-th failure (1-based): doubling from the initial delay, capped,
- * then jittered down to between half and all of it so that many workers do not retry in step.
- */
-export function backoffDelay(policy: RetryPolicy, failedAttempt: number, random: () => number = Math.random): number {
-  const ceiling = Math.min(policy.maxDelayMs, policy.initialDelayMs * 2 ** Math.max(0, failedAttempt - 1));
-  return Math.round(ceiling * (0.5 + random() / 2));
-}
 
 export interface RetryHooks {
   /** Called before each pause, e.g. to log. */

@@ -1,18 +1,10 @@
 /** Bounded exponential backoff, retrying only what says it may be retried. */
 import { describe, expect, it } from 'vitest';
 import { TributaryError } from '../../../src/common/errors.js';
-import { backoffDelay, withRetries } from '../../../src/etl/warehouse/retry.js';
+import { withRetries } from '../../../src/etl/warehouse/retry.js';
 
-const policy = { attempts: 4, initialDelayMs: 100, maxDelayMs: 1_000 };
 const noPause = { attempts: 3, initialDelayMs: 0, maxDelayMs: 0 };
 const unavailable = (): TributaryError => new TributaryError({ code: 'WAREHOUSE_UNAVAILABLE', message: 'safe mode', retriable: true, details: { path: 'p' } });
-
-describe('backoffDelay', () => {
-  it('doubles from the initial delay up to the cap, jittered between half and all of it', () => {
-    expect([1, 2, 3, 4, 5, 10].map((attempt) => backoffDelay(policy, attempt, () => 0.999_999))).toEqual([100, 200, 400, 800, 1_000, 1_000]);
-    expect([1, 2, 3, 4, 5, 10].map((attempt) => backoffDelay(policy, attempt, () => 0))).toEqual([50, 100, 200, 400, 500, 500]);
-  });
-});
 
 describe('withRetries', () => {
   it('retries a retriable failure until it succeeds', async () => {
