@@ -34,7 +34,7 @@ import { AvroDeserializer } from '../../src/registry/serde/deserializer.js';
 import { FRAME_HEADER_BYTES } from '../../src/registry/serde/framing.js';
 import type { WarehouseFileSystem } from '../../src/etl/warehouse/warehouse.js';
 import type { ServiceRun } from '../services/run-dir.js';
-import { MUTATIONS, mutate, validPayload, type Mutation } from '../support/avro-mutations.js';
+import { drawPayload, MUTATIONS, newPayloadTally, type Mutation } from '../support/avro-mutations.js';
 import { seededRandom } from '../support/seeded-random.js';
 import {
   createTopic,
@@ -126,7 +126,7 @@ export async function runAvroLoaderFuzz(options: AvroLoaderFuzzOptions): Promise
   const violation = (text: string): void => {
     if (violations.length < 200) violations.push(text);
   };
-  const byMutation = Object.fromEntries(MUTATIONS.map((mutation) => [mutation, 0])) as Record<Mutation, number>;
+  const tally = newPayloadTally();
   const env = await startLoaderEnvironment({}, options.run);
   try {
     const tag = `${options.seed}-${Date.now().toString(36)}`;
@@ -146,18 +146,8 @@ export async function runAvroLoaderFuzz(options: AvroLoaderFuzzOptions): Promise
     // Generate and predict, as the loader's decode loop will decode each one.
     const brokenShare = options.brokenShare ?? 0.7;
     const produced: ProducedPayload[] = [];
-    let valid = 0;
-    let broken = 0;
     for (let index = 0; index < options.payloads; index += 1) {
-      const writer = writers[int(writers.length)]!;
-      const { value, payload } = validPayload(writer.type, writer.id);
-      const mutation = random() < brokenShare ? MUTATIONS[int(MUTATIONS.length)]! : undefined;
-      const bytes = mutation === undefined ? payload : mutate(random, payload, mutation, unknownId);
-      if (mutation === undefined) valid += 1;
-      else {
-        broken += 1;
-        byMutation[mutation] += 1;
-      }
+      const { writer, value, bytes, mutation } = drawPayload(random, writers, { brokenShare, unknownId, tally });
       const fate = await predict(deserializer, writer, bytes, mutation, violation);
       if (mutation === undefined && fate.kind === 'data' && fate.value !== JSON.stringify(normalize(value))) violation(`valid payload ${index} decodes to another value than it was written from`);
       produced.push({ index, topic: writer.topic, partition: int(partitions), timestamp: FIRST_HOUR + int(hours * HOUR), key: Buffer.from(`payload-${index}`), bytes, mutation, fate, offset: -1 });
@@ -193,9 +183,9 @@ export async function runAvroLoaderFuzz(options: AvroLoaderFuzzOptions): Promise
     if (violations.length > 0 && options.evidenceFolder !== undefined) await keepEvidence(options.evidenceFolder, produced, warehouse.url);
     return {
       payloads: produced.length,
-      valid,
-      broken,
-      byMutation,
+      valid: tally.valid,
+      broken: tally.broken,
+      byMutation: tally.byMutation,
       topics: writers.length,
       partitions: writers.length * partitions,
       loadedOnce: check.loadedOnce,

@@ -21,7 +21,7 @@ import { RegistryClient } from '../../src/registry/client.js';
 import { AvroDeserializer } from '../../src/registry/serde/deserializer.js';
 import { FRAME_HEADER_BYTES, schemaIdOf } from '../../src/registry/serde/framing.js';
 import { isRecordFailure } from '../../src/etl/load/quarantine.js';
-import { MUTATIONS, mutate, validPayload, type Mutation } from '../support/avro-mutations.js';
+import { drawPayload, MUTATIONS, newPayloadTally, type Mutation } from '../support/avro-mutations.js';
 import { peakResidentBytes, residentBytes, resetPeakResident } from '../support/process-memory.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { startRegistryProcess } from './registry-fuzz-process.js';
@@ -77,17 +77,14 @@ export interface AvroFuzzResult {
 export async function runAvroFuzz(options: AvroFuzzOptions): Promise<AvroFuzzResult> {
   const started = Date.now();
   const random = seededRandom(options.seed);
-  const int = (below: number): number => Math.floor(random() * below);
   const registry = await startRegistryProcess(options.folder);
   const violations: string[] = [];
   const violation = (text: string): void => {
     if (violations.length < 200) violations.push(text);
   };
-  const byMutation = Object.fromEntries(MUTATIONS.map((mutation) => [mutation, 0])) as Record<Mutation, number>;
+  const tally = newPayloadTally();
   const quarantined: Record<string, number> = {};
-  let valid = 0;
   let validDecoded = 0;
-  let broken = 0;
   let stillValid = 0;
   let avscRefuses = 0;
   const rssBeforeBytes = residentBytes(process.pid);
@@ -105,15 +102,7 @@ export async function runAvroFuzz(options: AvroFuzzOptions): Promise<AvroFuzzRes
     const brokenShare = options.brokenShare ?? 0.7;
     let lastReport = Date.now();
     for (let index = 0; index < options.payloads; index += 1) {
-      const writer = writers[int(writers.length)]!;
-      const { value, payload } = validPayload(writer.type, writer.id);
-      const mutation = random() < brokenShare ? MUTATIONS[int(MUTATIONS.length)]! : undefined;
-      const bytes = mutation === undefined ? payload : mutate(random, payload, mutation, unknownId);
-      if (mutation === undefined) valid += 1;
-      else {
-        broken += 1;
-        byMutation[mutation] += 1;
-      }
+      const { value, bytes, mutation } = drawPayload(random, writers, { brokenShare, unknownId, tally });
       let decoded: unknown;
       try {
         // As the loader's decode loop: the cached path, else the fetching one.
@@ -165,11 +154,11 @@ export async function runAvroFuzz(options: AvroFuzzOptions): Promise<AvroFuzzRes
     if (code !== 0) violation(`the registry exited with ${code}`);
   }
   return {
-    payloads: valid + broken,
-    valid,
+    payloads: tally.valid + tally.broken,
+    valid: tally.valid,
     validDecoded,
-    broken,
-    byMutation,
+    broken: tally.broken,
+    byMutation: tally.byMutation,
     quarantined,
     stillValid,
     avscRefuses,

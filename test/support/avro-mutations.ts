@@ -61,3 +61,36 @@ export function validPayload(type: Type, schemaId: number): { value: unknown; pa
   const datum = type.toBuffer(type.random());
   return { value: type.fromBuffer(datum), payload: frame(schemaId, datum) };
 }
+
+/** Counts of what `drawPayload` drew. */
+export interface PayloadTally {
+  valid: number;
+  broken: number;
+  readonly byMutation: Record<Mutation, number>;
+}
+
+export function newPayloadTally(): PayloadTally {
+  return { valid: 0, broken: 0, byMutation: Object.fromEntries(MUTATIONS.map((mutation) => [mutation, 0])) as Record<Mutation, number> };
+}
+
+/**
+ * One payload of the fuzz runs: a random value of a random writer, broken by a random mutation
+ * with probability `brokenShare`; counted in `tally`.
+ */
+export function drawPayload<Writer extends { readonly id: number; readonly type: Type }>(
+  random: () => number,
+  writers: readonly Writer[],
+  options: { readonly brokenShare: number; readonly unknownId: number; readonly tally: PayloadTally },
+): { readonly writer: Writer; readonly value: unknown; readonly bytes: Buffer; readonly mutation: Mutation | undefined } {
+  const int = (below: number): number => Math.floor(random() * below);
+  const writer = writers[int(writers.length)]!;
+  const { value, payload } = validPayload(writer.type, writer.id);
+  const mutation = random() < options.brokenShare ? MUTATIONS[int(MUTATIONS.length)]! : undefined;
+  const bytes = mutation === undefined ? payload : mutate(random, payload, mutation, options.unknownId);
+  if (mutation === undefined) options.tally.valid += 1;
+  else {
+    options.tally.broken += 1;
+    options.tally.byMutation[mutation] += 1;
+  }
+  return { writer, value, bytes, mutation };
+}
