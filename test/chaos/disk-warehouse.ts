@@ -37,6 +37,7 @@ import { AvroSerializer } from '../../src/registry/serde/serializer.js';
 import { startRegistryServer } from '../../src/registry/server.js';
 import { LOOPBACK } from '../services/network.js';
 import type { ServiceRun } from '../services/run-dir.js';
+import { loadFileText } from '../integration/etl/loader-support.js';
 import { startBrokerProcess } from '../support/brokers.js';
 import { residentBytes } from '../support/process-memory.js';
 import { fillDisk, MIB, mountTmpfs, removeFiller, resizeTmpfs, unmountTmpfs } from '../support/tmpfs.js';
@@ -156,23 +157,7 @@ export async function runDiskFullWarehouse(options: DiskFullWarehouseOptions): P
     await client.register(`${TOPIC}-value`, schema);
     const reader = parseAvroSchema(schema);
     const loadFile = join(folder, `${LOAD}.yaml`);
-    writeFileSync(
-      loadFile,
-      [
-        `name: ${LOAD}`,
-        `source: { bootstrap: [${broker.bootstrap}] }`,
-        `topics: [${TOPIC}]`,
-        `registry: ${registry.url}`,
-        `warehouse: { url: '${warehouseDir}', root: data }`,
-        'format: avro',
-        'codec: deflate',
-        'timeField: header.time',
-        'maxRecordsPerRun: 1000000',
-        'quarantine: { maxRecords: 0 }',
-        'latenessHorizon: 2h',
-        '',
-      ].join('\n'),
-    );
+    writeFileSync(loadFile, loadFileText({ name: LOAD, topic: TOPIC, warehouse: { url: warehouseDir, root: 'data' }, bootstrap: [broker.bootstrap], registryUrl: registry.url }));
     const serializer = new AvroSerializer(client);
     const deserializer = new AvroDeserializer(client);
     const producer = await Producer.connect({ bootstrap: [broker.bootstrap], acks: -1, lingerMs: 2, logger: silent });

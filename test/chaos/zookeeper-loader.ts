@@ -22,6 +22,7 @@ import type { WarehouseFileSystem } from '../../src/etl/warehouse/warehouse.js';
 import { RegistryClient } from '../../src/registry/client.js';
 import { AvroSerializer } from '../../src/registry/serde/serializer.js';
 import { startRegistryServer, type RunningRegistry } from '../../src/registry/server.js';
+import { loadFileText } from '../integration/etl/loader-support.js';
 import type { ServiceRun } from '../services/run-dir.js';
 import { startLineProcess, type LineProcess } from '../support/line-process.js';
 
@@ -80,20 +81,7 @@ export class LoaderRig {
     const load = options.load ?? 'zk-chaos-views';
     const warehouseUrl = join(folder, 'warehouse');
     const loadFile = join(folder, `${load}.yaml`);
-    const lines = [
-      `name: ${load}`,
-      `source: { bootstrap: [${options.bootstrap.join(', ')}] }`,
-      `topics: [${options.topic}]`,
-      `registry: ${registry.url}`,
-      `warehouse: { url: '${warehouseUrl}', root: data }`,
-      'format: avro',
-      'codec: deflate',
-      'timeField: header.time',
-      'maxRecordsPerRun: 1000000',
-      'quarantine: { maxRecords: 0 }',
-      'latenessHorizon: 2h',
-    ];
-    await writeFile(loadFile, `${lines.join('\n')}\n`);
+    await writeFile(loadFile, loadFileText({ name: load, topic: options.topic, warehouse: { url: warehouseUrl, root: 'data' }, bootstrap: options.bootstrap, registryUrl: registry.url }));
     return new LoaderRig(options.run, registry, new AvroSerializer(client), folder, openWarehouse(warehouseUrl), loadFile, load, options.topic, options.partitions, options.bootstrap, options.zookeeper);
   }
 

@@ -240,11 +240,19 @@ export interface LoadFileOptions {
 
 export async function writeLoadFile(env: LoaderEnvironment, options: LoadFileOptions): Promise<string> {
   const file = join(env.folder, `${options.name}.yaml`);
+  await writeFile(file, loadFileText({ ...options, bootstrap: [env.broker.bootstrap], registryUrl: env.registry.url }));
+  return file;
+}
+
+/** A load file's YAML for `options`, against the given brokers and registry (the defaults the loader tests share). */
+export function loadFileText(
+  options: Omit<LoadFileOptions, 'warehouse'> & { readonly warehouse: Pick<TestWarehouse, 'url' | 'root'>; readonly bootstrap: readonly string[]; readonly registryUrl: string },
+): string {
   const lines = [
     `name: ${options.name}`,
-    `source: { bootstrap: [${env.broker.bootstrap}] }`,
+    `source: { bootstrap: [${options.bootstrap.join(', ')}] }`,
     `topics: [${[options.topic].flat().join(', ')}]`,
-    `registry: ${env.registry.url}`,
+    `registry: ${options.registryUrl}`,
     `warehouse: { url: '${options.warehouse.url}', root: ${options.warehouse.root} }`,
     `format: ${options.format ?? 'avro'}`,
     `codec: ${options.codec ?? 'deflate'}`,
@@ -253,8 +261,7 @@ export async function writeLoadFile(env: LoaderEnvironment, options: LoadFileOpt
     `quarantine: { maxRecords: ${options.quarantineMax ?? 0} }`,
     'latenessHorizon: 2h',
   ];
-  await writeFile(file, `${lines.join('\n')}\n`);
-  return file;
+  return `${lines.join('\n')}\n`;
 }
 
 export interface StoredRecord {

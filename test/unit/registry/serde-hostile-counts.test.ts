@@ -15,6 +15,7 @@ import { parseAvroSchema } from '../../../src/registry/avro-schema.js';
 import { MAX_EMPTY_ITEMS } from '../../../src/registry/serde/bounded-collections.js';
 import { AvroDeserializer } from '../../../src/registry/serde/deserializer.js';
 import { frame } from '../../../src/registry/serde/framing.js';
+import { avroLong as long } from '../../support/avro-mutations.js';
 import { startTestRegistry, type TestRegistry } from './serde-registry.js';
 
 let registry: TestRegistry;
@@ -39,17 +40,6 @@ afterAll(async () => {
   await registry.close();
 });
 
-/** Avro's zigzag varint of a long. */
-function long(value: number): Buffer {
-  let zigzag = value >= 0 ? BigInt(value) * 2n : -BigInt(value) * 2n - 1n;
-  const bytes: number[] = [];
-  while (zigzag > 0x7fn) {
-    bytes.push(Number(zigzag & 0x7fn) | 0x80);
-    zigzag >>= 7n;
-  }
-  bytes.push(Number(zigzag));
-  return Buffer.from(bytes);
-}
 
 async function failure(promise: Promise<unknown>): Promise<TributaryError> {
   try {
