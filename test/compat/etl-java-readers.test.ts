@@ -17,7 +17,7 @@ const { runDir, etlReadersDir } = inject('compat');
 const PARQUET_DUMP = join(dirname(fileURLToPath(import.meta.url)), 'etl-java-readers', 'ParquetAvroDump.java');
 const folder = join(runDir, 'etl-java-readers');
 const schema = allTypesSchema();
-// 9,000 generated records: many Avro blocks, and more rows than one parquetjs-lite page holds (8,192).
+// 9,000 generated records: many Avro blocks, and several Parquet pages per column.
 const records = allTypesRecords(9_000);
 /** The records in Avro's JSON encoding, which avro-tools tojson prints (unions as {"branch": value}). */
 const expectedJson = records.map((record) => JSON.parse(schema.toString(record)) as unknown);

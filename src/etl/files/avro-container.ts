@@ -96,6 +96,11 @@ export class AvroBlockWriter {
   emittedBytes = 0;
   records = 0;
 
+  /** Serialized bytes of the open block. */
+  get pendingBytes(): number {
+    return this.blockBytes;
+  }
+
   constructor(
     private readonly type: Type,
     private readonly options: Pick<AvroContainerOptions, 'codec' | 'syncMarker'>,

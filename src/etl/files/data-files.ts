@@ -10,8 +10,7 @@ import type { Type } from 'avsc';
 import type { AvroCodecName } from './avro-codecs.js';
 import { avroContainerHeader, AvroBlockWriter, readAvroContainer, SYNC_MARKER_BYTES } from './avro-container.js';
 import { dataFileError } from './errors.js';
-import { ParquetStreamWriter, readParquetFile } from './parquet-file.js';
-import type { ParquetCompression } from './parquet-schema.js';
+import { ParquetStreamWriter, readParquetFile, type ParquetCompression, type RowStore } from './parquet-file.js';
 
 export { parseDataFileSchema } from './schema-types.js';
 
@@ -29,6 +28,10 @@ export interface DataFileOptions {
   readonly identity: string;
   /** Extra file metadata, e.g. `tributary.offsets`; keys starting `avro.` or `parquet.` are reserved. */
   readonly metadata?: Readonly<Record<string, string>>;
+  /** Parquet: a row group closes once its rows' Avro encodings reach this many bytes (default 128 MiB). */
+  readonly rowGroupBytes?: number | undefined;
+  /** Parquet: where a row group's rows wait until it closes (default: in memory). */
+  readonly rowStore?: (() => RowStore) | undefined;
 }
 
 export interface DecodedDataFile {
@@ -41,7 +44,7 @@ export interface DecodedDataFile {
 /** Our codec names per format, and what each is called inside the file. */
 const FORMAT_CODECS: { readonly avro: Partial<Record<DataFileCodec, AvroCodecName>>; readonly parquet: Partial<Record<DataFileCodec, ParquetCompression>> } = {
   avro: { null: 'null', deflate: 'deflate', snappy: 'snappy', zstd: 'zstandard' },
-  parquet: { null: 'UNCOMPRESSED', snappy: 'SNAPPY', gzip: 'GZIP' },
+  parquet: { null: 'UNCOMPRESSED', snappy: 'SNAPPY', gzip: 'GZIP', zstd: 'ZSTD' },
 };
 const RESERVED_METADATA_PREFIXES = ['avro.', 'parquet.'];
 
@@ -81,6 +84,8 @@ export interface DataFileWriter {
   readonly records: number;
   /** Bytes emitted so far; the file ends up a little larger (the head, the last block, a footer). */
   readonly emittedBytes: number;
+  /** Bytes of records appended but not yet emitted (an open Avro block, an open Parquet row group's rows). */
+  readonly pendingBytes: number;
   /** Checks and adds one record; a Promise only when the format must wait (Parquet). */
   append(record: unknown): void | Promise<void>;
   /** Emits what remains (last block, footer) and answers the head. Call once, after the last record. */
@@ -105,6 +110,9 @@ export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, e
       get emittedBytes() {
         return blocks.emittedBytes;
       },
+      get pendingBytes() {
+        return blocks.pendingBytes;
+      },
       append(record) {
         check?.(record, blocks.records);
         blocks.append(record);
@@ -115,13 +123,16 @@ export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, e
       },
     };
   }
-  const rows = new ParquetStreamWriter(schema, FORMAT_CODECS.parquet[options.codec] ?? 'UNCOMPRESSED', emit);
+  const rows = new ParquetStreamWriter(schema, { compression: FORMAT_CODECS.parquet[options.codec] ?? 'UNCOMPRESSED', rowGroupBytes: options.rowGroupBytes, rowStore: options.rowStore }, emit);
   return {
     get records() {
       return rows.records;
     },
     get emittedBytes() {
       return rows.emittedBytes;
+    },
+    get pendingBytes() {
+      return rows.pendingBytes;
     },
     append(record) {
       check?.(record, rows.records);

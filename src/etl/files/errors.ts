@@ -14,7 +14,7 @@ export function dataFileError(code: DataFileErrorCode, message: string, details:
   return new TributaryError({ code, message, details, ...(cause === undefined ? {} : { cause }) });
 }
 
-/** The message of anything thrown, including the bare strings parquetjs-lite throws. */
+/** The message of anything thrown, bare strings included. */
 export function describeThrown(thrown: unknown): string {
   return thrown instanceof Error ? thrown.message : String(thrown);
 }

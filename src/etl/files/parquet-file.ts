@@ -1,118 +1,321 @@
 /**
- * Parquet files through parquetjs-lite 0.8.7, written as row groups fill: the bytes go to the
- * caller's `emit` in file order (the footer last, when the file is finished). The bytes (Parquet format 2.x,
- * file version 1):
+ * Parquet files, encoded by hyparquet-writer's column writer, written row group by row group:
+ * the bytes go to the caller's `emit` in file order (the footer last). The bytes:
  *
- *   magic       4 bytes   50 41 52 31                          "PAR1"
- *   row groups  ROW_GROUP_ROWS records, or fewer once their Avro encodings reach
- *               ROW_GROUP_TARGET_BYTES (so memory stays bounded for wide records; a
- *               deterministic function of the records); per leaf column, in schema order, one column chunk:
- *                 data pages (v1): { PageHeader (Thrift compact), then compressed together:
- *                   repetition levels, definition levels (RLE/bit-packed hybrid, 4-byte length
- *                   prefix each, present when the column can repeat / be null), values (PLAIN) }
- *                 then the chunk's ColumnMetaData (Thrift compact)
- *   footer      FileMetaData (Thrift compact): version 1; schema elements depth first (root
- *               `root`, then the fields as parquet-schema.ts maps them); num_rows; row groups;
- *               key_value_metadata = parquet.avro.schema (the Avro schema, JSON, which Java's
- *               parquet-avro reads records by), then the caller's keys in sorted order;
- *               created_by "parquet.js" (a constant)
+ *   magic       4 bytes   "PAR1"
+ *   row groups  each closed once its rows' Avro encodings reach `rowGroupBytes` (parquet-mr's
+ *               parquet.block.size measures buffered bytes alike), and at the end of the file;
+ *               per leaf column, in schema order, one column chunk:
+ *                 [dictionary page (PLAIN values)] when the column repeats enough that a
+ *                   dictionary at least halves it and stays under DICTIONARY_BYTES; otherwise
+ *                   plain pages (the fallback)
+ *                 data pages v2 of ~PAGE_BYTES: repetition and definition levels (RLE/bit-packed
+ *                   hybrid, uncompressed, as v2 pages keep them), then the values (RLE_DICTIONARY
+ *                   indexes or PLAIN), compressed with the file's codec
+ *   indexes     per column chunk of several pages: its ColumnIndex (min, max, null count per page)
+ *               then, after all of them, each OffsetIndex (page locations)
+ *   footer      FileMetaData (Thrift compact): version 2; the schema (parquet-schema.ts, field ids
+ *               on every element); per row group and column: sizes (uncompressed and compressed,
+ *               each as written), offsets, encodings, statistics (min, max, null count, NaN count;
+ *               not for decimals); key_value_metadata = parquet.avro.schema (the Avro schema, JSON,
+ *               which Java's parquet-avro reads records by), then the caller's keys sorted;
+ *               created_by CREATED_BY
  *   length      4 bytes   footer size, little-endian
  *   magic       4 bytes   "PAR1"
  *
- * Nothing depends on the clock or on chance. Written without statistics (parquet-schema.ts says
- * why) and without page indexes (optional, and one less structure a reader could misread).
+ * Until its row group closes, a row waits as its Avro binary encoding in a RowStore (the caller's:
+ * the loader's spills to disk when the run's memory budget is used up), so an open file holds a
+ * few bytes per row, not a JavaScript object; closing the group decodes the rows back and shreds
+ * them into columns. Nothing depends on the clock, on chance or on what else the process does: a
+ * row group's bounds are a function of the rows, so the same rows always give the same bytes.
  */
-import parquet from 'parquetjs-lite';
+import { createRequire } from 'node:module';
+import { gunzipSync, gzipSync } from 'node:zlib';
 import type { Type } from 'avsc';
+import type { ColumnChunk, CompressionCodec, FileMetaData, RowGroup, SchemaElement } from 'hyparquet';
+import { parquetMetadata, parquetReadObjects } from 'hyparquet';
+import { ByteWriter } from 'hyparquet-writer';
+import { writeColumn } from 'hyparquet-writer/src/column.js';
+import { writeIndexes } from 'hyparquet-writer/src/indexes.js';
+import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
+import type { ColumnEncoder, PageIndexes } from 'hyparquet-writer/src/types.js';
+import type SnappyModule from 'snappy';
 import { TributaryError } from '../../common/errors.js';
+import { compress, decompress } from '../../protocol/compression.js';
 import { dataFileError, describeThrown } from './errors.js';
-import { planParquetRecord, type ParquetCompression } from './parquet-schema.js';
+import { planParquetRecord, type ParquetRecordPlan } from './parquet-schema.js';
 import { parseDataFileSchema, schemaJsonOf } from './schema-types.js';
 
 export const PARQUET_AVRO_SCHEMA_KEY = 'parquet.avro.schema';
 /** What older parquet-avro versions wrote; read, never written. */
 const LEGACY_AVRO_SCHEMA_KEY = 'avro.schema';
-const ROW_GROUP_ROWS = 65_536;
-/** parquetjs-lite holds a row group as shredded JS values, several times its encoded size. */
-const ROW_GROUP_TARGET_BYTES = 8 * 1024 * 1024;
+const MAGIC = 0x31524150; // "PAR1" little-endian
+/** A constant, so files do not change with the version; parquet-mr applies no workaround to it. */
+export const CREATED_BY = 'tributary (hyparquet-writer 0.17.0)';
+/** parquet-mr's defaults: parquet.block.size, parquet.page.size, parquet.dictionary.page.size. */
+export const DEFAULT_ROW_GROUP_BYTES = 128 * 1024 * 1024;
+const PAGE_BYTES = 1024 * 1024;
+const DICTIONARY_BYTES = 1024 * 1024;
+/** Rows are Avro-encoded into blocks of about this size before they go to the row store. */
+const ROW_BLOCK_BYTES = 64 * 1024;
 
-export interface ParquetFileOptions {
-  readonly compression: ParquetCompression;
-  readonly metadata: Readonly<Record<string, string>>;
+export type ParquetCompression = 'UNCOMPRESSED' | 'SNAPPY' | 'GZIP' | 'ZSTD';
+
+/** Where a file's rows wait for their row group to close (the loader's SpillBuffer is one). */
+export interface RowStore {
+  /** Takes a chunk the caller will not change again. */
+  write(chunk: Buffer): void;
+  /** The bytes written, in order, cut anywhere. */
+  chunks(): AsyncIterable<Buffer>;
+  dispose(): Promise<void>;
 }
 
+export interface ParquetWriterOptions {
+  readonly compression: ParquetCompression;
+  /** A row group closes once its rows' Avro encodings reach this many bytes; default DEFAULT_ROW_GROUP_BYTES. */
+  readonly rowGroupBytes?: number | undefined;
+  /** A new store for each row group; default: in memory. */
+  readonly rowStore?: (() => RowStore) | undefined;
+}
+
+// The native codecs load on first use, as in protocol/compression.ts.
+const requireNative = createRequire(import.meta.url);
+let snappyModule: typeof SnappyModule | undefined;
+const snappy = (): typeof SnappyModule => (snappyModule ??= requireNative('snappy') as typeof SnappyModule);
+const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+const COMPRESSORS = {
+  SNAPPY: (bytes: Uint8Array): Uint8Array => snappy().compressSync(asBuffer(bytes)),
+  GZIP: (bytes: Uint8Array): Uint8Array => gzipSync(bytes),
+  ZSTD: (bytes: Uint8Array): Uint8Array => compress('zstd', asBuffer(bytes)),
+};
+
+/** Page decompression for reading back; each bounded by the page's declared size. */
+const DECOMPRESSORS = {
+  SNAPPY: (bytes: Uint8Array, size: number): Uint8Array => decompress('snappy', asBuffer(bytes), size),
+  GZIP: (bytes: Uint8Array, size: number): Uint8Array => gunzipSync(bytes, { maxOutputLength: Math.max(1, size) }),
+  // The zstd bound walks frames without a content size by whole 128 KiB blocks.
+  ZSTD: (bytes: Uint8Array, size: number): Uint8Array => decompress('zstd', asBuffer(bytes), size + 128 * 1024),
+};
+
 /** Writes `records` (each already checked valid for `type`, a record schema) as one Parquet file. */
-export async function writeParquetFile(type: Type, records: readonly unknown[], options: ParquetFileOptions): Promise<Buffer> {
+export async function writeParquetFile(type: Type, records: readonly unknown[], options: ParquetWriterOptions & { readonly metadata: Readonly<Record<string, string>> }): Promise<Buffer> {
   const chunks: Buffer[] = [];
-  const writer = new ParquetStreamWriter(type, options.compression, (chunk) => chunks.push(chunk));
+  const writer = new ParquetStreamWriter(type, options, (chunk) => chunks.push(chunk));
   for (const record of records) await writer.append(record);
   await writer.finish(options.metadata);
   return Buffer.concat(chunks);
 }
 
-/** One Parquet file written row group by row group; the metadata is given at the end (it goes in the footer). */
-export class ParquetStreamWriter {
-  private readonly plan: ReturnType<typeof planParquetRecord>;
-  private readonly writer: InstanceType<typeof parquet.ParquetWriter>;
-  private scratch = Buffer.allocUnsafe(64 * 1024);
-  private groupBytes = 0;
-  records = 0;
-  /** Bytes emitted so far (header and closed row groups). */
-  emittedBytes = 0;
+/** Rows of the open row group, Avro-encoded into blocks. */
+class PendingRows {
+  private block = Buffer.allocUnsafe(2 * ROW_BLOCK_BYTES);
+  private blockBytes = 0;
+  /** Rows' encoded bytes in this group (in the store and in the block). */
+  bytes = 0;
+  rows = 0;
 
   constructor(
     private readonly type: Type,
-    compression: ParquetCompression,
+    readonly store: RowStore,
+  ) {}
+
+  append(record: unknown): void {
+    let end = this.type.encode(record, this.block, this.blockBytes);
+    while (end < 0) {
+      // avsc answers minus the bytes missing: grow, keep what is there, again.
+      const larger = Buffer.allocUnsafe(Math.max(2 * this.block.length, this.block.length - end));
+      this.block.copy(larger, 0, 0, this.blockBytes);
+      this.block = larger;
+      end = this.type.encode(record, this.block, this.blockBytes);
+    }
+    this.bytes += end - this.blockBytes;
+    this.blockBytes = end;
+    this.rows += 1;
+    if (this.blockBytes >= ROW_BLOCK_BYTES) this.flushBlock();
+  }
+
+  flushBlock(): void {
+    if (this.blockBytes === 0) return;
+    this.store.write(Buffer.from(this.block.subarray(0, this.blockBytes)));
+    this.blockBytes = 0;
+  }
+
+  /** Every row, decoded, in order (the store's chunks may cut a row anywhere). */
+  async *records(): AsyncGenerator<unknown, void, undefined> {
+    this.flushBlock();
+    let carry: Buffer | undefined;
+    for await (const chunk of this.store.chunks()) {
+      const bytes: Buffer = carry === undefined ? chunk : Buffer.concat([carry, chunk]);
+      let position = 0;
+      for (;;) {
+        if (position === bytes.length) break;
+        const decoded = this.type.decode(bytes, position);
+        if (decoded.offset < 0) break;
+        yield decoded.value as unknown;
+        position = decoded.offset;
+      }
+      carry = position === bytes.length ? undefined : bytes.subarray(position);
+    }
+    if (carry !== undefined) throw dataFileError('DATA_FILE_CORRUPT', `the rows waiting for a Parquet row group end inside a row (${carry.length} bytes left over)`, {});
+  }
+}
+
+/** Sends hyparquet's bytes on after each column chunk, keeping its running offset. */
+class EmittingByteWriter extends ByteWriter {
+  constructor(private readonly emit: (chunk: Buffer) => void) {
+    super(64 * 1024);
+  }
+
+  drain(): void {
+    if (this.index === 0) return;
+    this.emit(Buffer.from(this.getBuffer()));
+    this.index = 0;
+  }
+}
+
+/** One Parquet file written row group by row group; the metadata is given at the end (it goes in the footer). */
+export class ParquetStreamWriter {
+  private readonly plan: ParquetRecordPlan;
+  private readonly writer: EmittingByteWriter;
+  private readonly codec: CompressionCodec;
+  private readonly rowGroupBytes: number;
+  private readonly newStore: () => RowStore;
+  private pending: PendingRows;
+  private readonly rowGroups: RowGroup[] = [];
+  private readonly pageIndexes: PageIndexes[] = [];
+  records = 0;
+
+  constructor(
+    private readonly type: Type,
+    options: ParquetWriterOptions,
     emit: (chunk: Buffer) => void,
   ) {
-    this.plan = planParquetRecord(type, compression);
-    const schema = new parquet.ParquetSchema(this.plan.definition);
-    const envelope = new parquet.ParquetEnvelopeWriter(
-      schema,
-      (chunk) => {
-        this.emittedBytes += chunk.length;
-        emit(chunk);
-        return Promise.resolve();
-      },
-      () => Promise.resolve(),
-      0,
-      { useDataPageV2: false, pageIndex: false },
-    );
-    this.writer = new parquet.ParquetWriter(schema, envelope, { rowGroupSize: ROW_GROUP_ROWS });
+    this.plan = planParquetRecord(type);
+    this.codec = options.compression;
+    this.rowGroupBytes = options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES;
+    this.newStore = options.rowStore ?? memoryRowStore;
+    this.writer = new EmittingByteWriter(emit);
+    this.writer.appendUint32(MAGIC);
+    this.pending = new PendingRows(type, this.newStore());
   }
 
-  /** Adds one record; a full row group is encoded and emitted. */
-  async append(record: unknown): Promise<void> {
-    const index = this.records;
-    this.groupBytes += this.encodedSize(record);
-    const rowsBuffered = (this.writer.rowBuffer as { rowCount?: number }).rowCount ?? 0;
-    // parquetjs-lite closes a row group after the row that makes it rowGroupSize long.
-    this.writer.setRowGroupSize(this.groupBytes >= ROW_GROUP_TARGET_BYTES ? rowsBuffered + 1 : ROW_GROUP_ROWS);
-    try {
-      await this.writer.appendRow(this.plan.toRow(record));
-    } catch (error) {
-      const details = error instanceof TributaryError ? { ...error.details, record: index } : { record: index };
-      throw dataFileError('DATA_FILE_RECORD_INVALID', `record ${index} cannot be written: ${describeThrown(error)}`, details, error);
-    }
-    if (((this.writer.rowBuffer as { rowCount?: number }).rowCount ?? 0) === 0) this.groupBytes = 0;
+  /** Bytes emitted so far (closed row groups). */
+  get emittedBytes(): number {
+    return this.writer.offset - this.writer.index;
+  }
+
+  /** Bytes of rows waiting in the open row group (their Avro encodings). */
+  get pendingBytes(): number {
+    return this.pending.bytes;
+  }
+
+  /** Adds one record (valid for the type); a Promise when it closed a row group. */
+  append(record: unknown): void | Promise<void> {
+    this.pending.append(record);
     this.records += 1;
+    if (this.pending.bytes >= this.rowGroupBytes) return this.closeRowGroup();
+    return undefined;
   }
 
-  /** Writes the last row group and the footer with `metadata` (after parquet.avro.schema, keys sorted). */
+  /** Writes the last row group, the page indexes and the footer with `metadata` (after parquet.avro.schema, keys sorted). */
   async finish(metadata: Readonly<Record<string, string>>): Promise<void> {
-    this.writer.setMetadata(PARQUET_AVRO_SCHEMA_KEY, JSON.stringify(schemaJsonOf(this.type)));
-    for (const key of Object.keys(metadata).sort()) this.writer.setMetadata(key, metadata[key] ?? '');
-    await this.writer.close();
+    if (this.pending.rows > 0 || this.rowGroups.length === 0) await this.closeRowGroup();
+    await this.pending.store.dispose();
+    writeIndexes(this.writer, this.pageIndexes);
+    const keyValues = [{ key: PARQUET_AVRO_SCHEMA_KEY, value: JSON.stringify(schemaJsonOf(this.type)) }, ...Object.keys(metadata).sort().map((key) => ({ key, value: metadata[key] ?? '' }))];
+    const footer: FileMetaData = {
+      version: 2,
+      created_by: CREATED_BY,
+      schema: this.plan.schema,
+      num_rows: BigInt(this.records),
+      row_groups: this.rowGroups,
+      key_value_metadata: keyValues,
+      metadata_length: 0,
+    };
+    delete (footer as Partial<FileMetaData>).metadata_length; // computed by the writer, not a Thrift field
+    writeMetadata(this.writer, footer, Number.POSITIVE_INFINITY);
+    this.writer.appendUint32(MAGIC);
+    this.writer.drain();
   }
 
-  private encodedSize(record: unknown): number {
-    let end = this.type.encode(record, this.scratch, 0);
-    while (end < 0) {
-      this.scratch = Buffer.allocUnsafe(Math.max(2 * this.scratch.length, this.scratch.length - end));
-      end = this.type.encode(record, this.scratch, 0);
-    }
-    return end;
+  /** Removes what the open row group's store holds (after a failure). */
+  async abandon(): Promise<void> {
+    await this.pending.store.dispose();
   }
+
+  private async closeRowGroup(): Promise<void> {
+    const group = this.pending;
+    this.pending = new PendingRows(this.type, this.newStore());
+    const columns = this.plan.newColumns();
+    let index = 0;
+    try {
+      for await (const record of group.records()) {
+        this.plan.shred(record, columns);
+        index += 1;
+      }
+    } catch (error) {
+      if (error instanceof TributaryError) throw error;
+      throw dataFileError('DATA_FILE_RECORD_INVALID', `record ${this.records - group.rows + index} cannot be written to Parquet: ${describeThrown(error)}`, { record: this.records - group.rows + index }, error);
+    } finally {
+      await group.store.dispose();
+    }
+    const start = this.writer.offset;
+    const chunks: ColumnChunk[] = [];
+    this.plan.leaves.forEach((leaf, leafIndex) => {
+      const column = columns[leafIndex]!;
+      columns[leafIndex] = { values: [], definitionLevels: [], repetitionLevels: [] }; // let it go once written
+      const encoder: ColumnEncoder = {
+        columnName: leaf.name,
+        element: leaf.element,
+        schemaPath: [...leaf.schemaPath],
+        codec: this.codec,
+        compressors: COMPRESSORS,
+        stats: leaf.statistics,
+        statisticsTruncateLength: Number.POSITIVE_INFINITY,
+        pageSize: PAGE_BYTES,
+        dictionarySize: DICTIONARY_BYTES,
+        columnIndex: leaf.statistics,
+        offsetIndex: true,
+      };
+      const written = writeColumn({
+        writer: this.writer,
+        column: encoder,
+        pageData: {
+          values: column.values as never,
+          // Levels are only written for columns that can have them (hyparquet checks the maxima).
+          definitionLevels: leaf.maxDefinitionLevel === 0 ? [] : column.definitionLevels,
+          repetitionLevels: leaf.maxRepetitionLevel === 0 ? [] : column.repetitionLevels,
+          maxDefinitionLevel: leaf.maxDefinitionLevel,
+        },
+      });
+      chunks.push(written.chunk);
+      this.pageIndexes.push({ chunk: written.chunk, ...(written.columnIndex === undefined ? {} : { columnIndex: written.columnIndex }), ...(written.offsetIndex === undefined ? {} : { offsetIndex: written.offsetIndex }) });
+      this.writer.drain();
+    });
+    const uncompressed = chunks.reduce((sum, chunk) => sum + (chunk.meta_data?.total_uncompressed_size ?? 0n), 0n);
+    this.rowGroups.push({
+      columns: chunks,
+      total_byte_size: uncompressed,
+      num_rows: BigInt(group.rows),
+      file_offset: BigInt(start),
+      total_compressed_size: BigInt(this.writer.offset - start),
+      ordinal: this.rowGroups.length,
+    });
+  }
+}
+
+function memoryRowStore(): RowStore {
+  let chunks: Buffer[] = [];
+  return {
+    write: (chunk) => void chunks.push(chunk),
+    chunks: async function* () {
+      yield* chunks;
+    },
+    dispose: () => {
+      chunks = [];
+      return Promise.resolve();
+    },
+  };
 }
 
 export interface ParquetFileContents {
@@ -122,32 +325,37 @@ export interface ParquetFileContents {
   readonly records: unknown[];
 }
 
-/** Reads a Parquet file written by writeParquetFile back into Avro records. */
+/** Reads a Parquet file written by writeParquetFile back into Avro records (by the Avro schema it carries). */
 export async function readParquetFile(bytes: Buffer): Promise<ParquetFileContents> {
   try {
-    const envelope = await parquet.ParquetEnvelopeReader.openBuffer(bytes);
-    await envelope.readHeader();
-    const footer = await envelope.readFooter();
-    const metadata = Object.fromEntries((footer.key_value_metadata ?? []).map(({ key, value }) => [key, value]));
+    const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
+    const footer = parquetMetadata(file);
+    const metadata = Object.fromEntries((footer.key_value_metadata ?? []).map(({ key, value }) => [key, value ?? '']));
     const schemaText = metadata[PARQUET_AVRO_SCHEMA_KEY] ?? metadata[LEGACY_AVRO_SCHEMA_KEY];
     if (schemaText === undefined) throw corrupt(`has no ${PARQUET_AVRO_SCHEMA_KEY} in its metadata, so the Avro records it holds are unknown`);
     const schemaJson: unknown = JSON.parse(schemaText);
-    const plan = planParquetRecord(parseDataFileSchema(schemaJson), 'UNCOMPRESSED');
-    // parquetjs-lite's TIMESTAMP_MILLIS conversion does `+value` on the BigInt it reads and throws;
-    // without converted types it hands over raw primitives, which the plan converts itself.
-    for (const element of footer.schema) element.converted_type = null;
-    const reader = new parquet.ParquetReader(footer, envelope);
-    const cursor = reader.getCursor();
-    const records: unknown[] = [];
-    for (let row = await cursor.next(); row !== null; row = await cursor.next()) records.push(plan.fromRow(row));
-    await reader.close();
+    const plan = planParquetRecord(parseDataFileSchema(schemaJson));
+    // The plan converts raw primitives itself (INT64 as BigInt, byte arrays as bytes): hyparquet's
+    // conversions would turn timestamps into Dates and decimals into doubles. Strings stay strings
+    // (map keys become object keys), groups keep LIST/MAP.
+    const raw: FileMetaData = {
+      ...footer,
+      schema: footer.schema.map((element) => (element.num_children === undefined && element.converted_type !== 'UTF8' ? withoutAnnotations(element) : element)),
+    };
+    const rows = await parquetReadObjects({ file, metadata: raw, utf8: false, compressors: DECOMPRESSORS });
+    const records = rows.map((row) => plan.fromRow(row));
     const declared = Number(footer.num_rows);
     if (records.length !== declared) throw corrupt(`declares ${declared} rows but holds ${records.length}`);
     return { schemaJson, metadata, records };
   } catch (error) {
-    if (error instanceof Error && 'code' in error && error.code === 'DATA_FILE_CORRUPT') throw error;
+    if (error instanceof TributaryError && error.code === 'DATA_FILE_CORRUPT') throw error;
     throw corrupt(`cannot be read: ${describeThrown(error)}`, error);
   }
+}
+
+function withoutAnnotations(element: SchemaElement): SchemaElement {
+  const { converted_type: _converted, logical_type: _logical, ...raw } = element;
+  return raw;
 }
 
 function corrupt(what: string, cause?: unknown): Error {

@@ -1,85 +1,144 @@
 /**
- * Maps an Avro record schema onto a Parquet schema in parquetjs-lite's notation, with the
- * conversions of values both ways. The layout is the one parquet-avro and the Parquet format's
- * LogicalTypes.md describe, so Java readers see the same structure:
+ * Maps an Avro record schema onto a Parquet schema (the format's SchemaElement list, depth first)
+ * and shreds records into its leaf columns (Dremel: values with repetition and definition levels),
+ * and back. The layout is parquet-avro's and the format's LogicalTypes.md, so Java readers, DuckDB
+ * and Iceberg see the same structure:
  *
  *   boolean, int, long, float, double   BOOLEAN, INT32, INT64, FLOAT, DOUBLE
- *   string, enum, uuid                  BYTE_ARRAY (UTF8)
- *   bytes                               BYTE_ARRAY
- *   fixed(n)                            FIXED_LEN_BYTE_ARRAY(n)
- *   timestamp-millis, date, time-millis INT64 TIMESTAMP_MILLIS, INT32 DATE, INT32 TIME_MILLIS
+ *   string, enum                        BYTE_ARRAY STRING (enum symbols as strings)
+ *   uuid (string)                       FIXED_LEN_BYTE_ARRAY(16) UUID
+ *   bytes / fixed(n)                    BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY(n)
+ *   decimal(p, s) on bytes / fixed(n)   BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY(n) DECIMAL(p, s) (same big-endian two's complement bytes)
+ *   date                                INT32 DATE
+ *   time-millis / time-micros           INT32 TIME(MILLIS) / INT64 TIME(MICROS), UTC-adjusted
+ *   timestamp-millis / -micros / -nanos INT64 TIMESTAMP(unit, isAdjustedToUTC = true)
+ *   local-timestamp-millis / -micros / -nanos   INT64 TIMESTAMP(unit, isAdjustedToUTC = false)
  *   record                              group of its fields
- *   ["null", T] or [T, "null"]          T, optional (otherwise required)
- *   array<T>                            group (LIST) { repeated group list { T element } }
- *   map<T>                              group (MAP) { repeated group key_value { required binary key (UTF8); T value } }
+ *   ["null", T] or [T, "null"]          T, OPTIONAL (everything else REQUIRED)
+ *   array<T>                            group (LIST) { repeated group list { T element } }      (3-level lists)
+ *   map<T>                              group (MAP) { repeated group key_value { required binary key (STRING); T value } }
  *
- * Anything else (other unions, null alone, recursive or empty records, other logical types) has no
- * Parquet form here: DATA_FILE_SCHEMA_UNSUPPORTED naming the field. Reading expects raw primitives
- * (converted types removed; see parquet-file.ts): INT64 as BigInt, BYTE_ARRAY as Buffer.
+ * Every element carries a field id, assigned as Iceberg assigns fresh ids to a new table's schema
+ * (TypeUtil.assignFreshIds): a record's fields take consecutive ids, then the types inside each
+ * field, field by field, in the same way (a list's element and a map's key and value are
+ * numbered before what they contain). The ids depend on the schema alone.
+ *
+ * Anything else (other unions, null alone, recursive or empty records) has no Parquet form:
+ * DATA_FILE_SCHEMA_UNSUPPORTED naming the field.
  */
 import type { Type, types } from 'avsc';
+import type { SchemaElement } from 'hyparquet';
 import { dataFileError } from './errors.js';
 
-/** A field of a parquetjs-lite schema definition. */
-export interface ParquetFieldDefinition {
-  type?: string;
-  typeLength?: number;
-  optional?: boolean;
-  repeated?: boolean;
-  fields?: Record<string, ParquetFieldDefinition>;
-  compression?: string;
-  statistics?: boolean;
+/** A leaf column being filled: one entry per level pair (null where the value is absent). */
+export interface LeafColumn {
+  values: unknown[];
+  definitionLevels: number[];
+  repetitionLevels: number[];
 }
 
-export type ParquetCompression = 'UNCOMPRESSED' | 'SNAPPY' | 'GZIP';
+export interface LeafPlan {
+  /** Elements from the root to the leaf (SchemaElement list order), as hyparquet's writer wants them. */
+  readonly schemaPath: readonly SchemaElement[];
+  readonly element: SchemaElement;
+  /** Dotted path, e.g. `attrs.key_value.value`. */
+  readonly name: string;
+  readonly maxDefinitionLevel: number;
+  readonly maxRepetitionLevel: number;
+  /** Whether statistics are written: not for decimals (bytes order is not their numeric order). */
+  readonly statistics: boolean;
+}
 
 export interface ParquetRecordPlan {
-  readonly definition: Record<string, ParquetFieldDefinition>;
-  /** An Avro record (valid for the schema) as a parquetjs-lite row. */
-  toRow(record: unknown): Record<string, unknown>;
-  /** A parquetjs-lite row of raw primitives as the Avro record. */
+  /** The Parquet schema, depth first, root first. */
+  readonly schema: SchemaElement[];
+  readonly leaves: readonly LeafPlan[];
+  /** Empty accumulators, one per leaf. */
+  newColumns(): LeafColumn[];
+  /** Adds one record (valid for the Avro type) to the columns. */
+  shred(record: unknown, columns: LeafColumn[]): void;
+  /** A row as hyparquet assembles it (raw primitives: see readElementsRaw) as the Avro record. */
   fromRow(row: unknown): Record<string, unknown>;
 }
 
-interface ValuePlan {
-  readonly definition: ParquetFieldDefinition;
-  /** A non-null Avro value as parquetjs-lite takes it. */
-  readonly write: (value: unknown, path: string) => unknown;
-  /** What parquetjs-lite read (never null) as the Avro value. */
-  readonly read: (value: unknown, path: string) => unknown;
+/** One node of the plan: how a value of this Avro type becomes levels in the leaves below it. */
+interface Node {
+  /** Leaf indexes below this node (the nulls of an absent value go to each). */
+  readonly leaves: readonly number[];
+  /** Writes a present (non-null) value at the given levels. */
+  write(value: unknown, repetition: number, definition: number, columns: LeafColumn[]): void;
+  /** What hyparquet assembled for this node (never null) as the Avro value. */
+  read(value: unknown, path: string): unknown;
 }
 
-const identity = (value: unknown): unknown => value;
-const PARQUET_PRIMITIVES: Readonly<Record<string, string>> = { boolean: 'BOOLEAN', int: 'INT32', long: 'INT64', float: 'FLOAT', double: 'DOUBLE', bytes: 'BYTE_ARRAY' };
-/** Logical types with a Parquet form here, and the Avro type each must annotate. */
-const PARQUET_LOGICAL: Readonly<Record<string, { underlying: string; parquet: string }>> = {
-  'timestamp-millis': { underlying: 'long', parquet: 'TIMESTAMP_MILLIS' },
-  date: { underlying: 'int', parquet: 'DATE' },
-  'time-millis': { underlying: 'int', parquet: 'TIME_MILLIS' },
-  uuid: { underlying: 'string', parquet: 'UTF8' },
-};
+interface PlanState {
+  readonly elements: SchemaElement[];
+  readonly leaves: LeafPlan[];
+  /** Records being planned around this point: meeting one again means recursion. */
+  readonly enclosing: ReadonlySet<string>;
+}
 
-/**
- * Plans the Parquet form of `type`, which must be a record. Every leaf column gets `compression`
- * and no statistics: parquetjs-lite orders min/max with JavaScript comparisons (UTF-16 strings,
- * Buffers as text), which disagree with Parquet's unsigned byte order, and a reader that prunes
- * row groups by wrong statistics silently drops rows.
- */
-export function planParquetRecord(type: Type, compression: ParquetCompression): ParquetRecordPlan {
+/** Plans the Parquet form of `type`, which must be a record. */
+export function planParquetRecord(type: Type): ParquetRecordPlan {
   if (type.typeName !== 'record') throw unsupported('(top level)', `is ${describe(type)}; a Parquet file holds records`);
-  const plan = planRecord(type as types.RecordType, '', { compression, enclosing: new Set() });
-  const definition = plan.definition.fields ?? {};
+  const record = type as types.RecordType;
+  if (record.fields.length === 0) throw unsupported('(top level)', `is the record ${record.name ?? ''} without fields; Parquet has no empty groups`);
+  const state: PlanState = { elements: [], leaves: [], enclosing: new Set([record.name ?? '']) };
+  const root: SchemaElement = { name: 'root', num_children: record.fields.length };
+  state.elements.push(root);
+  const ids = new FieldIds();
+  const fieldIds = record.fields.map(() => ids.next());
+  const fields = record.fields.map((field, index) => planField(field.name, field.name, field.type, fieldIds[index]!, ids, [root], 0, 0, state));
+  const rootNode = recordNode(fields, state);
   return {
-    definition,
-    toRow: (record) => plan.write(record, '') as Record<string, unknown>,
-    fromRow: (row) => plan.read(row, '') as Record<string, unknown>,
+    schema: state.elements,
+    leaves: state.leaves,
+    newColumns: () => state.leaves.map(() => ({ values: [], definitionLevels: [], repetitionLevels: [] })),
+    shred: (value, columns) => rootNode.write(value, 0, 0, columns),
+    fromRow: (row) => rootNode.read(row, '') as Record<string, unknown>,
   };
 }
 
-interface PlanContext {
-  readonly compression: ParquetCompression;
-  /** Records being planned around this point: meeting one again means recursion. */
-  readonly enclosing: ReadonlySet<string>;
+class FieldIds {
+  private last = 0;
+  next(): number {
+    this.last += 1;
+    return this.last;
+  }
+}
+
+interface PlannedField {
+  readonly name: string;
+  readonly optional: boolean;
+  readonly node: Node;
+}
+
+/**
+ * Plans one named slot (a record field, a list element, a map value) of Avro type `type`:
+ * appends its element(s) to the schema and answers how to write it. `definition` and
+ * `repetition` are the levels of the enclosing group.
+ */
+function planField(name: string, path: string, type: Type, fieldId: number, ids: FieldIds, parents: readonly SchemaElement[], definition: number, repetition: number, state: PlanState): PlannedField {
+  const { inner, optional } = unwrapOptional(type, path);
+  const slotDefinition = optional ? definition + 1 : definition;
+  const element: SchemaElement = { name, repetition_type: optional ? 'OPTIONAL' : 'REQUIRED', field_id: fieldId };
+  state.elements.push(element);
+  const node = planValue(inner, path, element, ids, [...parents, element], slotDefinition, repetition, state);
+  return { name, optional, node };
+}
+
+function unwrapOptional(type: Type, path: string): { inner: Type; optional: boolean } {
+  if (type.typeName !== 'union:unwrapped' && type.typeName !== 'union:wrapped') {
+    if (type.typeName === 'null') throw unsupported(path, 'is null alone, which has no Parquet column');
+    return { inner: type, optional: false };
+  }
+  const branches = (type as types.UnwrappedUnionType).types;
+  const present = branches.filter((branch) => branch.typeName !== 'null');
+  if (branches.length !== 2 || present.length !== 1 || present[0] === undefined) {
+    throw unsupported(path, `is the union ${describe(type)}; Parquet holds only ["null", T] unions, as an optional T`);
+  }
+  if (type.typeName === 'union:wrapped') throw unsupported(path, `is the wrapped union ${describe(type)}; data files unwrap ["null", T] unions`);
+  return { inner: present[0], optional: true };
 }
 
 /** The Avro type name, with a custom long implementation (schema-types.ts) named `long`. */
@@ -87,182 +146,301 @@ function avroTypeName(type: Type): string {
   return type.typeName === 'abstract:long' ? 'long' : type.typeName;
 }
 
-function planValue(type: Type, path: string, context: PlanContext): ValuePlan {
+/**
+ * Fills in `element` for a value of `type` (the slot's element, already in the schema) and plans
+ * its writing. `definition` counts the slot itself when it is optional.
+ */
+function planValue(type: Type, path: string, element: SchemaElement, ids: FieldIds, schemaPath: readonly SchemaElement[], definition: number, repetition: number, state: PlanState): Node {
   const name = avroTypeName(type);
-  const leaf = (parquetType: string, write: ValuePlan['write'], read: ValuePlan['read'], extra: ParquetFieldDefinition = {}): ValuePlan => ({
-    definition: { type: parquetType, compression: context.compression, statistics: false, ...extra },
-    write,
-    read,
-  });
-  const parquetPrimitive = PARQUET_PRIMITIVES[name];
   switch (name) {
-    case 'boolean':
-    case 'int':
-      return leaf(parquetPrimitive ?? '', identity, identity);
-    case 'long':
-      return leaf('INT64', identity, readLong);
-    case 'float':
-    case 'double':
-      return leaf(parquetPrimitive ?? '', writeFloating, identity);
-    case 'bytes':
-      return leaf('BYTE_ARRAY', identity, copyBuffer);
-    case 'string':
-      return leaf('UTF8', identity, readUtf8);
-    case 'fixed':
-      return leaf('FIXED_LEN_BYTE_ARRAY', identity, copyBuffer, { typeLength: (type as types.FixedType).size });
-    case 'enum': {
-      const symbols = new Set((type as types.EnumType).symbols);
-      return leaf('UTF8', identity, (value, at) => {
-        const symbol = readUtf8(value);
-        if (!symbols.has(symbol)) throw dataFileError('DATA_FILE_CORRUPT', `Parquet file: field ${at} holds ${JSON.stringify(symbol)}, not a symbol of its enum`, { field: at });
-        return symbol;
-      });
-    }
     case 'record':
-      return planRecord(type as types.RecordType, path, context);
+      return planRecord(type as types.RecordType, path, element, ids, schemaPath, definition, repetition, state);
     case 'array':
-      return planArray(type as types.ArrayType, path, context);
+      return planList(type as types.ArrayType, path, element, ids, schemaPath, definition, repetition, state);
     case 'map':
-      return planMap(type as types.MapType, path, context);
+      return planMap(type as types.MapType, path, element, ids, schemaPath, definition, repetition, state);
     case 'union:unwrapped':
     case 'union:wrapped':
       throw unsupported(path, `is the union ${describe(type)}; Parquet holds only ["null", T] unions, as an optional T, and nothing nested in another union`);
+    default: {
+      const primitive = primitiveOf(type, path);
+      Object.assign(element, primitive.element);
+      return leafNode(path, schemaPath, element, definition, repetition, primitive, state);
+    }
+  }
+}
+
+interface Primitive {
+  readonly element: Partial<SchemaElement>;
+  /** The Avro value as hyparquet writes it. */
+  readonly write: (value: unknown, path: string) => unknown;
+  /** The raw primitive read back (BigInt for INT64, Uint8Array for byte arrays) as the Avro value. */
+  readonly read: (value: unknown, path: string) => unknown;
+  readonly statistics?: boolean;
+}
+
+const same = (value: unknown): unknown => value;
+const STRING: Partial<SchemaElement> = { type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } };
+
+function primitiveOf(type: Type, path: string): Primitive {
+  const name = avroTypeName(type);
+  switch (name) {
+    case 'boolean':
+      return { element: { type: 'BOOLEAN' }, write: same, read: same };
+    case 'int':
+      return { element: { type: 'INT32' }, write: same, read: same };
+    case 'long':
+      return { element: { type: 'INT64' }, write: toBigInt, read: readLong };
+    case 'float':
+      return { element: { type: 'FLOAT' }, write: same, read: same };
+    case 'double':
+      return { element: { type: 'DOUBLE' }, write: same, read: same };
+    case 'bytes':
+      return { element: { type: 'BYTE_ARRAY' }, write: same, read: copyBytes };
+    case 'fixed':
+      return { element: { type: 'FIXED_LEN_BYTE_ARRAY', type_length: (type as types.FixedType).size }, write: same, read: copyBytes };
+    case 'string':
+      return { element: STRING, write: same, read: readUtf8 };
+    case 'enum': {
+      const symbols = new Set((type as types.EnumType).symbols);
+      return {
+        element: STRING,
+        write: same,
+        read: (value, at) => {
+          const symbol = readUtf8(value);
+          if (!symbols.has(symbol)) throw dataFileError('DATA_FILE_CORRUPT', `Parquet file: field ${at} holds ${JSON.stringify(symbol)}, not a symbol of its enum`, { field: at });
+          return symbol;
+        },
+      };
+    }
     default:
-      if (name.startsWith('logical:')) return planLogical(type as types.LogicalType, path, context);
+      if (name.startsWith('logical:')) return logicalOf(type as types.LogicalType, path);
       throw unsupported(path, `is ${describe(type)}, which has no Parquet column type`);
   }
 }
 
-function planLogical(type: types.LogicalType, path: string, context: PlanContext): ValuePlan {
+/** Which Avro types each logical type of the specification annotates (otherwise it is ignored, as the specification says). */
+const ANNOTATES: Readonly<Record<string, readonly string[]>> = {
+  decimal: ['bytes', 'fixed'],
+  uuid: ['string', 'fixed'],
+  date: ['int'],
+  'time-millis': ['int'],
+  'time-micros': ['long'],
+  'timestamp-millis': ['long'],
+  'timestamp-micros': ['long'],
+  'timestamp-nanos': ['long'],
+  'local-timestamp-millis': ['long'],
+  'local-timestamp-micros': ['long'],
+  'local-timestamp-nanos': ['long'],
+  duration: ['fixed'],
+};
+
+const TIME_UNITS = { millis: 'MILLIS', micros: 'MICROS', nanos: 'NANOS' } as const;
+
+function logicalOf(type: types.LogicalType, path: string): Primitive {
   const logicalName = type.typeName.slice('logical:'.length);
   const underlying = type.underlyingType;
-  const mapping = PARQUET_LOGICAL[logicalName];
-  if (mapping === undefined) {
-    // The specification: a logical type on a type it cannot annotate is ignored.
-    if (!annotates(logicalName, avroTypeName(underlying))) return planValue(underlying, path, context);
-    throw unsupported(path, `has the logical type ${logicalName}, which parquetjs-lite cannot annotate (supported: ${Object.keys(PARQUET_LOGICAL).join(', ')})`);
+  const underlyingName = avroTypeName(underlying);
+  if (!(ANNOTATES[logicalName] ?? []).includes(underlyingName)) return primitiveOf(underlying, path);
+  const plain = primitiveOf(underlying, path);
+  const schema = type.schema() as { precision?: unknown; scale?: unknown; size?: unknown };
+  const timestamp = /^(local-)?timestamp-(millis|micros|nanos)$/.exec(logicalName);
+  if (timestamp !== null) {
+    const unit = TIME_UNITS[timestamp[2] as keyof typeof TIME_UNITS];
+    const converted = unit === 'MILLIS' ? 'TIMESTAMP_MILLIS' : unit === 'MICROS' ? 'TIMESTAMP_MICROS' : undefined;
+    const adjusted = timestamp[1] === undefined;
+    return {
+      ...plain,
+      element: { type: 'INT64', ...(adjusted && converted !== undefined ? { converted_type: converted } : {}), logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: adjusted, unit } },
+    };
   }
-  if (mapping.underlying !== avroTypeName(underlying)) return planValue(underlying, path, context);
-  const plain = planValue(underlying, path, context);
-  // parquetjs-lite refuses dates and timestamps before 1970 with a bare string; say which field.
-  const write =
-    mapping.parquet === 'TIMESTAMP_MILLIS' || mapping.parquet === 'DATE'
-      ? (value: unknown, at: string): unknown => {
-          if (typeof value === 'number' && value < 0) throw valueRefused(at, `${logicalName} ${value} is before 1970, which parquetjs-lite cannot write`);
-          return value;
-        }
-      : plain.write;
-  return { definition: { ...plain.definition, type: mapping.parquet }, write, read: plain.read };
-}
-
-/** Which Avro types each logical type of the specification annotates. */
-function annotates(logicalName: string, underlying: string): boolean {
-  const fixedOrBytes = underlying === 'bytes' || underlying === 'fixed';
   switch (logicalName) {
-    case 'decimal':
-      return fixedOrBytes;
-    case 'duration':
-      return underlying === 'fixed';
+    case 'date':
+      return { ...plain, element: { type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } } };
+    case 'time-millis':
+      return { ...plain, element: { type: 'INT32', converted_type: 'TIME_MILLIS', logical_type: { type: 'TIME', isAdjustedToUTC: true, unit: 'MILLIS' } } };
     case 'time-micros':
-    case 'timestamp-micros':
-    case 'timestamp-nanos':
-    case 'local-timestamp-millis':
-    case 'local-timestamp-micros':
-    case 'local-timestamp-nanos':
-      return underlying === 'long';
+      return { ...plain, element: { type: 'INT64', converted_type: 'TIME_MICROS', logical_type: { type: 'TIME', isAdjustedToUTC: true, unit: 'MICROS' } } };
+    case 'uuid':
+      if (underlyingName === 'fixed' && (underlying as types.FixedType).size !== 16) return plain;
+      return {
+        element: { type: 'FIXED_LEN_BYTE_ARRAY', type_length: 16, logical_type: { type: 'UUID' } },
+        write: underlyingName === 'fixed' ? same : uuidBytes,
+        read: underlyingName === 'fixed' ? copyBytes : uuidText,
+      };
+    case 'decimal': {
+      const precision = Number(schema.precision);
+      const scale = schema.scale === undefined ? 0 : Number(schema.scale);
+      const size = underlyingName === 'fixed' ? (underlying as types.FixedType).size : undefined;
+      const fits = Number.isInteger(precision) && precision >= 1 && Number.isInteger(scale) && scale >= 0 && scale <= precision && (size === undefined || precision <= maxDecimalDigits(size));
+      // An invalid decimal annotation is ignored, as the Avro specification says.
+      if (!fits) return plain;
+      return { ...plain, element: { ...plain.element, converted_type: 'DECIMAL', precision, scale, logical_type: { type: 'DECIMAL', precision, scale } }, statistics: false };
+    }
     default:
-      return true;
+      return plain; // duration: 12 raw bytes, as parquet-avro writes it
   }
 }
 
-/** A field's plan, with `["null", T]` made an optional T. */
-function planSlot(type: Type, path: string, context: PlanContext): ValuePlan {
-  if (type.typeName !== 'union:unwrapped' && type.typeName !== 'union:wrapped') {
-    if (type.typeName === 'null') throw unsupported(path, 'is null alone, which has no Parquet column');
-    return planValue(type, path, context);
-  }
-  const branches = (type as types.UnwrappedUnionType).types;
-  const nonNull = branches.filter((branch) => branch.typeName !== 'null');
-  const present = nonNull[0];
-  if (branches.length !== 2 || nonNull.length !== 1 || present === undefined) {
-    throw unsupported(path, `is the union ${describe(type)}; Parquet holds only ["null", T] unions, as an optional T`);
-  }
-  const inner = planValue(present, path, context);
-  const wrapped = type.typeName === 'union:wrapped';
+/** Digits a fixed of `size` bytes holds as a signed two's complement integer. */
+function maxDecimalDigits(size: number): number {
+  return Math.floor(Math.log10(2) * (8 * size - 1));
+}
+
+function leafNode(path: string, schemaPath: readonly SchemaElement[], element: SchemaElement, definition: number, repetition: number, primitive: Primitive, state: PlanState): Node {
+  const index = state.leaves.length;
+  state.leaves.push({
+    schemaPath,
+    element,
+    name: schemaPath
+      .slice(1)
+      .map((entry) => entry.name)
+      .join('.'),
+    maxDefinitionLevel: definition,
+    maxRepetitionLevel: repetition,
+    statistics: primitive.statistics ?? true,
+  });
+  const { write, read } = primitive;
   return {
-    definition: { ...inner.definition, optional: true },
-    // avsc: an unwrapped union's value is the branch's value; a wrapped one's is {branchName: value}.
-    write: (value, at) => (value === null || value === undefined ? undefined : inner.write(wrapped ? Object.values(value)[0] : value, at)),
-    read: (value, at) => (value === null || value === undefined ? null : wrapped ? { [present.branchName ?? '']: inner.read(value, at) } : inner.read(value, at)),
+    leaves: [index],
+    write(value, repetitionLevel, definitionLevel, columns) {
+      const column = columns[index]!;
+      column.values.push(write(value, path));
+      column.definitionLevels.push(definitionLevel);
+      column.repetitionLevels.push(repetitionLevel);
+    },
+    read: (value, at) => read(value, at),
   };
 }
 
-function planRecord(type: types.RecordType, path: string, context: PlanContext): ValuePlan {
+/** Writes the nulls of an absent value into every leaf under it. */
+function writeAbsent(leaves: readonly number[], repetition: number, definition: number, columns: LeafColumn[]): void {
+  for (const leaf of leaves) {
+    const column = columns[leaf]!;
+    column.values.push(null);
+    column.definitionLevels.push(definition);
+    column.repetitionLevels.push(repetition);
+  }
+}
+
+/** Writes a slot's value: present, or the nulls of an optional one at the slot's definition level minus one. */
+function writeSlot(field: PlannedField, value: unknown, repetition: number, definition: number, columns: LeafColumn[]): void {
+  if (value === null || value === undefined) {
+    writeAbsent(field.node.leaves, repetition, definition, columns);
+    return;
+  }
+  field.node.write(value, repetition, field.optional ? definition + 1 : definition, columns);
+}
+
+function readSlot(field: PlannedField, value: unknown, path: string): unknown {
+  if (value === null || value === undefined) {
+    if (!field.optional) throw dataFileError('DATA_FILE_CORRUPT', `Parquet file: required field ${path} is missing`, { field: path });
+    return null;
+  }
+  return field.node.read(value, path);
+}
+
+function planRecord(type: types.RecordType, path: string, element: SchemaElement, ids: FieldIds, schemaPath: readonly SchemaElement[], definition: number, repetition: number, state: PlanState): Node {
   const name = type.name ?? '(anonymous record)';
-  if (context.enclosing.has(name)) throw unsupported(path, `refers back to its enclosing record ${name}; Parquet schemas cannot be recursive`);
-  if (type.fields.length === 0) throw unsupported(path || '(top level)', `is the record ${name} without fields; Parquet has no empty groups`);
-  const inner: PlanContext = { ...context, enclosing: new Set(context.enclosing).add(name) };
-  const fields = type.fields.map((field) => {
-    const fieldPath = path === '' ? field.name : `${path}.${field.name}`;
-    return { name: field.name, path: fieldPath, plan: planSlot(field.type, fieldPath, inner) };
-  });
+  if (state.enclosing.has(name)) throw unsupported(path, `refers back to its enclosing record ${name}; Parquet schemas cannot be recursive`);
+  if (type.fields.length === 0) throw unsupported(path, `is the record ${name} without fields; Parquet has no empty groups`);
+  element.num_children = type.fields.length;
+  const inner: PlanState = { ...state, enclosing: new Set(state.enclosing).add(name) };
+  const fieldIds = type.fields.map(() => ids.next());
+  const fields = type.fields.map((field, index) => planField(field.name, `${path}.${field.name}`, field.type, fieldIds[index]!, ids, schemaPath, definition, repetition, inner));
+  return recordNode(fields, state);
+}
+
+function recordNode(fields: readonly PlannedField[], state: PlanState): Node {
+  void state;
+  const leaves = fields.flatMap((field) => field.node.leaves);
   return {
-    definition: { fields: Object.fromEntries(fields.map((field) => [field.name, field.plan.definition])) },
-    write: (value) => {
+    leaves,
+    write(value, repetition, definition, columns) {
       const record = value as Record<string, unknown>;
-      const row: Record<string, unknown> = {};
-      for (const field of fields) {
-        const fieldValue = record[field.name];
-        row[field.name] = fieldValue === null || fieldValue === undefined ? fieldValue : field.plan.write(fieldValue, field.path);
-      }
-      return row;
+      for (const field of fields) writeSlot(field, record[field.name], repetition, definition, columns);
     },
-    read: (value) => {
+    read(value, path) {
       const row = value as Record<string, unknown>;
       const record: Record<string, unknown> = {};
-      for (const field of fields) {
-        const fieldValue = row[field.name];
-        if ((fieldValue === undefined || fieldValue === null) && field.plan.definition.optional !== true && field.plan.definition.type !== 'LIST' && field.plan.definition.type !== 'MAP') {
-          throw dataFileError('DATA_FILE_CORRUPT', `Parquet file: required field ${field.path} is missing`, { field: field.path });
-        }
-        record[field.name] = field.plan.read(fieldValue ?? null, field.path);
-      }
+      for (const field of fields) record[field.name] = readSlot(field, row[field.name], path === '' ? field.name : `${path}.${field.name}`);
       return record;
     },
   };
 }
 
-function planArray(type: types.ArrayType, path: string, context: PlanContext): ValuePlan {
-  const element = planSlot(type.itemsType, `${path}[]`, context);
+/** A repeated group (a list's `list`, a map's `key_value`) under `element`, which becomes the LIST or MAP group. */
+function repeatedGroup(name: string, children: number, schemaPath: readonly SchemaElement[], state: PlanState): SchemaElement[] {
+  const group: SchemaElement = { name, repetition_type: 'REPEATED', num_children: children };
+  state.elements.push(group);
+  return [...schemaPath, group];
+}
+
+function planList(type: types.ArrayType, path: string, element: SchemaElement, ids: FieldIds, schemaPath: readonly SchemaElement[], definition: number, repetition: number, state: PlanState): Node {
+  Object.assign(element, { num_children: 1, converted_type: 'LIST', logical_type: { type: 'LIST' } });
+  const groupPath = repeatedGroup('list', 1, schemaPath, state);
+  // A present, non-empty list defines one more level (the repeated group) and repeats at one more.
+  const itemDefinition = definition + 1;
+  const itemRepetition = repetition + 1;
+  const item = planField('element', `${path}[]`, type.itemsType, ids.next(), ids, groupPath, itemDefinition, itemRepetition, state);
+  const leaves = item.node.leaves;
   return {
-    definition: { type: 'LIST', fields: { list: { repeated: true, fields: { element: element.definition } } } },
-    write: (value, at) => ({ list: (value as unknown[]).map((item) => ({ element: item === null ? null : element.write(item, `${at}[]`) })) }),
-    // parquetjs-lite leaves `list` out for an empty list; an absent optional element is absent.
-    read: (value, at) => ((value as { list?: { element?: unknown }[] } | null)?.list ?? []).map((entry) => element.read(entry.element ?? null, `${at}[]`)),
+    leaves,
+    write(value, repetitionLevel, definitionLevel, columns) {
+      const items = value as readonly unknown[];
+      if (items.length === 0) {
+        writeAbsent(leaves, repetitionLevel, definitionLevel, columns);
+        return;
+      }
+      for (let index = 0; index < items.length; index += 1) writeSlot(item, items[index], index === 0 ? repetitionLevel : itemRepetition, itemDefinition, columns);
+    },
+    read(value, at) {
+      return (value as readonly unknown[]).map((entry) => readSlot(item, entry, `${at}[]`));
+    },
   };
 }
 
-function planMap(type: types.MapType, path: string, context: PlanContext): ValuePlan {
-  const valuePlan = planSlot(type.valuesType as Type, `${path}{}`, context);
-  const keyDefinition: ParquetFieldDefinition = { type: 'UTF8', compression: context.compression, statistics: false };
+function planMap(type: types.MapType, path: string, element: SchemaElement, ids: FieldIds, schemaPath: readonly SchemaElement[], definition: number, repetition: number, state: PlanState): Node {
+  Object.assign(element, { num_children: 1, converted_type: 'MAP', logical_type: { type: 'MAP' } });
+  const groupPath = repeatedGroup('key_value', 2, schemaPath, state);
+  const entryDefinition = definition + 1;
+  const entryRepetition = repetition + 1;
+  const keyId = ids.next();
+  const valueId = ids.next();
+  const keyElement: SchemaElement = { name: 'key', repetition_type: 'REQUIRED', field_id: keyId, ...STRING };
+  state.elements.push(keyElement);
+  const keyNode = leafNode(`${path}{key}`, [...groupPath, keyElement], keyElement, entryDefinition, entryRepetition, { element: STRING, write: same, read: readUtf8 }, state);
+  const valueField = planField('value', `${path}{}`, type.valuesType as Type, valueId, ids, groupPath, entryDefinition, entryRepetition, state);
+  const leaves = [...keyNode.leaves, ...valueField.node.leaves];
   return {
-    definition: { type: 'MAP', fields: { key_value: { repeated: true, fields: { key: keyDefinition, value: valuePlan.definition } } } },
-    write: (value, at) => ({
-      key_value: Object.entries(value as Record<string, unknown>).map(([key, item]) => ({ key, value: item === null ? null : valuePlan.write(item, `${at}{}`) })),
-    }),
-    read: (value, at) => {
-      const map: Record<string, unknown> = {};
-      for (const entry of (value as { key_value?: { key?: unknown; value?: unknown }[] } | null)?.key_value ?? []) {
-        map[readUtf8(entry.key)] = valuePlan.read(entry.value ?? null, `${at}{}`);
+    leaves,
+    write(value, repetitionLevel, definitionLevel, columns) {
+      let index = 0;
+      for (const key in value as Record<string, unknown>) {
+        const entryRepetitionLevel = index === 0 ? repetitionLevel : entryRepetition;
+        keyNode.write(key, entryRepetitionLevel, entryDefinition, columns);
+        writeSlot(valueField, (value as Record<string, unknown>)[key], entryRepetitionLevel, entryDefinition, columns);
+        index += 1;
       }
+      if (index === 0) writeAbsent(leaves, repetitionLevel, definitionLevel, columns);
+    },
+    read(value, at) {
+      const map: Record<string, unknown> = {};
+      // hyparquet assembles a map as an object of its keys (strings read as bytes: see readParquetFile).
+      for (const [key, entry] of mapEntries(value)) map[readUtf8(key)] = readSlot(valueField, entry, `${at}{}`);
       return map;
     },
   };
 }
 
-function writeFloating(value: unknown, path: string): unknown {
-  if (typeof value === 'number' && Number.isNaN(value)) throw valueRefused(path, 'NaN, which parquetjs-lite cannot write');
-  return value;
+function mapEntries(value: unknown): [unknown, unknown][] {
+  if (value instanceof Map) return [...(value as Map<unknown, unknown>).entries()];
+  if (Array.isArray(value)) return value.map((entry: { key?: unknown; value?: unknown }) => [entry.key, entry.value]);
+  return Object.entries(value as Record<string, unknown>);
+}
+
+function toBigInt(value: unknown): unknown {
+  return BigInt(value as number);
 }
 
 function readLong(value: unknown, path: string): unknown {
@@ -271,12 +449,29 @@ function readLong(value: unknown, path: string): unknown {
   return number;
 }
 
-function readUtf8(value: unknown): string {
-  return Buffer.isBuffer(value) ? value.toString('utf8') : String(value);
+const UUID_PATTERN = /^[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}$/;
+
+function uuidBytes(value: unknown, path: string): unknown {
+  const text = String(value);
+  if (!UUID_PATTERN.test(text)) {
+    throw dataFileError('DATA_FILE_RECORD_INVALID', `Parquet: field ${path} holds ${JSON.stringify(text.slice(0, 60))}, which is not a UUID (8-4-4-4-12 hex digits) as its uuid logical type requires`, { field: path });
+  }
+  return Buffer.from(text.replaceAll('-', ''), 'hex');
 }
 
-function copyBuffer(value: unknown): unknown {
-  return Buffer.from(value as Buffer);
+function uuidText(value: unknown): unknown {
+  const hex = Buffer.from(value as Uint8Array).toString('hex');
+  return `${hex.slice(0, 8)}-${hex.slice(8, 12)}-${hex.slice(12, 16)}-${hex.slice(16, 20)}-${hex.slice(20)}`;
+}
+
+function readUtf8(value: unknown): string {
+  if (typeof value === 'string') return value;
+  const bytes = value as Uint8Array;
+  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength).toString('utf8');
+}
+
+function copyBytes(value: unknown): unknown {
+  return Buffer.from(value as Uint8Array);
 }
 
 function describe(type: Type): string {
@@ -285,8 +480,4 @@ function describe(type: Type): string {
 
 function unsupported(path: string, what: string): Error {
   return dataFileError('DATA_FILE_SCHEMA_UNSUPPORTED', `Parquet: field ${path} ${what}`, { field: path });
-}
-
-function valueRefused(path: string, what: string): Error {
-  return dataFileError('DATA_FILE_RECORD_INVALID', `Parquet: field ${path} holds ${what}`, { field: path });
 }

@@ -57,7 +57,7 @@ export async function readHiveTables(load: LoadDefinition, warehouse: WarehouseF
     const reader = found?.reader === undefined ? await registryReaderSchemas(registry)(topic) : await readerById(registry, found.reader);
     const schema = load.transform === undefined ? reader.fileType : compileTransform(load.transform, reader, topic).outputType;
     // The Parquet writer's own check: a schema it cannot write gets no table either.
-    if (load.format === 'parquet') planParquetRecord(schema, 'UNCOMPRESSED');
+    if (load.format === 'parquet') planParquetRecord(schema);
     definitions.push({
       database: load.hive?.database ?? 'default',
       table: names.get(topic)!,

@@ -1,103 +1,199 @@
 /**
- * The Parquet side: the footer parquetjs-lite writes (schema layout, codecs, key-value metadata, no
- * statistics, nothing from the clock), the Avro schemas that have no Parquet form and the values
- * parquetjs-lite cannot write — each refused with the field named — and damaged files.
+ * The Parquet side: the footer the writer leaves (field ids in Iceberg's order, logical types,
+ * codecs, statistics, sizes, key-value metadata, nothing from the clock), row groups closed by
+ * bytes whatever store the rows wait in, values Parquet holds that the old writer refused, the
+ * Avro schemas that have no Parquet form (refused with the field named) and damaged files.
+ * Readers other than ours (DuckDB, parquet-mr) are in test/compat.
  */
-import parquet from 'parquetjs-lite';
+import { parquetMetadata } from 'hyparquet';
+import type { FileMetaData, SchemaElement } from 'hyparquet';
+import { parquetWriteBuffer } from 'hyparquet-writer';
 import { describe, expect, it, vi } from 'vitest';
-import { decodeDataFile, encodeDataFile, parseDataFileSchema, type DataFileCodec } from '../../../src/etl/files/data-files.js';
+import { decodeDataFile, encodeDataFile, openDataFileWriter, parseDataFileSchema, type DataFileCodec } from '../../../src/etl/files/data-files.js';
+import { CREATED_BY, type RowStore } from '../../../src/etl/files/parquet-file.js';
 import { allTypesRecords, allTypesSchema } from './data-files-fixture.js';
 
-// Encoding a few hundred records can take a second or more on a busy shared machine.
 vi.setConfig({ testTimeout: 30_000 });
 
 const schema = allTypesSchema();
 const records = allTypesRecords(200);
 
-interface FooterElement {
-  name: string;
-  type?: number | null;
-  converted_type?: number | null;
-  repetition_type?: number | null;
-  num_children?: number | null;
-  type_length?: number | null;
-}
-interface Footer {
-  created_by: string;
-  key_value_metadata: { key: string; value: string }[];
-  schema: FooterElement[];
-  row_groups: { columns: { meta_data: { codec: number; statistics?: unknown } }[] }[];
-}
-
-async function footerOf(bytes: Buffer): Promise<Footer> {
-  const envelope = await parquet.ParquetEnvelopeReader.openBuffer(bytes);
-  return (await envelope.readFooter()) as unknown as Footer;
-}
-
+const footerOf = (bytes: Buffer): FileMetaData => parquetMetadata(bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer);
 const encode = (codec: DataFileCodec, metadata: Record<string, string> = {}): Promise<Buffer> =>
   encodeDataFile(records, { format: 'parquet', codec, schema, identity: 'views+0+0+203', metadata });
-
-// Thrift enum values of parquet.thrift.
-const CONVERTED = { UTF8: 0, MAP: 1, LIST: 3, DATE: 6, TIME_MILLIS: 7, TIMESTAMP_MILLIS: 9 };
-const REPETITION = { REQUIRED: 0, OPTIONAL: 1, REPEATED: 2 };
-const CODEC = { UNCOMPRESSED: 0, SNAPPY: 1, GZIP: 2 };
+const recordOf = (fields: unknown[]) => parseDataFileSchema({ type: 'record', name: 'tributary.test.R', fields });
 
 describe('Parquet footer', () => {
-  it('has PAR1 at both ends, created_by a constant, parquet.avro.schema then the caller\'s keys sorted', async () => {
+  it("has PAR1 at both ends, created_by a constant, parquet.avro.schema then the caller's keys sorted", async () => {
     const bytes = await encode('snappy', { 'z.last': '1', 'tributary.offsets': '0-203' });
     expect(bytes.subarray(0, 4).toString()).toBe('PAR1');
     expect(bytes.subarray(-4).toString()).toBe('PAR1');
-    const footer = await footerOf(bytes);
-    expect(footer.created_by).toBe('parquet.js');
-    expect(footer.key_value_metadata.map(({ key }) => key)).toEqual(['parquet.avro.schema', 'tributary.offsets', 'z.last']);
-    expect(JSON.parse(footer.key_value_metadata[0]?.value ?? '')).toEqual(schema.schema({ exportAttrs: true }));
+    const footer = footerOf(bytes);
+    expect(footer.created_by).toBe(CREATED_BY);
+    expect(footer.num_rows).toBe(BigInt(records.length));
+    expect((footer.key_value_metadata ?? []).map(({ key }) => key)).toEqual(['parquet.avro.schema', 'tributary.offsets', 'z.last']);
+    expect(JSON.parse(footer.key_value_metadata?.[0]?.value ?? '')).toEqual(schema.schema({ exportAttrs: true }));
   });
 
   it.each([
-    ['null', CODEC.UNCOMPRESSED],
-    ['snappy', CODEC.SNAPPY],
-    ['gzip', CODEC.GZIP],
-  ] as const)('codec %s: every column chunk says so, and none carries statistics', async (codec, expected) => {
-    const footer = await footerOf(await encode(codec));
+    ['null', 'UNCOMPRESSED'],
+    ['snappy', 'SNAPPY'],
+    ['gzip', 'GZIP'],
+    ['zstd', 'ZSTD'],
+  ] as const)('codec %s: every column chunk says so, carries statistics with a null count, and sizes that add up', async (codec, expected) => {
+    const bytes = await encode(codec);
+    const footer = footerOf(bytes);
     const columns = footer.row_groups.flatMap((group) => group.columns);
     expect(columns.length).toBeGreaterThan(20);
-    expect(new Set(columns.map((column) => column.meta_data.codec))).toEqual(new Set([expected]));
-    expect(columns.filter((column) => column.meta_data.statistics !== null && column.meta_data.statistics !== undefined)).toEqual([]);
+    for (const { meta_data: meta } of columns) {
+      expect(meta?.codec).toBe(expected);
+      expect(meta?.statistics?.null_count).toBeTypeOf('bigint');
+      if (codec === 'null') expect(meta?.total_uncompressed_size).toBe(meta?.total_compressed_size);
+    }
+    const compressed = columns.reduce((sum, column) => sum + Number(column.meta_data?.total_compressed_size), 0);
+    const uncompressed = columns.reduce((sum, column) => sum + Number(column.meta_data?.total_uncompressed_size), 0);
+    expect(compressed).toBeLessThan(bytes.length);
+    expect(footer.row_groups.reduce((sum, group) => sum + Number(group.total_compressed_size), 0)).toBe(compressed);
+    if (codec !== 'null') expect(uncompressed).toBeGreaterThan(compressed);
   });
 
   it('lays out lists, maps, optionals, enums, fixed and logical types as parquet-avro does', async () => {
-    const elements = (await footerOf(await encode('null'))).schema;
-    const element = (name: string, after = 0): FooterElement | undefined => elements.slice(after).find((candidate) => candidate.name === name);
-    expect(element('at')).toMatchObject({ converted_type: CONVERTED.TIMESTAMP_MILLIS, repetition_type: REPETITION.REQUIRED });
-    expect(element('day')).toMatchObject({ converted_type: CONVERTED.DATE });
-    expect(element('clock')).toMatchObject({ converted_type: CONVERTED.TIME_MILLIS });
-    expect(element('kind')).toMatchObject({ converted_type: CONVERTED.UTF8 });
-    expect(element('digest')).toMatchObject({ type_length: 4 });
-    expect(element('note')).toMatchObject({ converted_type: CONVERTED.UTF8, repetition_type: REPETITION.OPTIONAL });
-    expect(element('amount')).toMatchObject({ repetition_type: REPETITION.OPTIONAL });
+    const elements = footerOf(await encode('null')).schema;
+    const element = (name: string): SchemaElement | undefined => elements.find((candidate) => candidate.name === name);
+    expect(element('at')).toMatchObject({ type: 'INT64', repetition_type: 'REQUIRED', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MILLIS' } });
+    expect(element('day')).toMatchObject({ type: 'INT32', converted_type: 'DATE' });
+    expect(element('clock')).toMatchObject({ type: 'INT32', converted_type: 'TIME_MILLIS' });
+    expect(element('kind')).toMatchObject({ type: 'BYTE_ARRAY', converted_type: 'UTF8' });
+    expect(element('digest')).toMatchObject({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: 4 });
+    expect(element('note')).toMatchObject({ converted_type: 'UTF8', repetition_type: 'OPTIONAL' });
+    expect(element('amount')).toMatchObject({ repetition_type: 'OPTIONAL' });
     const tags = elements.findIndex((candidate) => candidate.name === 'tags');
     expect(elements.slice(tags, tags + 3)).toMatchObject([
-      { name: 'tags', converted_type: CONVERTED.LIST, repetition_type: REPETITION.REQUIRED, num_children: 1 },
-      { name: 'list', repetition_type: REPETITION.REPEATED, num_children: 1 },
-      { name: 'element', converted_type: CONVERTED.UTF8, repetition_type: REPETITION.REQUIRED },
+      { name: 'tags', converted_type: 'LIST', repetition_type: 'REQUIRED', num_children: 1 },
+      { name: 'list', repetition_type: 'REPEATED', num_children: 1 },
+      { name: 'element', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
     ]);
     const scores = elements.findIndex((candidate) => candidate.name === 'scores');
     expect(elements.slice(scores, scores + 4)).toMatchObject([
-      { name: 'scores', converted_type: CONVERTED.MAP, num_children: 1 },
-      { name: 'key_value', repetition_type: REPETITION.REPEATED, num_children: 2 },
-      { name: 'key', converted_type: CONVERTED.UTF8, repetition_type: REPETITION.REQUIRED },
-      { name: 'value', repetition_type: REPETITION.REQUIRED },
+      { name: 'scores', converted_type: 'MAP', num_children: 1 },
+      { name: 'key_value', repetition_type: 'REPEATED', num_children: 2 },
+      { name: 'key', converted_type: 'UTF8', repetition_type: 'REQUIRED' },
+      { name: 'value', repetition_type: 'REQUIRED' },
     ]);
     const maybeNumbers = elements.findIndex((candidate) => candidate.name === 'maybeNumbers');
     expect(elements.slice(maybeNumbers, maybeNumbers + 3)).toMatchObject([
-      { name: 'maybeNumbers', converted_type: CONVERTED.LIST, repetition_type: REPETITION.OPTIONAL },
-      { name: 'list', repetition_type: REPETITION.REPEATED },
-      { name: 'element', repetition_type: REPETITION.OPTIONAL },
+      { name: 'maybeNumbers', converted_type: 'LIST', repetition_type: 'OPTIONAL' },
+      { name: 'list', repetition_type: 'REPEATED' },
+      { name: 'element', repetition_type: 'OPTIONAL' },
     ]);
+  });
+
+  it("numbers every field, element, key and value as Iceberg numbers a new table's columns", async () => {
+    const type = recordOf([
+      { name: 'a', type: 'long' },
+      { name: 'b', type: { type: 'record', name: 'B', fields: [{ name: 'c', type: 'string' }, { name: 'd', type: ['null', 'int'] }] } },
+      { name: 'e', type: { type: 'array', items: 'int' } },
+      { name: 'f', type: { type: 'map', values: { type: 'array', items: 'string' } } },
+    ]);
+    const bytes = await encodeDataFile([{ a: 1, b: { c: 'x', d: null }, e: [1], f: { k: ['v'] } }], { format: 'parquet', codec: 'null', schema: type, identity: 'x' });
+    const ids = footerOf(bytes)
+      .schema.filter((element) => element.name !== 'root' && element.repetition_type !== 'REPEATED')
+      .map((element) => `${element.name}=${element.field_id}`);
+    // Iceberg's TypeUtil.assignFreshIds: a struct's fields first, then what each contains.
+    expect(ids).toEqual(['a=1', 'b=2', 'c=5', 'd=6', 'e=3', 'element=7', 'f=4', 'key=8', 'value=9', 'element=10']);
+  });
+
+  it('writes statistics a reader can prune by: min and max of the values, nulls counted', async () => {
+    const type = recordOf([
+      { name: 'n', type: 'long' },
+      { name: 's', type: ['null', 'string'] },
+      { name: 't', type: { type: 'long', logicalType: 'timestamp-millis' } },
+    ]);
+    const written = [
+      { n: -5, s: 'é', t: Date.UTC(2026, 0, 1) },
+      { n: 7, s: null, t: Date.UTC(1969, 11, 31) },
+      { n: 0, s: 'Z', t: Date.UTC(2026, 0, 2) },
+    ];
+    const footer = footerOf(await encodeDataFile(written, { format: 'parquet', codec: 'zstd', schema: type, identity: 'x' }));
+    const stats = Object.fromEntries(footer.row_groups[0]!.columns.map((column) => [column.meta_data!.path_in_schema.join('.'), column.meta_data!.statistics]));
+    expect(stats['n']).toMatchObject({ min_value: -5n, max_value: 7n, null_count: 0n });
+    // Strings by their UTF-8 bytes: "Z" (5a) before "é" (c3 a9).
+    expect(stats['s']).toMatchObject({ min_value: 'Z', max_value: 'é', null_count: 1n });
+    expect(stats['t']?.min_value).toEqual(new Date(Date.UTC(1969, 11, 31)));
+    expect(stats['t']?.max_value).toEqual(new Date(Date.UTC(2026, 0, 2)));
+  });
+
+  it('uses a dictionary for a column that repeats and plain pages for one that does not', async () => {
+    const type = recordOf([{ name: 'city', type: 'string' }, { name: 'id', type: 'string' }]);
+    const written = Array.from({ length: 5000 }, (_, index) => ({ city: ['Zürich', 'Kraków', '東京'][index % 3]!, id: `id-${index}-${(index * 7919) % 5003}` }));
+    const footer = footerOf(await encodeDataFile(written, { format: 'parquet', codec: 'snappy', schema: type, identity: 'x' }));
+    const [city, id] = footer.row_groups[0]!.columns.map((column) => column.meta_data!);
+    expect(city?.dictionary_page_offset).toBeTypeOf('bigint');
+    expect(city?.encodings).toContain('RLE_DICTIONARY');
+    expect(id?.dictionary_page_offset).toBeUndefined();
+    expect(id?.encodings).not.toContain('RLE_DICTIONARY');
   });
 });
 
-const recordOf = (fields: unknown[]) => parseDataFileSchema({ type: 'record', name: 'tributary.test.R', fields });
+describe('row groups', () => {
+  const type = recordOf([
+    { name: 'n', type: 'long' },
+    { name: 's', type: 'string' },
+  ]);
+  const many = Array.from({ length: 20_000 }, (_, index) => ({ n: index, s: `row ${index} ${'x'.repeat(index % 50)}` }));
+
+  it('close when their rows reach rowGroupBytes, and the same rows give the same bytes whatever store they wait in', async () => {
+    const options = { format: 'parquet' as const, codec: 'zstd' as const, schema: type, identity: 'x', rowGroupBytes: 64 * 1024 };
+    const inMemory = await encodeDataFile(many, options);
+    const footer = footerOf(inMemory);
+    expect(footer.row_groups.length).toBeGreaterThan(5);
+    expect(footer.row_groups.reduce((sum, group) => sum + Number(group.num_rows), 0)).toBe(many.length);
+    // A store that hands its bytes back in odd pieces, as one read from a spill file does.
+    const stores: string[] = [];
+    const chunked = (): RowStore => {
+      const parts: Buffer[] = [];
+      stores.push('opened');
+      return {
+        write: (chunk) => void parts.push(chunk),
+        chunks: async function* () {
+          const all = Buffer.concat(parts);
+          for (let at = 0; at < all.length; at += 1000) yield all.subarray(at, at + 1000);
+        },
+        dispose: () => Promise.resolve(),
+      };
+    };
+    const chunks: Buffer[] = [];
+    const writer = openDataFileWriter({ ...options, rowStore: chunked }, (chunk) => chunks.push(chunk));
+    for (const record of many) await writer.append(record);
+    await writer.finish({});
+    expect(Buffer.concat(chunks).equals(inMemory)).toBe(true);
+    expect(stores.length).toBe(footer.row_groups.length + 1);
+    expect((await decodeDataFile(inMemory, 'parquet')).records).toEqual(many);
+  });
+});
+
+describe('values Parquet holds', () => {
+  it.each([
+    ['NaN and infinities in an optional float in an array', recordOf([{ name: 'xs', type: { type: 'array', items: ['null', 'float'] } }]), { xs: [1, null, Number.NaN, -Infinity] }],
+    ['a timestamp before 1970', recordOf([{ name: 'at', type: { type: 'long', logicalType: 'timestamp-millis' } }]), { at: -1 }],
+    ['a date before 1970', recordOf([{ name: 'day', type: { type: 'int', logicalType: 'date' } }]), { day: -3 }],
+    ['timestamp-micros', recordOf([{ name: 'micros', type: { type: 'long', logicalType: 'timestamp-micros' } }]), { micros: 1_700_000_000_123_456 }],
+    ['decimal on bytes', recordOf([{ name: 'money', type: { type: 'bytes', logicalType: 'decimal', precision: 9, scale: 2 } }]), { money: Buffer.from([0xff, 0x38]) }],
+    ['a uuid', recordOf([{ name: 'id', type: { type: 'string', logicalType: 'uuid' } }]), { id: '0b5e1f7a-2c3d-4e5f-8a9b-0c1d2e3f4a5b' }],
+  ])('%s', async (_what, type, value) => {
+    const decoded = await decodeDataFile(await encodeDataFile([value], { format: 'parquet', codec: 'snappy', schema: type, identity: 'x' }), 'parquet');
+    expect(decoded.records).toEqual([value]);
+  });
+
+  it('a uuid field holding something else is DATA_FILE_RECORD_INVALID, naming the field', async () => {
+    const type = recordOf([{ name: 'id', type: { type: 'string', logicalType: 'uuid' } }]);
+    await expect(encodeDataFile([{ id: 'not-a-uuid' }], { format: 'parquet', codec: 'null', schema: type, identity: 'x' })).rejects.toMatchObject({
+      code: 'DATA_FILE_RECORD_INVALID',
+      message: expect.stringContaining('field id holds "not-a-uuid", which is not a UUID') as unknown,
+      details: { field: 'id' },
+    });
+  });
+});
 
 describe('Avro schemas without a Parquet form are DATA_FILE_SCHEMA_UNSUPPORTED, naming the field', () => {
   it.each([
@@ -107,8 +203,6 @@ describe('Avro schemas without a Parquet form are DATA_FILE_SCHEMA_UNSUPPORTED, 
     ['null alone', recordOf([{ name: 'nothing', type: 'null' }]), 'nothing', /is null alone/],
     ['a recursive record', recordOf([{ name: 'next', type: ['null', 'tributary.test.R'] }]), 'next', /refers back to its enclosing record tributary.test.R/],
     ['an empty record', recordOf([{ name: 'empty', type: { type: 'record', name: 'Empty', fields: [] } }]), 'empty', /without fields; Parquet has no empty groups/],
-    ['timestamp-micros', recordOf([{ name: 'micros', type: { type: 'long', logicalType: 'timestamp-micros' } }]), 'micros', /logical type timestamp-micros, which parquetjs-lite cannot annotate/],
-    ['decimal', recordOf([{ name: 'money', type: { type: 'bytes', logicalType: 'decimal', precision: 9, scale: 2 } }]), 'money', /logical type decimal/],
     ['a top-level non-record', parseDataFileSchema('"string"'), '(top level)', /a Parquet file holds records/],
   ])('%s', async (_what, type, field, message) => {
     await expect(encodeDataFile([], { format: 'parquet', codec: 'null', schema: type, identity: 'x' })).rejects.toMatchObject({
@@ -119,26 +213,10 @@ describe('Avro schemas without a Parquet form are DATA_FILE_SCHEMA_UNSUPPORTED, 
   });
 
   it('the same schemas are fine in Avro', async () => {
-    const either = recordOf([{ name: 'either', type: ['int', 'string'] }, { name: 'micros', type: { type: 'long', logicalType: 'timestamp-micros' } }]);
-    const written = [{ either: 'text', micros: 5 }, { either: 3, micros: -1 }];
+    const either = recordOf([{ name: 'either', type: ['int', 'string'] }]);
+    const written = [{ either: 'text' }, { either: 3 }];
     const decoded = await decodeDataFile(await encodeDataFile(written, { format: 'avro', codec: 'deflate', schema: either, identity: 'x' }), 'avro');
     expect(decoded.records).toEqual(written);
-  });
-});
-
-describe('values parquetjs-lite cannot write are DATA_FILE_RECORD_INVALID, naming record and field', () => {
-  it.each([
-    ['NaN in a double', recordOf([{ name: 'x', type: 'double' }]), { x: Number.NaN }, 'x', 'NaN, which parquetjs-lite cannot write'],
-    ['NaN in an optional float in an array', recordOf([{ name: 'xs', type: { type: 'array', items: ['null', 'float'] } }]), { xs: [1, null, Number.NaN] }, 'xs[]', 'NaN'],
-    ['a timestamp before 1970', recordOf([{ name: 'at', type: { type: 'long', logicalType: 'timestamp-millis' } }]), { at: -1 }, 'at', 'timestamp-millis -1 is before 1970'],
-    ['a date before 1970', recordOf([{ name: 'day', type: { type: 'int', logicalType: 'date' } }]), { day: -3 }, 'day', 'date -3 is before 1970'],
-  ])('%s', async (_what, type, bad, field, message) => {
-    const good = type.random();
-    await expect(encodeDataFile([good, bad], { format: 'parquet', codec: 'null', schema: type, identity: 'x' })).rejects.toMatchObject({
-      code: 'DATA_FILE_RECORD_INVALID',
-      message: expect.stringContaining(`record 1 cannot be written: Parquet: field ${field} holds ${message}`) as unknown,
-      details: { record: 1, field },
-    });
   });
 });
 
@@ -146,7 +224,7 @@ describe('damaged Parquet files are DATA_FILE_CORRUPT', () => {
   it('bytes that are not Parquet', async () => {
     await expect(decodeDataFile(Buffer.from('Obj\x01 certainly not parquet'), 'parquet')).rejects.toMatchObject({
       code: 'DATA_FILE_CORRUPT',
-      message: expect.stringContaining('Parquet file cannot be read: not valid parquet file') as unknown,
+      message: expect.stringContaining('Parquet file cannot be read') as unknown,
     });
   });
 
@@ -156,12 +234,8 @@ describe('damaged Parquet files are DATA_FILE_CORRUPT', () => {
   });
 
   it('a Parquet file without an Avro schema', async () => {
-    const plain = new parquet.ParquetSchema({ n: { type: 'INT32' } });
-    const chunks: Buffer[] = [];
-    const writer = new parquet.ParquetWriter(plain, new parquet.ParquetEnvelopeWriter(plain, (chunk) => Promise.resolve(void chunks.push(chunk)), () => Promise.resolve(), 0, {}), {});
-    await writer.appendRow({ n: 1 });
-    await writer.close();
-    await expect(decodeDataFile(Buffer.concat(chunks), 'parquet')).rejects.toMatchObject({
+    const plain = Buffer.from(parquetWriteBuffer({ columnData: [{ name: 'n', data: [1], type: 'INT32' }] }));
+    await expect(decodeDataFile(plain, 'parquet')).rejects.toMatchObject({
       code: 'DATA_FILE_CORRUPT',
       message: 'Parquet file has no parquet.avro.schema in its metadata, so the Avro records it holds are unknown',
     });
