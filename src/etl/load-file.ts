@@ -24,6 +24,10 @@
  *   maxRecordsPerRun: 1000000        # optional, per partition and run; absent: up to the high watermark
  *   maxRecordsPerTask: 1000000       # a range is cut into slices of this many offsets: a task and files each
  *   maxFileBytes: 536870912          # optional: a data file rolls to part .1, .2 … at this size
+ *   memoryBudget: 134217728          # bytes the open data files of a loader process may hold in memory
+ *                                    # (default 128 MiB); past it they wait in local spill files
+ *   rowGroupBytes: 134217728         # parquet: a row group closes once its rows' Avro bytes reach this
+ *                                    # (default 128 MiB, parquet.block.size), at most memoryBudget / 8
  *   quarantine: { maxRecords: 0 }    # undecodable records a run may set aside; more fails the run
  *   latenessHorizon: 2h              # ms|s|m|h|d: how long an hour stays open for late records
  *   schedule: '5 * * * *'            # cron (5 or 6 fields), used by the scheduler (#10)
@@ -38,6 +42,8 @@
  *                                    # name: the topic with characters other than A-Z a-z 0-9 _ made `_`
  */
 import { readFile } from 'node:fs/promises';
+import { DEFAULT_ROW_GROUP_BYTES } from './files/parquet-file.js';
+import { DEFAULT_MEMORY_BUDGET_BYTES } from './load/memory-budget.js';
 import { dirname, resolve } from 'node:path';
 import { parse as parseYaml, YAMLParseError } from 'yaml';
 import { z } from 'zod';
@@ -74,6 +80,10 @@ export interface LoadDefinition {
   readonly maxRecordsPerTask: number;
   /** A data file rolls to its next part at this size (load/slice-writer.ts); absent: never. */
   readonly maxFileBytes?: number;
+  /** Bytes the open data files of a process may hold in memory (load/memory-budget.ts). */
+  readonly memoryBudget: number;
+  /** Parquet: a row group closes once its rows' Avro bytes reach this, at most memoryBudget / 8. */
+  readonly rowGroupBytes: number;
   readonly quarantine: { readonly maxRecords: number };
   readonly latenessHorizonMs: number;
   readonly schedule?: string;
@@ -106,6 +116,8 @@ export interface LoadAuditSettings {
 
 export const DEFAULT_MAX_RECORDS_PER_TASK = 1_000_000;
 const MIN_FILE_BYTES = 1024 * 1024;
+const MIN_MEMORY_BUDGET = 16 * 1024 * 1024;
+const MIN_ROW_GROUP_BYTES = 64 * 1024;
 export const LOAD_NAME_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._-]{0,99}$/;
 /** Kafka's legal topic names; `+` is not among them, which keeps data file names unambiguous. */
 export const TOPIC_NAME_PATTERN = /^[A-Za-z0-9._-]{1,249}$/;
@@ -176,6 +188,13 @@ const loadFileSchema = z
     maxRecordsPerRun: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
     maxRecordsPerTask: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).default(DEFAULT_MAX_RECORDS_PER_TASK),
     maxFileBytes: z.number().int().min(MIN_FILE_BYTES, `files smaller than ${MIN_FILE_BYTES} bytes (1 MiB) would swamp HDFS with small files`).max(Number.MAX_SAFE_INTEGER).optional(),
+    memoryBudget: z
+      .number()
+      .int()
+      .min(MIN_MEMORY_BUDGET, `a memory budget below ${MIN_MEMORY_BUDGET} bytes (16 MiB) would spill nearly every byte to disk`)
+      .max(Number.MAX_SAFE_INTEGER)
+      .default(DEFAULT_MEMORY_BUDGET_BYTES),
+    rowGroupBytes: z.number().int().min(MIN_ROW_GROUP_BYTES, `row groups below ${MIN_ROW_GROUP_BYTES} bytes (64 KiB) make Parquet files mostly metadata`).max(Number.MAX_SAFE_INTEGER).default(DEFAULT_ROW_GROUP_BYTES),
     quarantine: z.strictObject({ maxRecords: z.number().int().nonnegative() }).default({ maxRecords: 0 }),
     latenessHorizon: durationSchema.default(2 * 3_600_000), // 2h
     schedule: cronSchema.optional(),
@@ -290,6 +309,8 @@ export function parseLoadFile(text: string, file: string): LoadDefinition {
     ...(parsed.maxRecordsPerRun === undefined ? {} : { maxRecordsPerRun: parsed.maxRecordsPerRun }),
     maxRecordsPerTask: parsed.maxRecordsPerTask,
     ...(parsed.maxFileBytes === undefined ? {} : { maxFileBytes: parsed.maxFileBytes }),
+    memoryBudget: parsed.memoryBudget,
+    rowGroupBytes: parsed.rowGroupBytes,
     quarantine: parsed.quarantine,
     latenessHorizonMs: parsed.latenessHorizon,
     ...(parsed.schedule === undefined ? {} : { schedule: parsed.schedule.trim() }),

@@ -10,7 +10,7 @@ import type { Type } from 'avsc';
 import type { AvroCodecName } from './avro-codecs.js';
 import { avroContainerHeader, AvroBlockWriter, readAvroContainer, SYNC_MARKER_BYTES } from './avro-container.js';
 import { dataFileError } from './errors.js';
-import { ParquetStreamWriter, readParquetFile, type ParquetCompression, type RowStore } from './parquet-file.js';
+import { ParquetStreamWriter, readParquetFile, type ParquetCompression, type ParquetWriterOptions, type RowStore } from './parquet-file.js';
 
 export { parseDataFileSchema } from './schema-types.js';
 
@@ -32,6 +32,8 @@ export interface DataFileOptions {
   readonly rowGroupBytes?: number | undefined;
   /** Parquet: where a row group's rows wait until it closes (default: in memory). */
   readonly rowStore?: (() => RowStore) | undefined;
+  /** Parquet: runs the encoding of each row group (a memory budget serializes them). */
+  readonly encodeRowGroup?: ParquetWriterOptions['encodeRowGroup'];
 }
 
 export interface DecodedDataFile {
@@ -90,6 +92,8 @@ export interface DataFileWriter {
   append(record: unknown): void | Promise<void>;
   /** Emits what remains (last block, footer) and answers the head. Call once, after the last record. */
   finish(metadata: Readonly<Record<string, string>>): Promise<Buffer>;
+  /** Lets go of what waits (a Parquet row group's stored rows) after a failure. */
+  abandon(): Promise<void>;
 }
 
 export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, emit: (chunk: Buffer) => void, internal: { readonly checked?: boolean } = {}): DataFileWriter {
@@ -121,9 +125,15 @@ export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, e
         blocks.flush();
         return Promise.resolve(avroContainerHeader(schema, { codec, syncMarker, metadata: checkedMetadata(metadata) }));
       },
+      abandon: () => Promise.resolve(),
     };
   }
-  const rows = new ParquetStreamWriter(schema, { compression: FORMAT_CODECS.parquet[options.codec] ?? 'UNCOMPRESSED', rowGroupBytes: options.rowGroupBytes, rowStore: options.rowStore }, emit);
+  const rows = new ParquetStreamWriter(schema, {
+      compression: FORMAT_CODECS.parquet[options.codec] ?? 'UNCOMPRESSED',
+      rowGroupBytes: options.rowGroupBytes,
+      rowStore: options.rowStore,
+      encodeRowGroup: options.encodeRowGroup,
+    }, emit);
   return {
     get records() {
       return rows.records;
@@ -142,6 +152,7 @@ export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, e
       await rows.finish(checkedMetadata(metadata));
       return Buffer.alloc(0);
     },
+    abandon: () => rows.abandon(),
   };
 }
 

@@ -76,6 +76,8 @@ export interface ParquetWriterOptions {
   readonly rowGroupBytes?: number | undefined;
   /** A new store for each row group; default: in memory. */
   readonly rowStore?: (() => RowStore) | undefined;
+  /** Runs the encoding of a row group whose rows have `rowBytes` Avro bytes (a memory budget serializes them); default: at once. */
+  readonly encodeRowGroup?: (<T>(rowBytes: number, work: () => Promise<T>) => Promise<T>) | undefined;
 }
 
 // The native codecs load on first use, as in protocol/compression.ts.
@@ -180,6 +182,7 @@ export class ParquetStreamWriter {
   private readonly codec: CompressionCodec;
   private readonly rowGroupBytes: number;
   private readonly newStore: () => RowStore;
+  private readonly encodeRowGroup: <T>(rowBytes: number, work: () => Promise<T>) => Promise<T>;
   private pending: PendingRows;
   private readonly rowGroups: RowGroup[] = [];
   private readonly pageIndexes: PageIndexes[] = [];
@@ -194,6 +197,7 @@ export class ParquetStreamWriter {
     this.codec = options.compression;
     this.rowGroupBytes = options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES;
     this.newStore = options.rowStore ?? memoryRowStore;
+    this.encodeRowGroup = options.encodeRowGroup ?? ((_bytes, work) => work());
     this.writer = new EmittingByteWriter(emit);
     this.writer.appendUint32(MAGIC);
     this.pending = new PendingRows(type, this.newStore());
@@ -243,9 +247,13 @@ export class ParquetStreamWriter {
     await this.pending.store.dispose();
   }
 
-  private async closeRowGroup(): Promise<void> {
+  private closeRowGroup(): Promise<void> {
     const group = this.pending;
     this.pending = new PendingRows(this.type, this.newStore());
+    return this.encodeRowGroup(group.bytes, () => this.writeRowGroup(group));
+  }
+
+  private async writeRowGroup(group: PendingRows): Promise<void> {
     const columns = this.plan.newColumns();
     let index = 0;
     try {

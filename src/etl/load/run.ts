@@ -10,6 +10,7 @@
  * other partitions still load, so one partition's gap does not let the others fall behind into
  * retention too. The caller decides what a problem means for its exit status.
  */
+import { memoryBudget } from './memory-budget.js';
 import { randomBytes } from 'node:crypto';
 import type { TributaryError } from '../../common/errors.js';
 import { inPool } from '../../common/in-pool.js';
@@ -220,6 +221,8 @@ export async function runTask(options: TaskServices, plan: LoadPlan, partition: 
         format: load.format,
         codec: load.codec,
         maxFileBytes: load.maxFileBytes,
+        budget: memoryBudget(load.memoryBudget),
+        rowGroupBytes: load.rowGroupBytes,
         afterStagedFile: () => {
           log.debug({ topic, partition: partition.partition, event: 'staged-file' }, 'staged a file');
           options.failpoint?.('after-stage');

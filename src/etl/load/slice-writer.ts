@@ -26,6 +26,8 @@ import type { ReaderSchema } from '../load-types.js';
 import type { ManifestDataFile, ManifestFile } from './manifest.js';
 import { encodeQuarantine, type QuarantinedRecord } from './quarantine.js';
 import { SpillBuffer } from './spill.js';
+import { effectiveRowGroupBytes, ENCODING_EXPANSION, memoryBudget, type MemoryBudget } from './memory-budget.js';
+import { DEFAULT_ROW_GROUP_BYTES } from '../files/parquet-file.js';
 import { createUnderFreshName } from './fresh-name.js';
 import type { DataFileCodec, DataFileFormat } from '../files/data-files.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
@@ -44,6 +46,10 @@ export interface StageContext {
   readonly maxFileBytes?: number | undefined;
   /** Local folder for the bytes of open files (spill.ts); default spillDirectory(). */
   readonly spillDirectory?: string | undefined;
+  /** What the open files may hold in memory (memory-budget.ts); default the process's default budget. */
+  readonly budget?: MemoryBudget | undefined;
+  /** Parquet: a row group closes once its rows' Avro bytes reach this (default 128 MiB), at most the budget's share. */
+  readonly rowGroupBytes?: number | undefined;
   /** Called after each staged file (failpoints). */
   readonly afterStagedFile?: () => void;
 }
@@ -106,8 +112,20 @@ class OpenFile {
     context: StageContext,
     type: Type,
   ) {
-    this.spill = new SpillBuffer(context.spillDirectory);
-    this.writer = openDataFileWriter({ format: context.format, codec: context.codec, schema: type, identity: path }, (chunk) => this.spill.write(chunk));
+    const budget = context.budget ?? memoryBudget();
+    this.spill = new SpillBuffer(context.spillDirectory, budget);
+    this.writer = openDataFileWriter(
+      {
+        format: context.format,
+        codec: context.codec,
+        schema: type,
+        identity: path,
+        rowGroupBytes: effectiveRowGroupBytes(context.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES, budget),
+        rowStore: () => new SpillBuffer(context.spillDirectory, budget),
+        encodeRowGroup: (rowBytes, work) => budget.exclusive(ENCODING_EXPANSION * rowBytes, work),
+      },
+      (chunk) => this.spill.write(chunk),
+    );
   }
 }
 
@@ -182,7 +200,10 @@ export class SliceWriter {
 
   /** Removes what the open files spilled (after a failure). */
   async abandon(): Promise<void> {
-    for (const file of this.open.values()) await file.spill.dispose();
+    for (const file of this.open.values()) {
+      await file.writer.abandon();
+      await file.spill.dispose();
+    }
     this.open.clear();
   }
 

@@ -5,6 +5,9 @@
  * temporary file, so a task's memory is bounded by its open files, not by its range. Staging then
  * streams header + these bytes into the warehouse, as often as a retry needs (`chunks` replays).
  *
+ * The memory part counts against the run's memory budget (memory-budget.ts): when the budget is
+ * used up, the buffers holding the most go to disk early.
+ *
  * Spill files live under `<tmpdir>/tributary-spill/<pid>-<random>.spill` and are removed when the
  * file is staged or the task fails; those of processes that are gone (SIGKILL) are removed by the
  * next task that starts on the machine.
@@ -15,26 +18,34 @@ import { mkdir, open, readdir, rm, type FileHandle } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { etlError } from '../errors.js';
+import type { BudgetHolder, MemoryBudget } from './memory-budget.js';
 
 /** Bytes a file keeps in memory before it spills to disk. */
 export const MEMORY_LIMIT_BYTES = 1024 * 1024;
 /** Writes to the spill file are gathered up to this size. */
 const WRITE_BYTES = 1024 * 1024;
 
-export class SpillBuffer {
+export class SpillBuffer implements BudgetHolder {
   private memory: Buffer[] = [];
-  private memoryBytes = 0;
+  /** Bytes waiting in memory (not yet handed to the spill file). */
+  memoryBytes = 0;
   private file: { readonly path: string; readonly handle: Promise<FileHandle> } | undefined;
   /** Disk writes in flight, chained so they land in order; the first failure sticks. */
   private writing: Promise<void> = Promise.resolve();
   private failure: Error | undefined;
   length = 0;
 
-  constructor(private readonly directory: string = spillDirectory()) {}
+  constructor(
+    private readonly directory: string = spillDirectory(),
+    private readonly budget?: MemoryBudget,
+  ) {
+    budget?.register(this);
+  }
 
   /** Takes a chunk the caller will not change again. */
   write(chunk: Buffer): void {
     this.length += chunk.length;
+    this.budget?.take(chunk.length);
     this.memory.push(chunk);
     this.memoryBytes += chunk.length;
     if (this.file === undefined && this.memoryBytes < MEMORY_LIMIT_BYTES) return;
@@ -59,8 +70,15 @@ export class SpillBuffer {
     yield* this.memory;
   }
 
+  /** Moves what waits in memory to the spill file (the budget is used up). */
+  spill(): void {
+    if (this.memory.length > 0) this.toDisk();
+  }
+
   /** Removes the spill file, if any. */
   async dispose(): Promise<void> {
+    this.budget?.release(this.memoryBytes);
+    this.budget?.unregister(this);
     this.memory = [];
     this.memoryBytes = 0;
     if (this.file === undefined) return;
@@ -79,6 +97,8 @@ export class SpillBuffer {
     const { path, handle } = this.file;
     const bytes = this.memory.length === 1 ? this.memory[0]! : Buffer.concat(this.memory);
     this.memory = [];
+    // In flight to the kernel from here: the budget counts what still waits to be written.
+    this.budget?.release(this.memoryBytes);
     this.memoryBytes = 0;
     this.writing = this.writing.then(async () => {
       if (this.failure !== undefined) return;

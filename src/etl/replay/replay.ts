@@ -19,6 +19,7 @@
  * stops early changed nothing. Offsets stay committed: later runs neither load these records
  * again nor skip any, and late records of a replayed hour still arrive there as new files.
  */
+import { memoryBudget } from '../load/memory-budget.js';
 import type { Logger } from '../../common/logger.js';
 import { AvroDeserializer } from '../../registry/serde/deserializer.js';
 import { checkTimeField } from '../records/event-time.js';
@@ -207,6 +208,8 @@ class HourRebuild {
         format: load.format,
         codec: load.codec,
         maxFileBytes: load.maxFileBytes,
+        budget: memoryBudget(load.memoryBudget),
+        rowGroupBytes: load.rowGroupBytes,
         afterStagedFile: () => this.options.failpoint?.('swap-after-stage'),
       },
       { ...extracted, hours: [bucket], quarantined: [] },

@@ -2,6 +2,8 @@
  * Plan decisions (src/etl/load/plan.ts): where each partition starts and ends, what retention gaps
  * and logs behind the committed offset mean, and which reader schemas a plan asks for.
  */
+import { DEFAULT_MEMORY_BUDGET_BYTES } from '../../../src/etl/load/memory-budget.js';
+import { DEFAULT_ROW_GROUP_BYTES } from '../../../src/etl/files/parquet-file.js';
 import { describe, expect, it } from 'vitest';
 import { parseDataFileSchema } from '../../../src/etl/files/data-files.js';
 import type { LoadDefinition } from '../../../src/etl/load-file.js';
@@ -85,6 +87,8 @@ function load(overrides: Partial<LoadDefinition> = {}): LoadDefinition {
     codec: 'deflate',
     maxRecordsPerRun: 1000,
     maxRecordsPerTask: 1_000_000,
+    memoryBudget: DEFAULT_MEMORY_BUDGET_BYTES,
+    rowGroupBytes: DEFAULT_ROW_GROUP_BYTES,
     quarantine: { maxRecords: 0 },
     latenessHorizonMs: 7_200_000,
     layout: 'hourly',

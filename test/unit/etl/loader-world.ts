@@ -2,6 +2,8 @@
  * What the loader's unit tests share: a registry server holding the test topic's schemas, and a
  * load definition that writes to the in-memory warehouse (loader-fakes.ts).
  */
+import { DEFAULT_MEMORY_BUDGET_BYTES } from '../../../src/etl/load/memory-budget.js';
+import { DEFAULT_ROW_GROUP_BYTES } from '../../../src/etl/files/parquet-file.js';
 import { afterAll, beforeAll } from 'vitest';
 import type { LoadDefinition } from '../../../src/etl/load-file.js';
 import type { RegistryClient } from '../../../src/registry/client.js';
@@ -57,6 +59,8 @@ export function memoryLoad(topic: string, registryUrl: string, overrides: Partia
     timeField: 'time',
     maxRecordsPerRun: 1_000_000,
     maxRecordsPerTask: 1_000_000,
+    memoryBudget: DEFAULT_MEMORY_BUDGET_BYTES,
+    rowGroupBytes: DEFAULT_ROW_GROUP_BYTES,
     quarantine: { maxRecords: 0 },
     latenessHorizonMs: 7_200_000,
     layout: 'hourly',
