@@ -11,12 +11,10 @@
  * the record's index, every record's bytes follow from its index (see TemplateBatch), and each
  * data file's raw records are streamed out of it by avsc's block decoder.
  */
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { createReadStream, readFileSync } from 'node:fs';
+import { createReadStream } from 'node:fs';
 import { readdir, writeFile } from 'node:fs/promises';
 import { join, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import avro from 'avsc';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { enqueueRun } from '../../../jobs/src/enqueue.js';
@@ -26,6 +24,7 @@ import { pastHours, samplePageViews } from '../../../src/demo/sample-events.js';
 import { FRAME_HEADER_BYTES } from '../../../src/registry/serde/framing.js';
 import { AvroSerializer } from '../../../src/registry/serde/serializer.js';
 import type { WarehouseFileSystem } from '../../../src/etl/warehouse/warehouse.js';
+import { peakResidentBytes } from '../../support/process-memory.js';
 import { finishedCommitOf, openTestQueues, startWorkerProcess, testPrefix, type TributaryProcess } from '../jobs/jobs-support.js';
 import {
   createTopic,
@@ -34,9 +33,11 @@ import {
   makeWarehouse,
   PAGE_VIEW_V1,
   removeHdfsBase,
+  runEtlMeasured,
   silent,
   startLoaderEnvironment,
   type LoaderEnvironment,
+  type MeasuredEtlRun,
   type TestWarehouse,
   type WarehouseKind,
 } from './loader-support.js';
@@ -195,68 +196,8 @@ function freshWarehouse(kind: WarehouseKind, what: string): { name: string; ware
   return { name, warehouse };
 }
 
-interface MeasuredRun {
-  readonly status: number | null;
-  readonly stdout: string;
-  readonly stderr: string;
-  /** The highest VmHWM (peak resident set) read from /proc, in kB. */
-  readonly peakKb: number;
-  /** The highest VmRSS seen by the samples, in kB. */
-  readonly rssKb: number;
-  readonly samples: number;
-  readonly seconds: number;
-}
-
-const tributaryBin = fileURLToPath(new URL('../../../bin/tributary.js', import.meta.url));
-
-/** `VmHWM` and `VmRSS` of a live process, in kB; undefined once it has gone. */
-function memoryOf(pid: number): { hwm: number; rss: number } | undefined {
-  let status: string;
-  try {
-    status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  } catch {
-    return undefined;
-  }
-  const field = (name: string): number => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? 0);
-  return { hwm: field('VmHWM'), rss: field('VmRSS') };
-}
-
-/**
- * Runs `tributary etl …` as a process and samples its memory every 100 ms. VmHWM is the kernel's
- * own high-water mark, so a sample holds every peak before it: only the last 100 ms go unseen.
- */
-function runEtlMeasured(args: readonly string[]): Promise<MeasuredRun> {
-  const started = Date.now();
-  return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, [tributaryBin, 'etl', ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
-    const pid = child.pid;
-    if (pid === undefined) {
-      reject(new Error('tributary etl did not start'));
-      return;
-    }
-    let stdout = '';
-    let stderr = '';
-    let peakKb = 0;
-    let rssKb = 0;
-    let samples = 0;
-    const sample = (): void => {
-      const memory = memoryOf(pid);
-      if (memory === undefined) return;
-      samples += 1;
-      peakKb = Math.max(peakKb, memory.hwm);
-      rssKb = Math.max(rssKb, memory.rss);
-    };
-    const timer = setInterval(sample, 100);
-    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
-    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
-    // 'exit' comes before the pipes close; the process may still be a zombie with its /proc entry, without memory.
-    child.once('exit', () => clearInterval(timer));
-    child.once('close', (status) => resolve({ status, stdout, stderr, peakKb, rssKb, samples, seconds: (Date.now() - started) / 1000 }));
-  });
-}
-
-function megabytes(kb: number): number {
-  return Math.round(kb / 1024);
+function megabytes(bytes: number): number {
+  return Math.round(bytes / 2 ** 20);
 }
 
 /** Data file paths under `folder`, walked one directory at a time. */
@@ -363,19 +304,19 @@ async function fileHashesUnder(folder: string): Promise<Map<string, string>> {
 }
 
 /** Runs `etl run` on a load file; reports and returns its memory and time. */
-async function measuredRun(load: string, name: string, into: string): Promise<MeasuredRun> {
+async function measuredRun(load: string, name: string, into: string): Promise<MeasuredEtlRun> {
   const run = await runEtlMeasured(['run', '--load', load, '--no-progress']);
   expect(run.status, run.stderr.slice(-4000)).toBe(0);
   expect(run.stdout).toMatch(new RegExp(`load ${name}: commit 1: ${RECORDS} records in \\d+ files`));
   expect(run.samples, 'memory samples of the run').toBeGreaterThan(0);
   console.info(
-    `loader peak RSS ${megabytes(run.peakKb)} MB for ${RECORDS.toLocaleString('en')} records into ${into} (VmHWM; highest VmRSS sampled ${megabytes(run.rssKb)} MB); the run took ${run.seconds.toFixed(1)} s`,
+    `loader peak RSS ${megabytes(run.peakBytes)} MB for ${RECORDS.toLocaleString('en')} records into ${into} (VmHWM; highest VmRSS sampled ${megabytes(run.residentBytes)} MB); the run took ${run.seconds.toFixed(1)} s`,
   );
   return run;
 }
 
 function reportCheck(what: string, check: WarehouseCheck): void {
-  console.info(`${what}: ${check.files} data files, ${megabytes(check.bytes / 1024)} MB (largest ${megabytes(check.largestFile / 1024)} MB), every record once (checked in ${check.seconds.toFixed(1)} s)`);
+  console.info(`${what}: ${check.files} data files, ${megabytes(check.bytes)} MB (largest ${megabytes(check.largestFile)} MB), every record once (checked in ${check.seconds.toFixed(1)} s)`);
 }
 
 describe(`the loader over one partition of ${RECORDS.toLocaleString('en')} records`, () => {
@@ -385,7 +326,7 @@ describe(`the loader over one partition of ${RECORDS.toLocaleString('en')} recor
       const { name, warehouse } = freshWarehouse('HDFS', 'whole');
       const run = await measuredRun(await writeScaleLoadFile({ name, warehouse, split: false }), name, 'HDFS');
       reportCheck('HDFS', await expectEveryRecordOnce(warehouse.warehouse, warehouse.root));
-      expect(megabytes(run.peakKb), 'peak resident memory of tributary etl run into HDFS').toBeLessThan(PEAK_RSS_LIMIT_MB);
+      expect(megabytes(run.peakBytes), 'peak resident memory of tributary etl run into HDFS').toBeLessThan(PEAK_RSS_LIMIT_MB);
     },
     SLOW,
   );
@@ -397,7 +338,7 @@ describe(`the loader over one partition of ${RECORDS.toLocaleString('en')} recor
       const run = await measuredRun(await writeScaleLoadFile({ name: single.name, warehouse: single.warehouse, split: true }), single.name, 'a local folder, in tasks');
       const check = await expectEveryRecordOnce(single.warehouse.warehouse, single.warehouse.root);
       reportCheck('local folder, one run', check);
-      expect(megabytes(run.peakKb), 'peak resident memory of tributary etl run into a local folder').toBeLessThan(PEAK_RSS_LIMIT_MB);
+      expect(megabytes(run.peakBytes), 'peak resident memory of tributary etl run into a local folder').toBeLessThan(PEAK_RSS_LIMIT_MB);
       expect(check.files, 'hour files rolled over at maxFileBytes: more files than tasks × hours').toBeGreaterThan((RECORDS / RECORDS_PER_TASK) * HOURS);
       expect(check.largestFile, 'the largest data file').toBeLessThanOrEqual(MAX_FILE_BYTES + FILE_BYTES_SLACK);
 
@@ -419,7 +360,7 @@ describe(`the loader over one partition of ${RECORDS.toLocaleString('en')} recor
       expect(result.tasks.map((task) => [task.start, task.end]).sort(([a], [b]) => (a ?? 0) - (b ?? 0))).toEqual(ranges);
       // Each worker takes one task at a time and a task takes seconds: while one works, the other takes the next.
       expect(new Set(result.tasks.map((task) => task.worker))).toEqual(new Set(workerIds));
-      const workerPeaks = workers.map((worker, index) => `${workerIds[index]} ${megabytes(memoryOf(worker.daemon.pid)?.hwm ?? 0)} MB`);
+      const workerPeaks = workers.map((worker, index) => `${workerIds[index]} ${megabytes(peakResidentBytes(worker.daemon.pid))} MB`);
       console.info(`two workers: ${result.tasks.length} tasks committed ${seconds.toFixed(1)} s after the run was queued; peak RSS ${workerPeaks.join(', ')}`);
 
       const singleFiles = await fileHashesUnder(join(single.warehouse.url, single.warehouse.root, TOPIC));

@@ -2,7 +2,8 @@
  * What the loader's integration and chaos tests share: a real broker process, a real registry
  * server holding two compatible PageViewEvent versions, the two warehouses (a local folder and
  * the real HDFS of the test services), load files, a producer of page views spread over several
- * event hours, and a reader that checks the warehouse holds every produced record exactly once.
+ * event hours, a reader that checks the warehouse holds every produced record exactly once, and
+ * `tributary etl` runs as processes of their own (with their peak resident memory, if asked).
  */
 import { securityOption, type ClientSecurity } from '../../../src/client/security-config.js';
 import { spawn } from 'node:child_process';
@@ -31,6 +32,7 @@ import { AvroSerializer } from '../../../src/registry/serde/serializer.js';
 import { startRegistryServer, type RunningRegistry } from '../../../src/registry/server.js';
 import { openRun, type ServiceRun } from '../../services/run-dir.js';
 import { startBrokerProcess, type BrokerProcess } from '../../support/brokers.js';
+import { peakResidentBytes, residentBytes } from '../../support/process-memory.js';
 import { hdfsAddress, services } from '../services.js';
 
 export const HOUR = 3_600_000;
@@ -362,6 +364,52 @@ export function runEtl(args: readonly string[], env: Readonly<Record<string, str
     child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
     child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
     child.once('close', (status, signal) => resolve({ status, signal, stdout, stderr }));
+  });
+}
+
+export interface MeasuredEtlRun extends EtlProcessResult {
+  /** The process's peak resident set, bytes: the highest VmHWM (the kernel's high-water mark) sampled from /proc. */
+  readonly peakBytes: number;
+  /** The highest VmRSS sampled, bytes. */
+  readonly residentBytes: number;
+  /** Samples that found the process alive. */
+  readonly samples: number;
+  readonly seconds: number;
+}
+
+/**
+ * Runs `tributary etl …` as its own process, as runEtl does, and samples its memory every 100 ms
+ * (test/support/process-memory.ts). VmHWM is the kernel's own high-water mark, so a sample holds
+ * every peak before it: only the last 100 ms go unseen.
+ */
+export function runEtlMeasured(args: readonly string[], env: Readonly<Record<string, string>> = {}): Promise<MeasuredEtlRun> {
+  const started = Date.now();
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, [tributaryBin, 'etl', ...args], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const pid = child.pid;
+    if (pid === undefined) {
+      reject(new Error('tributary etl did not start'));
+      return;
+    }
+    let stdout = '';
+    let stderr = '';
+    let peakBytes = 0;
+    let highestResident = 0;
+    let samples = 0;
+    const sample = (): void => {
+      // 0 once the process is gone, or a zombie whose /proc entry has no memory left.
+      const peak = peakResidentBytes(pid);
+      if (peak === 0) return;
+      samples += 1;
+      peakBytes = Math.max(peakBytes, peak);
+      highestResident = Math.max(highestResident, residentBytes(pid));
+    };
+    const timer = setInterval(sample, 100);
+    child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // 'exit' comes before the pipes close; the process may still be a zombie with its /proc entry, without memory.
+    child.once('exit', () => clearInterval(timer));
+    child.once('close', (status, signal) => resolve({ status, signal, stdout, stderr, peakBytes, residentBytes: highestResident, samples, seconds: (Date.now() - started) / 1000 }));
   });
 }
 
