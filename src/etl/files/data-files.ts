@@ -34,6 +34,8 @@ export interface DataFileOptions {
   readonly rowStore?: (() => RowStore) | undefined;
   /** Parquet: runs the encoding of each row group (a memory budget serializes them). */
   readonly encodeRowGroup?: ParquetWriterOptions['encodeRowGroup'];
+  /** Parquet: where row groups are encoded (parquet-encoder.ts; default on this thread). */
+  readonly encoder?: ParquetWriterOptions['encoder'];
 }
 
 export interface DecodedDataFile {
@@ -133,6 +135,7 @@ export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, e
       rowGroupBytes: options.rowGroupBytes,
       rowStore: options.rowStore,
       encodeRowGroup: options.encodeRowGroup,
+      encoder: options.encoder,
     }, emit);
   return {
     get records() {

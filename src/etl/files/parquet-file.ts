@@ -29,21 +29,20 @@
  * them into columns. Nothing depends on the clock, on chance or on what else the process does: a
  * row group's bounds are a function of the rows, so the same rows always give the same bytes.
  */
-import { createRequire } from 'node:module';
-import { gunzipSync, gzipSync } from 'node:zlib';
+import { gunzipSync } from 'node:zlib';
 import type { Type } from 'avsc';
-import type { ColumnChunk, CompressionCodec, FileMetaData, RowGroup, SchemaElement } from 'hyparquet';
+import type { CompressionCodec, FileMetaData, RowGroup, SchemaElement } from 'hyparquet';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { ByteWriter } from 'hyparquet-writer';
-import { writeColumn } from 'hyparquet-writer/src/column.js';
 import { writeIndexes } from 'hyparquet-writer/src/indexes.js';
 import { writeMetadata } from 'hyparquet-writer/src/metadata.js';
-import type { ColumnEncoder, PageIndexes } from 'hyparquet-writer/src/types.js';
-import type SnappyModule from 'snappy';
+import type { PageIndexes } from 'hyparquet-writer/src/types.js';
 import { TributaryError } from '../../common/errors.js';
-import { compress, decompress } from '../../protocol/compression.js';
+import { decompress } from '../../protocol/compression.js';
 import { dataFileError, describeThrown } from './errors.js';
 import { planParquetRecord, type ParquetRecordPlan } from './parquet-schema.js';
+import { INLINE_ENCODER, type RowGroupEncoder } from './parquet-encoder.js';
+import { asBuffer } from './parquet-row-group.js';
 import { parseDataFileSchema, schemaJsonOf } from './schema-types.js';
 
 export const PARQUET_AVRO_SCHEMA_KEY = 'parquet.avro.schema';
@@ -52,10 +51,8 @@ const LEGACY_AVRO_SCHEMA_KEY = 'avro.schema';
 const MAGIC = 0x31524150; // "PAR1" little-endian
 /** A constant, so files do not change with the version; parquet-mr applies no workaround to it. */
 export const CREATED_BY = 'tributary (hyparquet-writer 0.17.0)';
-/** parquet-mr's defaults: parquet.block.size, parquet.page.size, parquet.dictionary.page.size. */
+/** parquet-mr's parquet.block.size. */
 export const DEFAULT_ROW_GROUP_BYTES = 128 * 1024 * 1024;
-const PAGE_BYTES = 1024 * 1024;
-const DICTIONARY_BYTES = 1024 * 1024;
 /** Rows are Avro-encoded into blocks of about this size before they go to the row store. */
 const ROW_BLOCK_BYTES = 64 * 1024;
 
@@ -76,20 +73,12 @@ export interface ParquetWriterOptions {
   readonly rowGroupBytes?: number | undefined;
   /** A new store for each row group; default: in memory. */
   readonly rowStore?: (() => RowStore) | undefined;
+  /** Encodes the row groups (a worker thread: parquet-encoder.ts); default: on this thread. */
+  readonly encoder?: RowGroupEncoder | undefined;
   /** Runs the encoding of a row group whose rows have `rowBytes` Avro bytes (a memory budget serializes them); default: at once. */
   readonly encodeRowGroup?: (<T>(rowBytes: number, work: () => Promise<T>) => Promise<T>) | undefined;
 }
 
-// The native codecs load on first use, as in protocol/compression.ts.
-const requireNative = createRequire(import.meta.url);
-let snappyModule: typeof SnappyModule | undefined;
-const snappy = (): typeof SnappyModule => (snappyModule ??= requireNative('snappy') as typeof SnappyModule);
-const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
-const COMPRESSORS = {
-  SNAPPY: (bytes: Uint8Array): Uint8Array => snappy().compressSync(asBuffer(bytes)),
-  GZIP: (bytes: Uint8Array): Uint8Array => gzipSync(bytes),
-  ZSTD: (bytes: Uint8Array): Uint8Array => compress('zstd', asBuffer(bytes)),
-};
 
 /** Page decompression for reading back; each bounded by the page's declared size. */
 const DECOMPRESSORS = {
@@ -142,23 +131,12 @@ class PendingRows {
     this.blockBytes = 0;
   }
 
-  /** Every row, decoded, in order (the store's chunks may cut a row anywhere). */
-  async *records(): AsyncGenerator<unknown, void, undefined> {
+  /** The rows' encodings back to back, from the store. */
+  async bytesInOrder(): Promise<Buffer> {
     this.flushBlock();
-    let carry: Buffer | undefined;
-    for await (const chunk of this.store.chunks()) {
-      const bytes: Buffer = carry === undefined ? chunk : Buffer.concat([carry, chunk]);
-      let position = 0;
-      for (;;) {
-        if (position === bytes.length) break;
-        const decoded = this.type.decode(bytes, position);
-        if (decoded.offset < 0) break;
-        yield decoded.value as unknown;
-        position = decoded.offset;
-      }
-      carry = position === bytes.length ? undefined : bytes.subarray(position);
-    }
-    if (carry !== undefined) throw dataFileError('DATA_FILE_CORRUPT', `the rows waiting for a Parquet row group end inside a row (${carry.length} bytes left over)`, {});
+    const parts: Buffer[] = [];
+    for await (const chunk of this.store.chunks()) parts.push(chunk);
+    return parts.length === 1 ? parts[0]! : Buffer.concat(parts);
   }
 }
 
@@ -173,6 +151,13 @@ class EmittingByteWriter extends ByteWriter {
     this.emit(Buffer.from(this.getBuffer()));
     this.index = 0;
   }
+
+  /** Emits bytes written elsewhere (an encoded row group) at the current offset. */
+  skip(bytes: Buffer): void {
+    this.drain();
+    this.emit(bytes);
+    this.offset += bytes.length;
+  }
 }
 
 /** One Parquet file written row group by row group; the metadata is given at the end (it goes in the footer). */
@@ -183,7 +168,11 @@ export class ParquetStreamWriter {
   private readonly rowGroupBytes: number;
   private readonly newStore: () => RowStore;
   private readonly encodeRowGroup: <T>(rowBytes: number, work: () => Promise<T>) => Promise<T>;
+  private readonly encoder: RowGroupEncoder;
+  private readonly schemaText: string;
   private pending: PendingRows;
+  /** The encoding of the last closed row group (they run one after the other). */
+  private encoding: Promise<void> = Promise.resolve();
   private readonly rowGroups: RowGroup[] = [];
   private readonly pageIndexes: PageIndexes[] = [];
   records = 0;
@@ -198,6 +187,8 @@ export class ParquetStreamWriter {
     this.rowGroupBytes = options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES;
     this.newStore = options.rowStore ?? memoryRowStore;
     this.encodeRowGroup = options.encodeRowGroup ?? ((_bytes, work) => work());
+    this.encoder = options.encoder ?? INLINE_ENCODER;
+    this.schemaText = JSON.stringify(schemaJsonOf(type));
     this.writer = new EmittingByteWriter(emit);
     this.writer.appendUint32(MAGIC);
     this.pending = new PendingRows(type, this.newStore());
@@ -223,10 +214,11 @@ export class ParquetStreamWriter {
 
   /** Writes the last row group, the page indexes and the footer with `metadata` (after parquet.avro.schema, keys sorted). */
   async finish(metadata: Readonly<Record<string, string>>): Promise<void> {
-    if (this.pending.rows > 0 || this.rowGroups.length === 0) await this.closeRowGroup();
+    if (this.pending.rows > 0) await this.closeRowGroup();
+    await this.encoding;
     await this.pending.store.dispose();
     writeIndexes(this.writer, this.pageIndexes);
-    const keyValues = [{ key: PARQUET_AVRO_SCHEMA_KEY, value: JSON.stringify(schemaJsonOf(this.type)) }, ...Object.keys(metadata).sort().map((key) => ({ key, value: metadata[key] ?? '' }))];
+    const keyValues = [{ key: PARQUET_AVRO_SCHEMA_KEY, value: this.schemaText }, ...Object.keys(metadata).sort().map((key) => ({ key, value: metadata[key] ?? '' }))];
     const footer: FileMetaData = {
       version: 2,
       created_by: CREATED_BY,
@@ -244,71 +236,45 @@ export class ParquetStreamWriter {
 
   /** Removes what the open row group's store holds (after a failure). */
   async abandon(): Promise<void> {
+    await this.encoding.catch(() => undefined);
     await this.pending.store.dispose();
   }
 
+  /**
+   * Closes the open row group and has it encoded after the ones before it; answers the encoding
+   * of the group before, so the caller runs at most one group ahead of the encoder.
+   */
   private closeRowGroup(): Promise<void> {
     const group = this.pending;
+    const firstRow = this.records - group.rows;
     this.pending = new PendingRows(this.type, this.newStore());
-    return this.encodeRowGroup(group.bytes, () => this.writeRowGroup(group));
+    const before = this.encoding;
+    this.encoding = before.then(() => this.encodeRowGroup(group.bytes, () => this.writeRowGroup(group, firstRow)));
+    this.encoding.catch(() => undefined); // seen by the next append or finish
+    return before;
   }
 
-  private async writeRowGroup(group: PendingRows): Promise<void> {
-    const columns = this.plan.newColumns();
-    let index = 0;
+  private async writeRowGroup(group: PendingRows, firstRow: number): Promise<void> {
+    let rows: Buffer;
     try {
-      for await (const record of group.records()) {
-        this.plan.shred(record, columns);
-        index += 1;
-      }
-    } catch (error) {
-      if (error instanceof TributaryError) throw error;
-      throw dataFileError('DATA_FILE_RECORD_INVALID', `record ${this.records - group.rows + index} cannot be written to Parquet: ${describeThrown(error)}`, { record: this.records - group.rows + index }, error);
+      rows = await group.bytesInOrder();
     } finally {
       await group.store.dispose();
     }
-    const start = this.writer.offset;
-    const chunks: ColumnChunk[] = [];
-    this.plan.leaves.forEach((leaf, leafIndex) => {
-      const column = columns[leafIndex]!;
-      columns[leafIndex] = { values: [], definitionLevels: [], repetitionLevels: [] }; // let it go once written
-      const encoder: ColumnEncoder = {
-        columnName: leaf.name,
-        element: leaf.element,
-        schemaPath: [...leaf.schemaPath],
-        codec: this.codec,
-        compressors: COMPRESSORS,
-        stats: leaf.statistics,
-        statisticsTruncateLength: Number.POSITIVE_INFINITY,
-        pageSize: PAGE_BYTES,
-        dictionarySize: DICTIONARY_BYTES,
-        columnIndex: leaf.statistics,
-        offsetIndex: true,
-      };
-      const written = writeColumn({
-        writer: this.writer,
-        column: encoder,
-        pageData: {
-          values: column.values as never,
-          // Levels are only written for columns that can have them (hyparquet checks the maxima).
-          definitionLevels: leaf.maxDefinitionLevel === 0 ? [] : column.definitionLevels,
-          repetitionLevels: leaf.maxRepetitionLevel === 0 ? [] : column.repetitionLevels,
-          maxDefinitionLevel: leaf.maxDefinitionLevel,
-        },
-      });
-      chunks.push(written.chunk);
-      this.pageIndexes.push({ chunk: written.chunk, ...(written.columnIndex === undefined ? {} : { columnIndex: written.columnIndex }), ...(written.offsetIndex === undefined ? {} : { offsetIndex: written.offsetIndex }) });
-      this.writer.drain();
-    });
-    const uncompressed = chunks.reduce((sum, chunk) => sum + (chunk.meta_data?.total_uncompressed_size ?? 0n), 0n);
-    this.rowGroups.push({
-      columns: chunks,
-      total_byte_size: uncompressed,
-      num_rows: BigInt(group.rows),
-      file_offset: BigInt(start),
-      total_compressed_size: BigInt(this.writer.offset - start),
+    const encoded = await this.encoder.encode({
+      plan: this.plan,
+      type: this.type,
+      schemaText: this.schemaText,
+      codec: this.codec,
+      rows,
+      rowCount: group.rows,
+      start: this.writer.offset,
+      firstRow,
       ordinal: this.rowGroups.length,
     });
+    this.rowGroups.push(encoded.rowGroup);
+    this.pageIndexes.push(...encoded.pageIndexes);
+    this.writer.skip(encoded.bytes);
   }
 }
 

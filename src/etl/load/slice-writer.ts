@@ -28,6 +28,7 @@ import { encodeQuarantine, type QuarantinedRecord } from './quarantine.js';
 import { SpillBuffer } from './spill.js';
 import { effectiveRowGroupBytes, ENCODING_EXPANSION, memoryBudget, type MemoryBudget } from './memory-budget.js';
 import { DEFAULT_ROW_GROUP_BYTES } from '../files/parquet-file.js';
+import { workerEncoder } from '../files/parquet-encoder.js';
 import { createUnderFreshName } from './fresh-name.js';
 import type { DataFileCodec, DataFileFormat } from '../files/data-files.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
@@ -123,6 +124,7 @@ class OpenFile {
         rowGroupBytes: effectiveRowGroupBytes(context.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES, budget),
         rowStore: () => new SpillBuffer(context.spillDirectory, budget),
         encodeRowGroup: (rowBytes, work) => budget.exclusive(ENCODING_EXPANSION * rowBytes, work),
+        encoder: workerEncoder(),
       },
       (chunk) => this.spill.write(chunk),
     );

@@ -1,0 +1,129 @@
+/**
+ * One Parquet row group from its rows' Avro encodings: decode the rows, shred them into leaf
+ * columns (parquet-schema.ts), and have hyparquet-writer's column writer encode each column chunk
+ * (dictionary or plain pages, levels, statistics, compression) at the file offset the group
+ * starts at. Pure computation on bytes, so it runs the same inline or in a worker thread
+ * (parquet-encoder.ts): same rows, same offset, same bytes.
+ */
+import type { Type } from 'avsc';
+import { gzipSync } from 'node:zlib';
+import { createRequire } from 'node:module';
+import type { ColumnChunk, CompressionCodec, RowGroup } from 'hyparquet';
+import { ByteWriter } from 'hyparquet-writer';
+import { writeColumn } from 'hyparquet-writer/src/column.js';
+import type { ColumnEncoder, PageIndexes } from 'hyparquet-writer/src/types.js';
+import type SnappyModule from 'snappy';
+import { TributaryError } from '../../common/errors.js';
+import { compress } from '../../protocol/compression.js';
+import { dataFileError, describeThrown } from './errors.js';
+import type { ParquetRecordPlan } from './parquet-schema.js';
+
+/** parquet-mr's defaults: parquet.page.size, parquet.dictionary.page.size. */
+const PAGE_BYTES = 1024 * 1024;
+const DICTIONARY_BYTES = 1024 * 1024;
+
+// The native codecs load on first use, as in protocol/compression.ts.
+const requireNative = createRequire(import.meta.url);
+let snappyModule: typeof SnappyModule | undefined;
+const snappy = (): typeof SnappyModule => (snappyModule ??= requireNative('snappy') as typeof SnappyModule);
+export const asBuffer = (bytes: Uint8Array): Buffer => Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+const COMPRESSORS = {
+  SNAPPY: (bytes: Uint8Array): Uint8Array => snappy().compressSync(asBuffer(bytes)),
+  GZIP: (bytes: Uint8Array): Uint8Array => gzipSync(bytes),
+  ZSTD: (bytes: Uint8Array): Uint8Array => compress('zstd', asBuffer(bytes)),
+};
+
+export interface EncodedRowGroup {
+  /** The column chunks' bytes, to be written at `start`. */
+  readonly bytes: Buffer;
+  readonly rowGroup: RowGroup;
+  readonly pageIndexes: PageIndexes[];
+}
+
+export interface RowGroupInput {
+  readonly plan: ParquetRecordPlan;
+  /** The type the rows were Avro-encoded with. */
+  readonly type: Type;
+  readonly codec: CompressionCodec;
+  /** The rows' Avro encodings back to back. */
+  readonly rows: Buffer;
+  readonly rowCount: number;
+  /** File offset of the group's first byte. */
+  readonly start: number;
+  /** The group's first row's index in the file (error messages). */
+  readonly firstRow: number;
+  readonly ordinal: number;
+}
+
+/** A ByteWriter whose running offset starts where the row group does. */
+class OffsetByteWriter extends ByteWriter {
+  constructor(start: number, size: number) {
+    super(size);
+    this.offset = start;
+  }
+}
+
+export function encodeRowGroup(input: RowGroupInput): EncodedRowGroup {
+  const { plan, type, rows } = input;
+  const columns = plan.newColumns();
+  let position = 0;
+  for (let index = 0; index < input.rowCount; index += 1) {
+    try {
+      const decoded = type.decode(rows, position);
+      if (decoded.offset < 0) throw new Error(`the stored rows end inside row ${index}`);
+      position = decoded.offset;
+      plan.shred(decoded.value, columns);
+    } catch (error) {
+      const row = input.firstRow + index;
+      if (error instanceof TributaryError) throw new TributaryError({ code: error.code, message: `record ${row} cannot be written: ${error.message}`, details: { ...error.details, record: row }, cause: error });
+      throw dataFileError('DATA_FILE_RECORD_INVALID', `record ${row} cannot be written to Parquet: ${describeThrown(error)}`, { record: row }, error);
+    }
+  }
+  const writer = new OffsetByteWriter(input.start, Math.max(64 * 1024, rows.length));
+  const chunks: ColumnChunk[] = [];
+  const pageIndexes: PageIndexes[] = [];
+  plan.leaves.forEach((leaf, leafIndex) => {
+    const column = columns[leafIndex]!;
+    columns[leafIndex] = { values: [], definitionLevels: [], repetitionLevels: [] }; // let it go once written
+    const encoder: ColumnEncoder = {
+      columnName: leaf.name,
+      element: leaf.element,
+      schemaPath: [...leaf.schemaPath],
+      codec: input.codec,
+      compressors: COMPRESSORS,
+      stats: leaf.statistics,
+      statisticsTruncateLength: Number.POSITIVE_INFINITY,
+      pageSize: PAGE_BYTES,
+      dictionarySize: DICTIONARY_BYTES,
+      columnIndex: leaf.statistics,
+      offsetIndex: true,
+    };
+    const written = writeColumn({
+      writer,
+      column: encoder,
+      pageData: {
+        values: column.values as never,
+        // Levels are only written for columns that can have them (hyparquet checks the maxima).
+        definitionLevels: leaf.maxDefinitionLevel === 0 ? [] : column.definitionLevels,
+        repetitionLevels: leaf.maxRepetitionLevel === 0 ? [] : column.repetitionLevels,
+        maxDefinitionLevel: leaf.maxDefinitionLevel,
+      },
+    });
+    chunks.push(written.chunk);
+    pageIndexes.push({ chunk: written.chunk, ...(written.columnIndex === undefined ? {} : { columnIndex: written.columnIndex }), ...(written.offsetIndex === undefined ? {} : { offsetIndex: written.offsetIndex }) });
+  });
+  const uncompressed = chunks.reduce((sum, chunk) => sum + (chunk.meta_data?.total_uncompressed_size ?? 0n), 0n);
+  const bytes = Buffer.from(writer.getBuffer());
+  return {
+    bytes,
+    rowGroup: {
+      columns: chunks,
+      total_byte_size: uncompressed,
+      num_rows: BigInt(input.rowCount),
+      file_offset: BigInt(input.start),
+      total_compressed_size: BigInt(bytes.length),
+      ordinal: input.ordinal,
+    },
+    pageIndexes,
+  };
+}
