@@ -4,7 +4,8 @@
  * (offsets lost to retention) still exits 1, after printing what it committed. `run` and `replay`
  * draw a progress bar on stderr when it is a terminal (--progress/--no-progress decide otherwise;
  * with the bar, logs default to warn so they do not tear it); without the bar they log progress
- * lines every --progress-interval seconds (progress-log.ts).
+ * lines every --progress-interval seconds (progress-log.ts). A run's last log line sums it up
+ * (run-summary.ts).
  *
  * TRIBUTARY_ETL_FAILPOINT=<name>[:<n>] (src/etl/load/failpoints.ts, src/etl/replay/failpoints.ts) makes
  * `etl run`, `etl replay` or `etl rollback` kill itself with SIGKILL at that moment: for crash tests only.
@@ -24,6 +25,7 @@ import { formatPlan } from '../../etl/load/plan.js';
 import type { LoadProgress } from '../../etl/status/progress.js';
 import { progressBar, shouldShowProgress } from '../../etl/status/progress-bar.js';
 import { DEFAULT_PROGRESS_INTERVAL_MS, progressLog } from '../../etl/status/progress-log.js';
+import { summarizeRun } from '../../etl/status/run-summary.js';
 import { replayWindow } from '../../etl/replay/replay.js';
 import { parseSwapFailpoint, swapFailpointHook, type SwapFailpointName } from '../../etl/replay/failpoints.js';
 import { readLoadHistory } from '../../etl/replay/history.js';
@@ -164,12 +166,15 @@ export async function etlRun(io: CommandIo, options: EtlRunOptions, env: NodeJS.
   const runLog = logger.child({ load: load.name });
   const { store, numberRuns } = await openStore(options.zookeeper, logger);
   try {
+    const startedAt = performance.now();
     const report = await withProgress(showProgress, `run ${load.name}`, runLog, intervalMs, (progress) =>
       withServices(load, logger, (services) =>
         runLoad({ ...services, acceptGap: options.acceptGap === true, store, numberRuns, progress, concurrency, ...(failpoint === undefined ? {} : { failpoint }) }),
         { audit: true },
       ),
     );
+    const summary = summarizeRun(report, performance.now() - startedAt);
+    runLog.info(summary.fields, summary.message);
     io.writeOut(describeRun(load, report));
     if (report.problems.length > 0) {
       const [first] = report.problems;
