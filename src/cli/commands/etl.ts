@@ -250,11 +250,16 @@ export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promi
   }
 }
 
-/** `etl ddl`: the Hive tables of the load and one partition per committed hour, as HiveQL on stdout. */
+/**
+ * `etl ddl`: the Hive tables of the load and one partition per committed hour, as HiveQL on stdout.
+ * With the registry unreachable, from the schema in the committed files, said in one line on stderr.
+ */
 export async function etlDdl(io: CommandIo, options: EtlDdlOptions): Promise<void> {
   const load = await readLoadFile(options.load);
   const logger = createLogger({ name: 'etl', level: 'warn' });
-  const definitions = await readHiveTables(load, openLoadWarehouse(load, logger), loadRegistryClient(load, logger, process.env));
+  // The registry client's retry warnings would only repeat what the fallback line (or the error) says.
+  const registry = loadRegistryClient(load, logger.child({}, { level: 'error' }), process.env);
+  const definitions = await readHiveTables(load, openLoadWarehouse(load, logger), registry, { notice: (line) => io.writeErr(`tributary: ${line}\n`) });
   io.writeOut(formatHiveDdl(load, definitions));
 }
 
