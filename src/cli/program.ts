@@ -352,6 +352,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (default info; warn while a progress bar shows)')
     .option('--progress', 'show a progress bar on stderr even when it is not a terminal')
     .option('--no-progress', 'never show a progress bar (default: shown when stderr is a terminal)')
+    .option('--progress-interval <seconds>', 'without a bar, log a progress line per task and one for the run this often (default 5)')
     .action(async (options: EtlRunOptions) => etlRun(io, options));
   etl
     .command('plan')
@@ -387,6 +388,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (default info; warn while a progress bar shows)')
     .option('--progress', 'show a progress bar on stderr even when it is not a terminal')
     .option('--no-progress', 'never show a progress bar (default: shown when stderr is a terminal)')
+    .option('--progress-interval <seconds>', 'without a bar, log a progress line per task and one for the run this often (default 5)')
     .action(async (options: EtlReplayOptions) => etlReplay(io, options));
   etl
     .command('rollback')

@@ -28,6 +28,17 @@ export function createLogger(options: LoggerOptions): Logger {
   );
 }
 
+/**
+ * `logger` with those of `bindings` it does not carry yet. pino writes a key bound by a parent
+ * child() and given again on a line twice in the same JSON object, so code handed a logger it did
+ * not make (bound to the load or not) binds through this instead of repeating keys on lines.
+ */
+export function bindOnce(logger: Logger, bindings: Readonly<Record<string, unknown>>): Logger {
+  const bound = logger.bindings();
+  const missing = Object.entries(bindings).filter(([key]) => !Object.hasOwn(bound, key));
+  return missing.length === 0 ? logger : logger.child(Object.fromEntries(missing));
+}
+
 /** pino's error serializer, plus our code, retriable flag and details. */
 function serializeError(error: unknown): unknown {
   const base = pino.stdSerializers.err(error as Error);

@@ -21,6 +21,8 @@ export const ETL_ERROR_CODES = [
   'ETL_LEASE_LOST',
   /** A reader schema, a topic or the time field does not fit the load. */
   'ETL_SCHEMA_PROBLEM',
+  /** The registry cannot be reached and no committed data file carries the schema either (etl ddl). */
+  'ETL_SCHEMA_UNAVAILABLE',
   /** A partition could not be read in full up to the planned end. */
   'ETL_FETCH_INCOMPLETE',
   /** A manifest in the warehouse cannot be read. */

@@ -3,7 +3,9 @@
  * Results go to stdout, logs (pino JSON) to stderr. A run that committed but left partitions out
  * (offsets lost to retention) still exits 1, after printing what it committed. `run` and `replay`
  * draw a progress bar on stderr when it is a terminal (--progress/--no-progress decide otherwise;
- * with the bar, logs default to warn so they do not tear it).
+ * with the bar, logs default to warn so they do not tear it); without the bar they log progress
+ * lines every --progress-interval seconds (progress-log.ts). A run's last log line sums it up
+ * (run-summary.ts).
  *
  * TRIBUTARY_ETL_FAILPOINT=<name>[:<n>] (src/etl/load/failpoints.ts, src/etl/replay/failpoints.ts) makes
  * `etl run`, `etl replay` or `etl rollback` kill itself with SIGKILL at that moment: for crash tests only.
@@ -22,6 +24,8 @@ import { HOUR_MS } from '../../etl/layout.js';
 import { formatPlan } from '../../etl/load/plan.js';
 import type { LoadProgress } from '../../etl/status/progress.js';
 import { progressBar, shouldShowProgress } from '../../etl/status/progress-bar.js';
+import { DEFAULT_PROGRESS_INTERVAL_MS, progressLog } from '../../etl/status/progress-log.js';
+import { summarizeRun } from '../../etl/status/run-summary.js';
 import { replayWindow } from '../../etl/replay/replay.js';
 import { parseSwapFailpoint, swapFailpointHook, type SwapFailpointName } from '../../etl/replay/failpoints.js';
 import { readLoadHistory } from '../../etl/replay/history.js';
@@ -46,6 +50,8 @@ export interface EtlRunOptions {
   readonly logLevel?: string;
   /** --progress (true) / --no-progress (false); neither: a bar when stderr is a terminal. */
   readonly progress?: boolean;
+  /** --progress-interval: seconds between progress lines when no bar is drawn. */
+  readonly progressInterval?: string;
 }
 
 export interface EtlReplayOptions {
@@ -57,6 +63,7 @@ export interface EtlReplayOptions {
   readonly zookeeper?: string;
   readonly logLevel?: string;
   readonly progress?: boolean;
+  readonly progressInterval?: string;
 }
 
 export interface EtlRollbackOptions {
@@ -98,14 +105,21 @@ async function openStore(zookeeper: string | undefined, logger: Logger): Promise
   return { store: await ZooKeeperStore.connect(parseConfig(zookeeperConnectSchema, zookeeper, '--zookeeper'), { logger }), numberRuns: true };
 }
 
-async function withProgress<T>(show: boolean, label: string, work: (progress: LoadProgress | undefined) => Promise<T>): Promise<T> {
-  if (!show) return work(undefined);
-  const bar = progressBar(label, process.stderr);
+/** The bar when `show`, else progress lines in `logger`'s log; stopped however `work` ends. */
+async function withProgress<T>(show: boolean, label: string, logger: Logger, intervalMs: number, work: (progress: LoadProgress) => Promise<T>): Promise<T> {
+  const display = show ? progressBar(label, process.stderr) : progressLog({ logger, intervalMs });
   try {
-    return await work(bar);
+    return await work(display);
   } finally {
-    bar.stop();
+    display.stop();
   }
+}
+
+function progressIntervalMs(value: string | undefined): number {
+  if (value === undefined) return DEFAULT_PROGRESS_INTERVAL_MS;
+  const seconds = Number(value);
+  if (value.trim() === '' || !Number.isFinite(seconds) || seconds < 0.1 || seconds > 3600) throw invalidFlag('--progress-interval', value, 'must be a number of seconds from 0.1 to 3600');
+  return seconds * 1000;
 }
 
 function logLevel(value: string | undefined): LogLevel {
@@ -143,19 +157,24 @@ export async function etlRun(io: CommandIo, options: EtlRunOptions, env: NodeJS.
   if (failpointSpec !== undefined && failpointSpec !== '') {
     failpoint = failpointHook(parseFailpoint(failpointSpec), () => process.kill(process.pid, 'SIGKILL'));
   }
+  const intervalMs = progressIntervalMs(options.progressInterval);
   const concurrency = options.concurrency === undefined ? 4 : Number(options.concurrency);
   if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64) {
     throw new TributaryError({ code: 'CONFIG_INVALID', message: `--concurrency ${JSON.stringify(options.concurrency)} is not a whole number from 1 to 64; give how many partitions to extract at once, e.g. --concurrency 4` });
   }
   const load = await readLoadFile(options.load);
+  const runLog = logger.child({ load: load.name });
   const { store, numberRuns } = await openStore(options.zookeeper, logger);
   try {
-    const report = await withProgress(showProgress, `run ${load.name}`, (progress) =>
+    const startedAt = performance.now();
+    const report = await withProgress(showProgress, `run ${load.name}`, runLog, intervalMs, (progress) =>
       withServices(load, logger, (services) =>
         runLoad({ ...services, acceptGap: options.acceptGap === true, store, numberRuns, progress, concurrency, ...(failpoint === undefined ? {} : { failpoint }) }),
         { audit: true },
       ),
     );
+    const summary = summarizeRun(report, performance.now() - startedAt);
+    runLog.info(summary.fields, summary.message);
     io.writeOut(describeRun(load, report));
     if (report.problems.length > 0) {
       const [first] = report.problems;
@@ -231,11 +250,16 @@ export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promi
   }
 }
 
-/** `etl ddl`: the Hive tables of the load and one partition per committed hour, as HiveQL on stdout. */
+/**
+ * `etl ddl`: the Hive tables of the load and one partition per committed hour, as HiveQL on stdout.
+ * With the registry unreachable, from the schema in the committed files, said in one line on stderr.
+ */
 export async function etlDdl(io: CommandIo, options: EtlDdlOptions): Promise<void> {
   const load = await readLoadFile(options.load);
   const logger = createLogger({ name: 'etl', level: 'warn' });
-  const definitions = await readHiveTables(load, openLoadWarehouse(load, logger), loadRegistryClient(load, logger, process.env));
+  // The registry client's retry warnings would only repeat what the fallback line (or the error) says.
+  const registry = loadRegistryClient(load, logger.child({}, { level: 'error' }), process.env);
+  const definitions = await readHiveTables(load, openLoadWarehouse(load, logger), registry, { notice: (line) => io.writeErr(`tributary: ${line}\n`) });
   io.writeOut(formatHiveDdl(load, definitions));
 }
 
@@ -265,10 +289,11 @@ export async function etlReplay(io: CommandIo, options: EtlReplayOptions, env: N
   const from = parseTimeFlag('--from', options.from);
   const to = parseTimeFlag('--to', options.to);
   const failpoint = swapFailpoint(env);
+  const intervalMs = progressIntervalMs(options.progressInterval);
   const load = await readLoadFile(options.load);
   const { store, numberRuns } = await openStore(options.zookeeper, logger);
   try {
-    const report = await withProgress(showProgress, `replay ${load.name}`, (progress) =>
+    const report = await withProgress(showProgress, `replay ${load.name}`, logger.child({ load: load.name }), intervalMs, (progress) =>
       withServices(load, logger, (services) =>
         replayWindow({ ...services, store, numberRuns, from, to, topic: options.topic, reason: options.reason, failpoint, progress }),
       ),

@@ -17,7 +17,7 @@
  * a run whose marker step failed leaves the old one, and the next run judges the same hours again.
  */
 import type { TributaryError } from '../../common/errors.js';
-import type { Logger } from '../../common/logger.js';
+import { bindOnce, type Logger } from '../../common/logger.js';
 import { auditCommits, type AuditStepReport } from './audit-tier.js';
 import { buildManifestEventTimes } from '../load/build-manifest.js';
 import { readCommitLog } from '../load/commit-log.js';
@@ -103,7 +103,7 @@ export async function auditAndMark(services: AuditRunServices, attempt: string, 
 async function saveCheckpoint(warehouse: WarehouseFileSystem, root: string, attempt: string, found: CheckpointRead, checkpoint: CompletenessCheckpoint, logger: Logger): Promise<TributaryError | undefined> {
   try {
     if (!(await writeCheckpoint(warehouse, root, attempt, checkpoint, found))) {
-      logger.info({ load: checkpoint.load, generation: checkpoint.generation, event: 'completeness-checkpoint-raced' }, 'another run wrote this completeness checkpoint first; its file stands');
+      bindOnce(logger, { load: checkpoint.load }).info({ generation: checkpoint.generation, event: 'completeness-checkpoint-raced' }, 'another run wrote this completeness checkpoint first; its file stands');
     }
     return undefined;
   } catch (error) {

@@ -24,7 +24,7 @@
  * from the files its manifest names; a replay that renamed them away makes that recount fail.
  */
 import { TributaryError } from '../../common/errors.js';
-import type { Logger } from '../../common/logger.js';
+import { bindOnce, type Logger } from '../../common/logger.js';
 import { AuditCounter, type AuditEncoder, type AuditPublisher } from '../../audit/counter.js';
 import { UNKNOWN_ORIGIN } from '../../audit/origin.js';
 import { readClaim, readCommitLog } from '../load/commit-log.js';
@@ -179,13 +179,14 @@ export async function unauditedCommits(warehouse: WarehouseFileSystem, root: str
 export async function auditCommits(options: LoaderAuditOptions): Promise<AuditStepReport> {
   const { load, warehouse } = options;
   const root = load.warehouse.root;
+  const log = options.logger === undefined ? undefined : bindOnce(options.logger, { load: load.name });
   const audited: LoaderCount[] = [];
   let pending: number[];
   try {
     pending = await unauditedCommits(warehouse, root, load.name);
   } catch (error) {
     const failure = asAuditError(error, load.name, undefined);
-    options.logger?.warn({ err: failure, load: load.name, event: 'audit-failed' }, failure.message);
+    log?.warn({ err: failure, event: 'audit-failed' }, failure.message);
     return { audited, failed: { seq: 0, error: failure }, unaudited: [] };
   }
   for (const [index, seq] of pending.entries()) {
@@ -193,10 +194,10 @@ export async function auditCommits(options: LoaderAuditOptions): Promise<AuditSt
       const { manifest } = await readClaim(warehouse, root, load.name, seq);
       const counted = await auditCommit(manifest, options);
       audited.push(counted);
-      options.logger?.info({ load: load.name, seq, records: counted.records, counterId: counted.counterId, event: 'audited' }, 'LOADER audit counts published');
+      log?.info({ seq, records: counted.records, counterId: counted.counterId, event: 'audited' }, 'LOADER audit counts published');
     } catch (error) {
       const failure = asAuditError(error, load.name, seq);
-      options.logger?.warn({ err: failure, load: load.name, seq, event: 'audit-failed' }, failure.message);
+      log?.warn({ err: failure, seq, event: 'audit-failed' }, failure.message);
       return { audited, failed: { seq, error: failure }, unaudited: pending.slice(index) };
     }
   }

@@ -29,7 +29,7 @@
  * before checkpoints.
  */
 import { z } from 'zod';
-import type { Logger } from '../../common/logger.js';
+import { bindOnce, type Logger } from '../../common/logger.js';
 import { completenessCheckpointPath, completenessDir, completenessTempPath, parseCompletenessName } from '../layout.js';
 import { hasWarehouseCode } from '../warehouse/errors.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
@@ -119,7 +119,7 @@ export async function readCheckpoint(warehouse: WarehouseFileSystem, root: strin
     }
     const checkpoint = parseCheckpoint(bytes, load);
     if (checkpoint !== undefined && checkpoint.generation === generation) return { checkpoint, generations, temps };
-    logger?.warn({ load, path: warehouse.describe(path), event: 'completeness-checkpoint-unreadable' }, 'completeness checkpoint unreadable: an older one is used, or the hours are judged from the manifests');
+    if (logger !== undefined) bindOnce(logger, { load }).warn({ path: warehouse.describe(path), event: 'completeness-checkpoint-unreadable' }, 'completeness checkpoint unreadable: an older one is used, or the hours are judged from the manifests');
   }
   return { checkpoint: undefined, generations, temps };
 }

@@ -18,7 +18,7 @@
  * (the first run, or one deleted or damaged) every manifest is read and every hour judged, as
  * runs did before checkpoints; the checkpoint written then makes the next run cheap again.
  */
-import type { Logger } from '../../common/logger.js';
+import { bindOnce, type Logger } from '../../common/logger.js';
 import { readClaim, type CommitLog } from '../load/commit-log.js';
 import type { Manifest, NextOffsets } from '../load/manifest.js';
 import { readSwapClaim, readSwapLog } from '../replay/log.js';
@@ -61,7 +61,7 @@ export async function planJudgement(inputs: JudgingInputs): Promise<JudgingPlan>
   const { warehouse, root, load, log } = inputs;
   const checkpoint = usable(inputs.checkpoint, log) ? inputs.checkpoint : undefined;
   if (inputs.checkpoint !== undefined && checkpoint === undefined) {
-    inputs.logger?.warn({ load, commitsThrough: inputs.checkpoint.commitsThrough, lastPublished: log.lastPublished, event: 'completeness-checkpoint-stale' }, 'completeness checkpoint does not match the commit log: every hour is judged from the manifests');
+    if (inputs.logger !== undefined) bindOnce(inputs.logger, { load }).warn({ commitsThrough: inputs.checkpoint.commitsThrough, lastPublished: log.lastPublished, event: 'completeness-checkpoint-stale' }, 'completeness checkpoint does not match the commit log: every hour is judged from the manifests');
   }
   const records: Record<string, Record<string, number>> = {};
   const judge = new Map<string, Set<string>>();

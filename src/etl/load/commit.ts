@@ -24,7 +24,7 @@
  */
 import { hasWarehouseCode } from '../warehouse/errors.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
-import type { Logger } from '../../common/logger.js';
+import { bindOnce, type Logger } from '../../common/logger.js';
 import { readClaim, readCommitLog, type CommitLog } from './commit-log.js';
 import { etlError } from '../errors.js';
 import { claimPath, parseStagingName, publishedPath, stagingDir, stagingRoot } from '../layout.js';
@@ -41,6 +41,7 @@ export interface CommitContext {
   readonly load: string;
   /** This process's attempt: names its staging folder. */
   readonly attempt: string;
+  /** Its lines name the load once, whether or not the caller bound `load` already (logOf). */
   readonly logger: Logger;
   readonly failpoint?: (point: CommitPoint) => void;
 }
@@ -77,7 +78,7 @@ export async function claimCommit(context: CommitContext, manifest: Manifest): P
     );
   }
   stagedPublications.set(bytes, publication);
-  context.logger.info({ load, seq: manifest.seq, event: 'claimed' }, 'commit claimed');
+  logOf(context).info({ seq: manifest.seq, event: 'claimed' }, 'commit claimed');
   context.failpoint?.('after-claim');
   return bytes;
 }
@@ -91,10 +92,10 @@ export async function completeCommit(context: CommitContext, manifest: Manifest,
   await inParallel(folders, RENAME_CONCURRENCY, (folder) => context.warehouse.mkdirs(folder));
   await inParallel(moves, RENAME_CONCURRENCY, async (file) => {
     await moveIntoPlace(context, manifest.seq, file);
-    context.logger.debug({ seq: manifest.seq, path: file.path, event: 'renamed-file' }, 'file in place');
+    logOf(context).debug({ seq: manifest.seq, path: file.path, event: 'renamed-file' }, 'file in place');
     context.failpoint?.('after-rename');
   });
-  context.logger.info({ load: context.load, seq: manifest.seq, files: moves.length, event: 'renamed' }, 'files in place');
+  logOf(context).info({ seq: manifest.seq, files: moves.length, event: 'renamed' }, 'files in place');
   context.failpoint?.('before-publish');
   const staged = stagedPublications.get(claimBytes);
   stagedPublications.delete(claimBytes);
@@ -109,8 +110,13 @@ export async function completeCommit(context: CommitContext, manifest: Manifest,
     stagingFolder: stagingDir(context.root, context.load, manifest.seq, context.attempt),
     logName: 'commit log',
   });
-  context.logger.info({ load: context.load, seq: manifest.seq, event: 'published' }, 'commit published');
+  logOf(context).info({ seq: manifest.seq, event: 'published' }, 'commit published');
   context.failpoint?.('after-publish');
+}
+
+/** The context's logger bound to the load exactly once. */
+function logOf(context: CommitContext): Logger {
+  return bindOnce(context.logger, { load: context.load });
 }
 
 function parentFolder(path: string): string {
@@ -169,7 +175,7 @@ export async function recoverCommits(context: CommitContext): Promise<Recovery> 
   const rolledForward: number[] = [];
   for (const seq of log.pending) {
     const { manifest, bytes } = await readClaim(warehouse, root, load, seq);
-    context.logger.info({ load, seq, event: 'roll-forward' }, 'rolling a claimed commit forward');
+    logOf(context).info({ seq, event: 'roll-forward' }, 'rolling a claimed commit forward');
     await completeCommit(context, manifest, bytes);
     rolledForward.push(seq);
   }
@@ -200,9 +206,9 @@ export async function removeDeadStaging(context: CommitContext, log: CommitLog):
       removed.push(entry.path);
     } catch (error) {
       // Dead staging costs only space; the next recovery tries again.
-      context.logger.warn({ load, path: entry.path, err: error }, 'could not remove dead staging');
+      logOf(context).warn({ path: entry.path, err: error }, 'could not remove dead staging');
     }
   }
-  if (removed.length > 0) context.logger.info({ load, removed: removed.length, event: 'staging-removed' }, 'removed staging of published commits');
+  if (removed.length > 0) logOf(context).info({ removed: removed.length, event: 'staging-removed' }, 'removed staging of published commits');
   return removed;
 }

@@ -206,7 +206,7 @@ export async function runTask(options: TaskServices, plan: LoadPlan, partition: 
       source: options.source,
       deserializer,
       transform: load.transform,
-      onFetched: options.progress === undefined ? undefined : (records: number, bytes: number) => options.progress?.fetched(records, bytes),
+      onFetched: options.progress === undefined ? undefined : (records: number, bytes: number) => options.progress?.fetched(records, bytes, { topic, partition: partition.partition, start: slice.start, end: slice.end }),
     };
     // The output type is known before the first record: the transformation's, else the reader's.
     const outputType = load.transform === undefined ? reader.fileType : compileTransform(load.transform, reader, topic).outputType;
@@ -244,6 +244,7 @@ export async function runTask(options: TaskServices, plan: LoadPlan, partition: 
       });
       const result = await writer.finish();
       staged.push({ topic, partition: partition.partition, start: slice.start, end: slice.end, files: result.files, quarantine: result.quarantine, reasons, ...(summary.maxEventTime === undefined ? {} : { maxEventTime: summary.maxEventTime }) });
+      options.progress?.taskDone?.({ topic, partition: partition.partition, start: slice.start, end: slice.end });
     } finally {
       await writer.abandon();
     }

@@ -77,6 +77,7 @@ export async function replayWindow(options: ReplayOptions): Promise<SwapReport> 
     const rebuilt = new Map<string, RebuiltRange>();
     await inPool(ranges, options.concurrency ?? 4, async (range) => {
       rebuilt.set(rangeKey(range), await rebuild.range(range));
+      options.progress?.taskDone?.(range);
       options.progress?.partitionDone();
     });
     checkRecordsStay(load.name, ranges, new Set(targets.map((target) => hourStateKey(target.topic, target.hour))), rebuilt);
@@ -182,7 +183,7 @@ class HourRebuild {
       source: options.source,
       deserializer: this.deserializer,
       transform: options.load.transform,
-      onFetched: options.progress === undefined ? undefined : (records, bytes) => options.progress?.fetched(records, bytes),
+      onFetched: options.progress === undefined ? undefined : (records, bytes) => options.progress?.fetched(records, bytes, range),
     });
     for (const bucket of extracted.hours) {
       const key = hourStateKey(range.topic, hourKey(bucket.hour));

@@ -133,7 +133,7 @@ export async function runSwap(services: SwapServices, request: SwapRequest, work
     if (manifest.hours.length === 0) {
       // Only this attempt's staging was written; left behind by a crash it is removed once a later commit exists.
       await warehouse.delete(session.stagingDir, { recursive: true }).catch(() => false);
-      logger.info({ load: load.name, hours: unchanged.length, event: 'swap-unchanged' }, `no hour of the ${request.kind} needs changing; nothing published`);
+      logger.info({ hours: unchanged.length, event: 'swap-unchanged' }, `no hour of the ${request.kind} needs changing; nothing published`);
       return { outcome: 'unchanged', manifest: undefined, request, load: load.name, unchanged, recovered };
     }
 

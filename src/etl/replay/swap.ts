@@ -19,7 +19,7 @@
  * Every step refuses to overwrite and is idempotent, so several processes may roll the same swap
  * forward at once. A state no sequence of these steps can produce is ETL_WAREHOUSE_DAMAGED.
  */
-import type { Logger } from '../../common/logger.js';
+import { bindOnce, type Logger } from '../../common/logger.js';
 import { readClaim, readCommitLog } from '../load/commit-log.js';
 import { etlError } from '../errors.js';
 import { parseStagingName } from '../layout.js';
@@ -60,7 +60,7 @@ export async function claimSwap(context: SwapContext, manifest: ReplayManifest):
       details: { load, seq: manifest.seq, attempt: manifest.attempt },
     });
   }
-  context.logger.info({ load, seq: manifest.seq, kind: manifest.kind, event: 'swap-claimed' }, 'swap claimed');
+  logOf(context).info({ seq: manifest.seq, kind: manifest.kind, event: 'swap-claimed' }, 'swap claimed');
   context.failpoint?.('swap-after-claim');
   return bytes;
 }
@@ -69,7 +69,7 @@ export async function claimSwap(context: SwapContext, manifest: ReplayManifest):
 export async function completeSwap(context: SwapContext, manifest: ReplayManifest, claimBytes: Buffer): Promise<void> {
   for (const hour of manifest.hours) {
     await swapHour(context, manifest.seq, hour);
-    context.logger.info({ load: context.load, seq: manifest.seq, topic: hour.topic, hour: hour.hour, version: hour.toVersion, event: 'hour-swapped' }, 'hour swapped');
+    logOf(context).info({ seq: manifest.seq, topic: hour.topic, hour: hour.hour, version: hour.toVersion, event: 'hour-swapped' }, 'hour swapped');
   }
   context.failpoint?.('swap-before-publish');
   await publishClaim({
@@ -82,8 +82,13 @@ export async function completeSwap(context: SwapContext, manifest: ReplayManifes
     stagingFolder: swapStagingDir(context.root, context.load, manifest.seq, context.attempt),
     logName: 'replay log',
   });
-  context.logger.info({ load: context.load, seq: manifest.seq, event: 'swap-published' }, 'swap published');
+  logOf(context).info({ seq: manifest.seq, event: 'swap-published' }, 'swap published');
   context.failpoint?.('swap-after-publish');
+}
+
+/** The context's logger bound to the load exactly once (commit.ts does the same). */
+function logOf(context: SwapContext): Logger {
+  return bindOnce(context.logger, { load: context.load });
 }
 
 async function swapHour(context: SwapContext, seq: number, hour: HourSwap): Promise<void> {
@@ -161,7 +166,7 @@ export async function recoverSwaps(context: SwapContext): Promise<SwapRecovery> 
   const rolledForward: ReplayManifest[] = [];
   for (const seq of log.pending) {
     const { manifest, bytes } = await readSwapClaim(warehouse, root, load, seq);
-    context.logger.info({ load, seq, kind: manifest.kind, event: 'swap-roll-forward' }, 'rolling a claimed swap forward');
+    logOf(context).info({ seq, kind: manifest.kind, event: 'swap-roll-forward' }, 'rolling a claimed swap forward');
     await completeSwap(context, manifest, bytes);
     rolledForward.push(manifest);
   }
@@ -200,7 +205,7 @@ export async function removeDeadSwapStaging(context: SwapContext, log: SwapLog):
       await warehouse.delete(entry.path, { recursive: true });
       removed.push(entry.path);
     } catch (error) {
-      context.logger.warn({ load, path: entry.path, err: error }, 'could not remove dead replay staging'); // costs only space; tried again next time
+      logOf(context).warn({ path: entry.path, err: error }, 'could not remove dead replay staging'); // costs only space; tried again next time
     }
   }
   return removed;

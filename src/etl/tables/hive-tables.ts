@@ -9,7 +9,8 @@
  *   one name are refused: name them in hive.tables.
  * - Schema: the reader schema of the last published commit that read the topic (the registry's
  *   latest `<topic>-value` for a topic not loaded yet), through the load file's transform when it
- *   has one: the schema of the files the load writes.
+ *   has one: the schema of the files the load writes. When the registry cannot be reached, the
+ *   schema its committed data files carry (committed-schema.ts), and `notice` is told so.
  * - LOCATION: `file:///…` for a local warehouse. For a webhdfs:// warehouse the HDFS path, after
  *   hive.fileSystem (e.g. hdfs://namenode:8020) when the load file gives it; the NameNode's RPC
  *   address cannot be derived from its WebHDFS address, so without it the path has no scheme and
@@ -17,6 +18,7 @@
  *   against the same cluster.
  */
 import { TributaryError } from '../../common/errors.js';
+import type { Type } from 'avsc';
 import { parseAvroSchema } from '../../registry/avro-schema.js';
 import type { RegistryClient } from '../../registry/client.js';
 import { parseDataFileSchema } from '../files/data-files.js';
@@ -31,6 +33,7 @@ import { registryReaderSchemas } from '../load/run.js';
 import { compileTransform } from '../records/transform.js';
 import { parseWarehouseUrl } from '../warehouse/open-warehouse.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
+import { registryUnreachable, schemaFromCommittedFiles, type CommittedFile } from './committed-schema.js';
 import { hiveTableDdl, type HiveTableDefinition } from './hive-ddl.js';
 
 /** What the committed manifests say of one topic. */
@@ -38,6 +41,13 @@ interface CommittedTopic {
   readonly hours: Set<number>;
   /** The reader schema of the last published commit that read the topic. */
   reader?: ReaderSchemaRef;
+  /** Its data files in every published commit (the schema's source when the registry is away). */
+  readonly files: CommittedFile[];
+}
+
+export interface HiveTablesOptions {
+  /** Told, in one line per topic, when its schema came from the committed files because the registry was unreachable. */
+  readonly notice?: (line: string) => void;
 }
 
 /** `page-views` → `page_views`: what Hive's metastore accepts, lowercased as it stores names. */
@@ -46,16 +56,30 @@ export function defaultHiveTableName(topic: string): string {
 }
 
 /** The table definitions of every topic of the load, in topic order. */
-export async function readHiveTables(load: LoadDefinition, warehouse: WarehouseFileSystem, registry: RegistryClient): Promise<HiveTableDefinition[]> {
+export async function readHiveTables(load: LoadDefinition, warehouse: WarehouseFileSystem, registry: RegistryClient, options: HiveTablesOptions = {}): Promise<HiveTableDefinition[]> {
   await checkLayoutUnchanged(warehouse, load);
-  const committed = await committedTopics(load, warehouse);
+  const { topics: committed, commits } = await committedTopics(load, warehouse);
   const topics = [...new Set([...(load.topics.kind === 'list' ? load.topics.names : []), ...committed.keys()])].sort();
   const names = tableNames(load, topics);
   const definitions: HiveTableDefinition[] = [];
+  // Once unreachable, the registry is not waited for again topic after topic.
+  let unreachable: TributaryError | undefined;
   for (const topic of topics) {
     const found = committed.get(topic);
-    const reader = found?.reader === undefined ? await registryReaderSchemas(registry)(topic) : await readerById(registry, found.reader);
-    const schema = load.transform === undefined ? reader.fileType : compileTransform(load.transform, reader, topic).outputType;
+    let schema: Type | undefined;
+    if (unreachable === undefined) {
+      try {
+        schema = await registrySchema(load, registry, topic, found?.reader);
+      } catch (error) {
+        if (!registryUnreachable(error)) throw error;
+        unreachable = error;
+      }
+    }
+    if (schema === undefined) {
+      const fromFiles = await schemaFromCommittedFiles({ warehouse, format: load.format, load, topic, files: found?.files ?? [], commits, registryUrl: registry.url, registryError: unreachable! });
+      options.notice?.(fromFiles.notice);
+      schema = fromFiles.schema;
+    }
     // The Parquet writer's own check: a schema it cannot write gets no table either.
     if (load.format === 'parquet') planParquetRecord(schema);
     definitions.push({
@@ -78,13 +102,13 @@ export function formatHiveDdl(load: LoadDefinition, definitions: readonly HiveTa
   return [header, ...definitions.map((definition) => hiveTableDdl(definition))].join('\n');
 }
 
-async function committedTopics(load: LoadDefinition, warehouse: WarehouseFileSystem): Promise<Map<string, CommittedTopic>> {
+async function committedTopics(load: LoadDefinition, warehouse: WarehouseFileSystem): Promise<{ topics: Map<string, CommittedTopic>; commits: number }> {
   const root = load.warehouse.root;
   const log = await readCommitLog(warehouse, root, load.name);
   const topics = new Map<string, CommittedTopic>();
   const topicOf = (topic: string): CommittedTopic => {
     let found = topics.get(topic);
-    if (found === undefined) topics.set(topic, (found = { hours: new Set() }));
+    if (found === undefined) topics.set(topic, (found = { hours: new Set(), files: [] }));
     return found;
   };
   for (const seq of log.claimed) {
@@ -94,8 +118,15 @@ async function committedTopics(load: LoadDefinition, warehouse: WarehouseFileSys
       for (const [hour, records] of Object.entries(hours)) if (records > 0) topicOf(topic).hours.add(Date.parse(`${hour}:00:00.000Z`) / HOUR_MS);
     }
     for (const [topic, reader] of Object.entries(manifest.readerSchemas)) topicOf(topic).reader = reader;
+    for (const file of manifest.files) topicOf(file.topic).files.push({ path: file.path, bytes: file.bytes, seq, reader: manifest.readerSchemas[file.topic] });
   }
-  return topics;
+  return { topics, commits: log.published.size };
+}
+
+/** The schema of the files the load writes, from the registry: the committed reader (or the latest) through today's transform. */
+async function registrySchema(load: LoadDefinition, registry: RegistryClient, topic: string, committed: ReaderSchemaRef | undefined): Promise<Type> {
+  const reader = committed === undefined ? await registryReaderSchemas(registry)(topic) : await readerById(registry, committed);
+  return load.transform === undefined ? reader.fileType : compileTransform(load.transform, reader, topic).outputType;
 }
 
 async function readerById(registry: RegistryClient, ref: ReaderSchemaRef): Promise<ReaderSchema> {

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { Counter } from 'prom-client';
 import { describe, expect, it } from 'vitest';
 import { TributaryError } from '../../../src/common/errors.js';
-import { createLogger } from '../../../src/common/logger.js';
+import { bindOnce, createLogger } from '../../../src/common/logger.js';
 import { METRIC_PREFIX, metricsRegistry, renderMetrics } from '../../../src/common/metrics.js';
 
 describe('createLogger', () => {
@@ -28,6 +28,18 @@ describe('createLogger', () => {
       err: { code: 'CORRUPT_BATCH', retriable: false, details: { position: 4096 }, message: 'CRC mismatch at 4096' },
     });
     expect(typeof entry['time']).toBe('string');
+  });
+
+  it('bindOnce adds only the keys a logger does not carry yet, so no key is written twice', () => {
+    const lines: string[] = [];
+    const logger = createLogger({ name: 'etl', destination: { write: (line: string) => void lines.push(line) } });
+    bindOnce(logger, { load: 'views' }).info({ seq: 1 }, 'unbound');
+    bindOnce(logger.child({ load: 'views', attempt: 'a1' }), { load: 'views', seq: 2 }).info('bound');
+    expect(lines.map((line) => line.split('"load":').length - 1)).toEqual([1, 1]);
+    expect(lines.map((line) => JSON.parse(line) as Record<string, unknown>)).toMatchObject([
+      { load: 'views', seq: 1, msg: 'unbound' },
+      { load: 'views', attempt: 'a1', seq: 2, msg: 'bound' },
+    ]);
   });
 });
 
