@@ -55,7 +55,7 @@ class WorkerEncoder implements RowGroupEncoder {
 
   private start(): Worker {
     if (this.worker !== undefined) return this.worker;
-    const worker = new Worker(bootstrap(), { eval: true, name: 'tributary-parquet-encoder' });
+    const worker = new Worker(bootstrap(), { eval: true, name: 'tributary-parquet-encoder', resourceLimits: { maxYoungGenerationSizeMb: 8 } });
     worker.unref();
     worker.on('message', (answer: Answer) => this.answered(answer));
     worker.on('error', (error) => this.failAll(error));

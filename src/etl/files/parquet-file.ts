@@ -54,7 +54,7 @@ export const CREATED_BY = 'tributary (hyparquet-writer 0.17.0)';
 /** parquet-mr's parquet.block.size. */
 export const DEFAULT_ROW_GROUP_BYTES = 128 * 1024 * 1024;
 /** Rows are Avro-encoded into blocks of about this size before they go to the row store. */
-const ROW_BLOCK_BYTES = 64 * 1024;
+const ROW_BLOCK_BYTES = 16 * 1024;
 
 export type ParquetCompression = 'UNCOMPRESSED' | 'SNAPPY' | 'GZIP' | 'ZSTD';
 

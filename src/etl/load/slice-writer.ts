@@ -124,7 +124,7 @@ class OpenFile {
         rowGroupBytes: effectiveRowGroupBytes(context.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES, budget),
         rowStore: () => new SpillBuffer(context.spillDirectory, budget),
         encodeRowGroup: (rowBytes, work) => budget.exclusive(ENCODING_EXPANSION * rowBytes, work),
-        encoder: workerEncoder(),
+        encoder: process.env['TRIBUTARY_PARQUET_ENCODER'] === 'inline' ? undefined : workerEncoder(),
       },
       (chunk) => this.spill.write(chunk),
     );
