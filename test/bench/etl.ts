@@ -100,6 +100,7 @@
  *   --parquet-codec C  BENCH_PARQUET_CODEC=zstd  zstd | snappy | gzip | null
  *   --memory-budget N  BENCH_MEMORY_BUDGET       bytes; `memoryBudget` of the load files (else unset)
  *   --row-group-bytes N  BENCH_ROW_GROUP_BYTES   bytes; `rowGroupBytes` of parquet load files (else unset)
+ *   --encoder-thread   BENCH_ENCODER_THREAD=1     `parquetEncoderThread: true` in parquet load files
  *   --query-runs N     BENCH_QUERY_RUNS=5        timed runs of each DuckDB query
  *   --targets LIST     BENCH_TARGETS=bare,local,hdfs
  *   --bare-records N   BENCH_BARE_RECORDS        records of the bare loop (default min(N, 1000000))
@@ -190,6 +191,8 @@ interface Options {
   readonly memoryBudget: number | undefined;
   /** `rowGroupBytes` of parquet load files, when given. */
   readonly rowGroupBytes: number | undefined;
+  /** `parquetEncoderThread: true` in parquet load files. */
+  readonly encoderThread: boolean;
   readonly queryRuns: number;
   readonly targets: ReadonlySet<string>;
   readonly bareRecords: number;
@@ -229,6 +232,7 @@ function readOptions(argv: readonly string[]): Options {
       'parquet-codec': { type: 'string' },
       'memory-budget': { type: 'string' },
       'row-group-bytes': { type: 'string' },
+      'encoder-thread': { type: 'boolean' },
       'query-runs': { type: 'string' },
       targets: { type: 'string' },
       'bare-records': { type: 'string' },
@@ -258,6 +262,7 @@ function readOptions(argv: readonly string[]): Options {
     parquetCodec: oneOf('--parquet-codec', values['parquet-codec'] ?? process.env['BENCH_PARQUET_CODEC'] ?? 'zstd', PARQUET_CODECS),
     memoryBudget: optionalPositive('--memory-budget', values['memory-budget'], 'BENCH_MEMORY_BUDGET'),
     rowGroupBytes: optionalPositive('--row-group-bytes', values['row-group-bytes'], 'BENCH_ROW_GROUP_BYTES'),
+    encoderThread: values['encoder-thread'] === true || process.env['BENCH_ENCODER_THREAD'] === '1',
     queryRuns: positive('--query-runs', values['query-runs'], envInt('BENCH_QUERY_RUNS', 5)),
     targets,
     bareRecords: Math.min(records, positive('--bare-records', values['bare-records'], envInt('BENCH_BARE_RECORDS', 1_000_000))),
@@ -731,7 +736,7 @@ interface Environment {
 let loads = 0;
 
 function loadText(env: Environment, name: string, warehouseUrl: string, format: Format, maxRecordsPerRun: number): string {
-  const { memoryBudget, rowGroupBytes } = env.options;
+  const { memoryBudget, rowGroupBytes, encoderThread } = env.options;
   return [
     `name: ${name}`,
     `source: { bootstrap: [${env.bootstrap}] }`,
@@ -746,6 +751,7 @@ function loadText(env: Environment, name: string, warehouseUrl: string, format: 
     'latenessHorizon: 2h',
     ...(memoryBudget === undefined ? [] : [`memoryBudget: ${memoryBudget}`]),
     ...(rowGroupBytes === undefined || format !== 'parquet' ? [] : [`rowGroupBytes: ${rowGroupBytes}`]),
+    ...(encoderThread && format === 'parquet' ? ['parquetEncoderThread: true'] : []),
     '',
   ].join('\n');
 }
@@ -1013,6 +1019,7 @@ async function main(options: Options): Promise<void> {
     const settings = [
       ...(options.memoryBudget === undefined ? [] : [`memoryBudget ${fmtInt(options.memoryBudget)}`]),
       ...(options.rowGroupBytes === undefined ? [] : [`rowGroupBytes ${fmtInt(options.rowGroupBytes)} (parquet)`]),
+      ...(options.encoderThread ? ['parquet encoder thread'] : []),
     ];
     say(
       `${fmtInt(options.records)} ${schema.record} records (schema id + Avro) over ${options.partitions} partitions and ${options.hours} event hours; ` +

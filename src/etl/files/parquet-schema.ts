@@ -10,7 +10,7 @@
  *   bytes / fixed(n)                    BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY(n)
  *   decimal(p, s) on bytes / fixed(n)   BYTE_ARRAY / FIXED_LEN_BYTE_ARRAY(n) DECIMAL(p, s) (same big-endian two's complement bytes)
  *   date                                INT32 DATE
- *   time-millis / time-micros           INT32 TIME(MILLIS) / INT64 TIME(MICROS), UTC-adjusted
+ *   time-millis / time-micros           INT32 TIME(MILLIS) / INT64 TIME(MICROS), not UTC-adjusted (a time of day)
  *   timestamp-millis / -micros / -nanos INT64 TIMESTAMP(unit, isAdjustedToUTC = true)
  *   local-timestamp-millis / -micros / -nanos   INT64 TIMESTAMP(unit, isAdjustedToUTC = false)
  *   record                              group of its fields
@@ -243,7 +243,7 @@ function logicalOf(type: types.LogicalType, path: string): Primitive {
   const underlyingName = avroTypeName(underlying);
   if (!(ANNOTATES[logicalName] ?? []).includes(underlyingName)) return primitiveOf(underlying, path);
   const plain = primitiveOf(underlying, path);
-  const schema = type.schema() as { precision?: unknown; scale?: unknown; size?: unknown };
+  const schema = type.schema({ exportAttrs: true }) as { precision?: unknown; scale?: unknown; size?: unknown };
   const timestamp = /^(local-)?timestamp-(millis|micros|nanos)$/.exec(logicalName);
   if (timestamp !== null) {
     const unit = TIME_UNITS[timestamp[2] as keyof typeof TIME_UNITS];
@@ -257,10 +257,12 @@ function logicalOf(type: types.LogicalType, path: string): Primitive {
   switch (logicalName) {
     case 'date':
       return { ...plain, element: { type: 'INT32', converted_type: 'DATE', logical_type: { type: 'DATE' } } };
+    // A time of day has no zone (Iceberg's time is TIME(MICROS, false)); the converted types
+    // TIME_MILLIS / TIME_MICROS would say UTC-adjusted, so there are none.
     case 'time-millis':
-      return { ...plain, element: { type: 'INT32', converted_type: 'TIME_MILLIS', logical_type: { type: 'TIME', isAdjustedToUTC: true, unit: 'MILLIS' } } };
+      return { ...plain, element: { type: 'INT32', logical_type: { type: 'TIME', isAdjustedToUTC: false, unit: 'MILLIS' } } };
     case 'time-micros':
-      return { ...plain, element: { type: 'INT64', converted_type: 'TIME_MICROS', logical_type: { type: 'TIME', isAdjustedToUTC: true, unit: 'MICROS' } } };
+      return { ...plain, element: { type: 'INT64', logical_type: { type: 'TIME', isAdjustedToUTC: false, unit: 'MICROS' } } };
     case 'uuid':
       if (underlyingName === 'fixed' && (underlying as types.FixedType).size !== 16) return plain;
       return {

@@ -223,6 +223,7 @@ export async function runTask(options: TaskServices, plan: LoadPlan, partition: 
         maxFileBytes: load.maxFileBytes,
         budget: memoryBudget(load.memoryBudget),
         rowGroupBytes: load.rowGroupBytes,
+        encoderThread: load.parquetEncoderThread,
         afterStagedFile: () => {
           log.debug({ topic, partition: partition.partition, event: 'staged-file' }, 'staged a file');
           options.failpoint?.('after-stage');

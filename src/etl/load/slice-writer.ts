@@ -51,6 +51,8 @@ export interface StageContext {
   readonly budget?: MemoryBudget | undefined;
   /** Parquet: a row group closes once its rows' Avro bytes reach this (default 128 MiB), at most the budget's share. */
   readonly rowGroupBytes?: number | undefined;
+  /** Parquet: encode row groups on the process's encoder thread (parquet-encoder.ts); default on this thread. */
+  readonly encoderThread?: boolean | undefined;
   /** Called after each staged file (failpoints). */
   readonly afterStagedFile?: () => void;
 }
@@ -124,7 +126,7 @@ class OpenFile {
         rowGroupBytes: effectiveRowGroupBytes(context.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES, budget),
         rowStore: () => new SpillBuffer(context.spillDirectory, budget),
         encodeRowGroup: (rowBytes, work) => budget.exclusive(ENCODING_EXPANSION * rowBytes, work),
-        encoder: process.env['TRIBUTARY_PARQUET_ENCODER'] === 'inline' ? undefined : workerEncoder(),
+        encoder: context.encoderThread === true ? workerEncoder() : undefined,
       },
       (chunk) => this.spill.write(chunk),
     );

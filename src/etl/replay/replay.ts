@@ -211,6 +211,7 @@ class HourRebuild {
         maxFileBytes: load.maxFileBytes,
         budget: memoryBudget(load.memoryBudget),
         rowGroupBytes: load.rowGroupBytes,
+        encoderThread: load.parquetEncoderThread,
         afterStagedFile: () => this.options.failpoint?.('swap-after-stage'),
       },
       { ...extracted, hours: [bucket], quarantined: [] },

@@ -62,7 +62,7 @@ describe('Parquet footer', () => {
     const element = (name: string): SchemaElement | undefined => elements.find((candidate) => candidate.name === name);
     expect(element('at')).toMatchObject({ type: 'INT64', repetition_type: 'REQUIRED', logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: true, unit: 'MILLIS' } });
     expect(element('day')).toMatchObject({ type: 'INT32', converted_type: 'DATE' });
-    expect(element('clock')).toMatchObject({ type: 'INT32', converted_type: 'TIME_MILLIS' });
+    expect(element('clock')).toMatchObject({ type: 'INT32', logical_type: { type: 'TIME', isAdjustedToUTC: false, unit: 'MILLIS' } });
     expect(element('kind')).toMatchObject({ type: 'BYTE_ARRAY', converted_type: 'UTF8' });
     expect(element('digest')).toMatchObject({ type: 'FIXED_LEN_BYTE_ARRAY', type_length: 4 });
     expect(element('note')).toMatchObject({ converted_type: 'UTF8', repetition_type: 'OPTIONAL' });

@@ -61,6 +61,7 @@ export function memoryLoad(topic: string, registryUrl: string, overrides: Partia
     maxRecordsPerTask: 1_000_000,
     memoryBudget: DEFAULT_MEMORY_BUDGET_BYTES,
     rowGroupBytes: DEFAULT_ROW_GROUP_BYTES,
+    parquetEncoderThread: false,
     quarantine: { maxRecords: 0 },
     latenessHorizonMs: 7_200_000,
     layout: 'hourly',
