@@ -3,8 +3,8 @@
  * against what DuckDB's parquet_metadata() shows (min_value/max_value as DuckDB prints values of
  * the column's type, null_count, num_values).
  *
- * The order is Parquet's for each logical type: signed for integers, dates, times, timestamps and
- * decimals (by unscaled value, whatever the bytes); unsigned bytes for strings (UTF-8, i.e. code
+ * The order is Parquet's for each logical type: signed for integers, dates, times and timestamps
+ * (decimals have no bounds: see chunkProblems); unsigned bytes for strings (UTF-8, i.e. code
  * point order, not JavaScript's UTF-16 order), binary, fixed and UUIDs; numeric for floats with NaN
  * left out of min/max. A string or binary bound may be truncated (Iceberg truncates at 16): a
  * value up to 16 bytes must be the exact bound, a longer one only has to bound (min ≤ every value
@@ -55,6 +55,12 @@ function chunkProblems(chunk: ColumnChunk, leaf: LeafColumn, rows: readonly unkn
   const nulls = slots.filter((value) => value === null).length;
   const problems: string[] = [];
   if (chunk.numValues !== slots.length) problems.push(`num_values ${chunk.numValues}, the records give ${slots.length} level slots`);
+  // Decimals carry no statistics: the writer leaves them out rather than bound them by byte order,
+  // which is not their numeric order (missing bounds cost pruning, wrong ones cost rows).
+  if (kind === 'decimal-bytes' || kind === 'decimal-fixed') {
+    if (chunk.statsMin !== null || chunk.statsMax !== null) problems.push(`decimal bounds ${String(chunk.statsMin)} … ${String(chunk.statsMax)}, where the writer promises none`);
+    return problems;
+  }
   if (chunk.nullCount !== nulls) problems.push(`null_count ${String(chunk.nullCount)}, the records give ${nulls}`);
   problems.push(...boundProblems('min', chunk.statsMin, min, leaf, -1), ...boundProblems('max', chunk.statsMax, max, leaf, 1));
   return problems;

@@ -87,8 +87,8 @@ export function encodeRowGroup(input: RowGroupInput): EncodedRowGroup {
     columns[leafIndex] = { values: [], definitionLevels: [], repetitionLevels: [] }; // let it go once written
     const encoder: ColumnEncoder = {
       columnName: leaf.name,
-      element: leaf.element,
-      schemaPath: [...leaf.schemaPath],
+      element: leaf.writeElement,
+      schemaPath: [...leaf.schemaPath.slice(0, -1), leaf.writeElement],
       codec: input.codec,
       compressors: COMPRESSORS,
       stats: leaf.statistics,

@@ -47,6 +47,12 @@ export interface LeafPlan {
   readonly maxRepetitionLevel: number;
   /** Whether statistics are written: not for decimals (bytes order is not their numeric order). */
   readonly statistics: boolean;
+  /**
+   * The element the column writer gets: a decimal's without its annotation, since the Avro value
+   * is already the big-endian two's complement bytes Parquet stores (hyparquet-writer would want
+   * numbers, and writes a zero as no bytes at all, which Java's readers refuse).
+   */
+  readonly writeElement: SchemaElement;
 }
 
 export interface ParquetRecordPlan {
@@ -301,6 +307,7 @@ function leafNode(path: string, schemaPath: readonly SchemaElement[], element: S
     maxDefinitionLevel: definition,
     maxRepetitionLevel: repetition,
     statistics: primitive.statistics ?? true,
+    writeElement: element.converted_type === 'DECIMAL' ? withoutDecimal(element) : element,
   });
   const { write, read } = primitive;
   return {
@@ -433,6 +440,11 @@ function planMap(type: types.MapType, path: string, element: SchemaElement, ids:
       return map;
     },
   };
+}
+
+function withoutDecimal(element: SchemaElement): SchemaElement {
+  const { converted_type: _converted, logical_type: _logical, precision: _precision, scale: _scale, ...raw } = element;
+  return raw;
 }
 
 function mapEntries(value: unknown): [unknown, unknown][] {

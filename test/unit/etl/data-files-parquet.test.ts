@@ -10,6 +10,7 @@ import type { FileMetaData, SchemaElement } from 'hyparquet';
 import { parquetWriteBuffer } from 'hyparquet-writer';
 import { describe, expect, it, vi } from 'vitest';
 import { decodeDataFile, encodeDataFile, openDataFileWriter, parseDataFileSchema, type DataFileCodec } from '../../../src/etl/files/data-files.js';
+import { workerEncoder } from '../../../src/etl/files/parquet-encoder.js';
 import { CREATED_BY, type RowStore } from '../../../src/etl/files/parquet-file.js';
 import { allTypesRecords, allTypesSchema } from './data-files-fixture.js';
 
@@ -169,6 +170,25 @@ describe('row groups', () => {
     expect(Buffer.concat(chunks).equals(inMemory)).toBe(true);
     expect(stores.length).toBe(footer.row_groups.length + 1);
     expect((await decodeDataFile(inMemory, 'parquet')).records).toEqual(many);
+  });
+});
+
+describe('the encoder thread', () => {
+  it('writes the same bytes as the calling thread, and reports a bad value the same way', async () => {
+    const options = { format: 'parquet' as const, codec: 'zstd' as const, schema, identity: 'x', rowGroupBytes: 64 * 1024 };
+    const many = allTypesRecords(3000);
+    const inline = await encodeDataFile(many, options);
+    const chunks: Buffer[] = [];
+    const writer = openDataFileWriter({ ...options, encoder: workerEncoder() }, (chunk) => chunks.push(chunk));
+    for (const record of many) await writer.append(record);
+    await writer.finish({});
+    expect(footerOf(inline).row_groups.length).toBeGreaterThan(1);
+    expect(Buffer.concat(chunks).equals(inline)).toBe(true);
+    const uuid = recordOf([{ name: 'id', type: { type: 'string', logicalType: 'uuid' } }]);
+    const bad = openDataFileWriter({ format: 'parquet', codec: 'null', schema: uuid, identity: 'x', encoder: workerEncoder() }, () => undefined);
+    await bad.append({ id: '0b5e1f7a-2c3d-4e5f-8a9b-0c1d2e3f4a5b' });
+    await bad.append({ id: 'nope' });
+    await expect(bad.finish({})).rejects.toMatchObject({ code: 'DATA_FILE_RECORD_INVALID', details: { field: 'id', record: 1 } });
   });
 });
 
