@@ -70,20 +70,27 @@ const LOGICAL_TYPES = Object.fromEntries(SPECIFIED_LOGICAL_TYPES.map((name) => [
  * Longs as JavaScript numbers, like avsc's own, but encoded exactly. avsc 5.7.9 zigzags a long
  * with floating-point arithmetic, and 2|n| − 1 is not a double for n < −2^52: it writes
  * −4503599627370497 as the varint of +4503599627370496 (and reads such varints wrongly). Here the
- * number goes through a 64-bit two's complement buffer, which avsc zigzags bit by bit.
+ * number goes through a 64-bit two's complement buffer, which avsc zigzags bit by bit (its
+ * halves computed with exact double arithmetic: no BigInt per value).
  */
+const TWO_TO_32 = 2 ** 32;
+/** avsc copies what toBuffer answers before it calls again, so one scratch buffer serves every long. */
+const LONG_SCRATCH = Buffer.alloc(8);
 const EXACT_LONG = avro.types.LongType.__with({
   fromBuffer: (buffer: Buffer): number => {
-    const value = buffer.readBigInt64LE(0);
-    if (value > BigInt(Number.MAX_SAFE_INTEGER) || value < BigInt(Number.MIN_SAFE_INTEGER)) {
-      throw new RangeError(`long ${value} is beyond ±(2^53 − 1), where JavaScript numbers are exact`);
+    // The two halves as numbers: exact while the high half stays within ±2^21 (|value| < 2^53).
+    const high = buffer.readInt32LE(4);
+    if (high >= -(2 ** 21) && high < 2 ** 21) {
+      const value = high * TWO_TO_32 + buffer.readUInt32LE(0);
+      if (Number.isSafeInteger(value)) return value;
     }
-    return Number(value);
+    throw new RangeError(`long ${buffer.readBigInt64LE(0)} is beyond ±(2^53 − 1), where JavaScript numbers are exact`);
   },
   toBuffer: (value: number): Buffer => {
-    const buffer = Buffer.alloc(8);
-    buffer.writeBigInt64LE(BigInt(value));
-    return buffer;
+    const high = Math.floor(value / TWO_TO_32);
+    LONG_SCRATCH.writeInt32LE(high, 4);
+    LONG_SCRATCH.writeUInt32LE(value - high * TWO_TO_32, 0);
+    return LONG_SCRATCH;
   },
   fromJSON: (value: unknown): number => Number(value),
   toJSON: (value: number): number => value,

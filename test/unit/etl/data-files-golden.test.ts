@@ -19,11 +19,11 @@ const BEFORE_STREAMING: Readonly<Record<string, string>> = {
   'avro/snappy/1000': '95de3ca72c20de36bec9ba126cc7d33f1d2945a333c27461871a25493c22fd19',
   'avro/zstd/1000': '7a3cbd0b32a0a2635971e3426e933b19a2dce637f502f8c91e9f7e74a9172d5b',
   'avro/deflate/0': '0344835fd763e4c694b5eebd5c5ff59dde22e0a4ee9055c08c800d3804698d1d',
-  'parquet/null/1000': 'f2a4c852c9ded2a5cc3f5758a9e7fa58d61fe5ae4802ed5745a1ed5d1688649a',
-  'parquet/snappy/1000': '9b0b2400a2c831108a1454f817f887dcffd8e4f19898f615d1b2141cc9eaa36d',
-  'parquet/gzip/300': 'ca1e41fbc377dd6e256f851cfd74f94968ecd3b8e9f1b0822812e1713bd3fb6f',
-  'parquet/zstd/1000': 'f2230622d49c6333e1c19447aafdea1c07890290f1a0d699b9fd095e0cd6536a',
-  'parquet/snappy/0': 'bb19c97418022b30072ff5bc7b7bee57e8be8c4bcab6a97cc9b91597d377d5de',
+  'parquet/null/1000': 'bf4a1f0459f4de91db6c2e9a764dfee5839acf72ecf9c498925bcd9338ab3545',
+  'parquet/snappy/1000': '9617aa5b0221c9acb136232015cc4fddcb9f20e8ba4de0cb0517f81605f479f9',
+  'parquet/gzip/300': '2d936e288618da49f15a28756ef23ae251637914c472178d00349cc6acd504ba',
+  'parquet/zstd/1000': '3a6e4f82ba42b2b114f9bd89a5e7f75f7edda28405eb9d7b16b248f9b53709c1',
+  'parquet/snappy/0': 'c8dab36ebec6bdbfe728f6cf0a4f39182819416de0b183e601a09912e966e9a2',
 };
 
 const schema = allTypesSchema();
