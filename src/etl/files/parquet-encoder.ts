@@ -41,12 +41,25 @@ interface Answer {
   readonly error?: { code: string; message: string; details: Record<string, unknown> };
 }
 
+/** The worker's heap: room for a row group's rows as JavaScript values several times over. */
+const HEAP_PER_ROW_BYTE = 8;
+const MIN_HEAP_MB = 64;
+
 class WorkerEncoder implements RowGroupEncoder {
   private worker: Worker | undefined;
+  /** Largest row group (its rows' Avro bytes) the heap was sized for. */
+  private readonly heapMb: number;
   private nextId = 0;
   private readonly waiting = new Map<number, { resolve: (encoded: EncodedRowGroup) => void; reject: (error: Error) => void }>();
 
+  constructor(readonly rowGroupBytes: number) {
+    // A capped heap makes V8 collect before it grows: the thread then costs tens of MB, not a hundred.
+    this.heapMb = Math.max(MIN_HEAP_MB, Math.ceil((HEAP_PER_ROW_BYTE * rowGroupBytes) / 2 ** 20));
+  }
+
   encode(input: RowGroupInput & { readonly schemaText: string }): Promise<EncodedRowGroup> {
+    // A group larger than the heap was sized for (another load of the process) is encoded here: same bytes.
+    if (input.rows.length > this.rowGroupBytes + ROW_SLACK_BYTES) return INLINE_ENCODER.encode(input);
     const worker = this.start();
     const id = (this.nextId += 1);
     // A copy the worker owns: the caller's rows may share memory with other Buffers.
@@ -62,7 +75,7 @@ class WorkerEncoder implements RowGroupEncoder {
   private start(): Worker {
     if (this.worker !== undefined) return this.worker;
     const bundled = bundledWorker();
-    const options = { name: 'tributary-parquet-encoder', resourceLimits: { maxYoungGenerationSizeMb: 8 } };
+    const options = { name: 'tributary-parquet-encoder', resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: this.heapMb } };
     const worker = bundled === undefined ? new Worker(tsxBootstrap(), { ...options, eval: true }) : new Worker(bundled, options);
     worker.unref();
     worker.on('message', (answer: Answer) => this.answered(answer));
@@ -126,10 +139,13 @@ function tsxBootstrap(): string {
   return `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(WORKER_SOURCE.href)}); })`;
 }
 
+/** A row group closes after the row that reaches its size: the last row may pass it. */
+const ROW_SLACK_BYTES = 16 * 1024 * 1024;
+
 let shared: WorkerEncoder | undefined;
 
-/** The process's encoder thread. */
-export function workerEncoder(): RowGroupEncoder {
-  return (shared ??= new WorkerEncoder());
+/** The process's encoder thread, its heap sized for row groups of `rowGroupBytes` (the first caller's). */
+export function workerEncoder(rowGroupBytes: number): RowGroupEncoder {
+  return (shared ??= new WorkerEncoder(rowGroupBytes));
 }
 

@@ -116,6 +116,7 @@ class OpenFile {
     type: Type,
   ) {
     const budget = context.budget ?? memoryBudget();
+    const rowGroupBytes = effectiveRowGroupBytes(context.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES, budget);
     this.spill = new SpillBuffer(context.spillDirectory, budget);
     this.writer = openDataFileWriter(
       {
@@ -123,10 +124,10 @@ class OpenFile {
         codec: context.codec,
         schema: type,
         identity: path,
-        rowGroupBytes: effectiveRowGroupBytes(context.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES, budget),
+        rowGroupBytes,
         rowStore: () => new SpillBuffer(context.spillDirectory, budget),
         encodeRowGroup: (rowBytes, work) => budget.exclusive(ENCODING_EXPANSION * rowBytes, work),
-        encoder: context.encoderThread === true ? workerEncoder() : undefined,
+        encoder: context.encoderThread === true ? workerEncoder(rowGroupBytes) : undefined,
       },
       (chunk) => this.spill.write(chunk),
     );

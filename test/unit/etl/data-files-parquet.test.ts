@@ -179,13 +179,13 @@ describe('the encoder thread', () => {
     const many = allTypesRecords(3000);
     const inline = await encodeDataFile(many, options);
     const chunks: Buffer[] = [];
-    const writer = openDataFileWriter({ ...options, encoder: workerEncoder() }, (chunk) => chunks.push(chunk));
+    const writer = openDataFileWriter({ ...options, encoder: workerEncoder(1024 * 1024) }, (chunk) => chunks.push(chunk));
     for (const record of many) await writer.append(record);
     await writer.finish({});
     expect(footerOf(inline).row_groups.length).toBeGreaterThan(1);
     expect(Buffer.concat(chunks).equals(inline)).toBe(true);
     const uuid = recordOf([{ name: 'id', type: { type: 'string', logicalType: 'uuid' } }]);
-    const bad = openDataFileWriter({ format: 'parquet', codec: 'null', schema: uuid, identity: 'x', encoder: workerEncoder() }, () => undefined);
+    const bad = openDataFileWriter({ format: 'parquet', codec: 'null', schema: uuid, identity: 'x', encoder: workerEncoder(1024 * 1024) }, () => undefined);
     await bad.append({ id: '0b5e1f7a-2c3d-4e5f-8a9b-0c1d2e3f4a5b' });
     await bad.append({ id: 'nope' });
     await expect(bad.finish({})).rejects.toMatchObject({ code: 'DATA_FILE_RECORD_INVALID', details: { field: 'id', record: 1 } });
