@@ -62,6 +62,16 @@ describe('load files', () => {
     expect(load.timeField).toBeUndefined();
   });
 
+  it('reads the memory settings: memoryBudget (default 32 MiB), rowGroupBytes (default 128 MiB), parquetEncoderThread (default off)', () => {
+    expect(parseLoadFile(VALID, '/jobs/views.yaml')).toMatchObject({ memoryBudget: 32 * 1024 * 1024, rowGroupBytes: 128 * 1024 * 1024, parquetEncoderThread: false });
+    const set = parseLoadFile(`${VALID}memoryBudget: 268435456\nrowGroupBytes: 1048576\nparquetEncoderThread: true\n`, '/jobs/views.yaml');
+    expect(set).toMatchObject({ memoryBudget: 268_435_456, rowGroupBytes: 1_048_576, parquetEncoderThread: true });
+    const error = refusal(`${VALID}memoryBudget: 1000\nrowGroupBytes: 10\nparquetEncoderThread: yes please\n`);
+    expect(error.message).toMatch(/memoryBudget: a memory budget below 16777216 bytes \(16 MiB\) would spill nearly every byte to disk/);
+    expect(error.message).toMatch(/rowGroupBytes: row groups below 65536 bytes \(64 KiB\) make Parquet files mostly metadata/);
+    expect(error.message).toMatch(/parquetEncoderThread/);
+  });
+
   it('matches a topic pattern against whole names', () => {
     const load = parseLoadFile(VALID.replace('topics: [views, clicks]', "topicPattern: 'page-.*'"), '/jobs/views.yaml');
     expect(load.topics.kind).toBe('pattern');
