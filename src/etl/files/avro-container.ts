@@ -25,6 +25,7 @@ import type { Type } from 'avsc';
 import { compressAvroBlock, decompressAvroBlock, type AvroCodecName } from './avro-codecs.js';
 import { dataFileError, describeThrown } from './errors.js';
 import { minimumEncodedBytes } from './avro-sizes.js';
+import { EncodingBuffer } from './encoding-buffer.js';
 import { parseDataFileSchema, schemaJsonOf } from './schema-types.js';
 
 export const AVRO_MAGIC = Buffer.from([0x4f, 0x62, 0x6a, 0x01]);
@@ -87,10 +88,7 @@ export function avroContainerHeader(type: Type, options: AvroContainerOptions): 
  * offsets a file holds), while the blocks only need the sync marker.
  */
 export class AvroBlockWriter {
-  // Records are serialized back to back into one scratch buffer, reused for every block, rather
-  // than each into a Buffer of its own: the same bytes, without an allocation per record.
-  private block = Buffer.allocUnsafe(2 * BLOCK_TARGET_BYTES);
-  private blockBytes = 0;
+  private readonly block = new EncodingBuffer(2 * BLOCK_TARGET_BYTES);
   private blockRecords = 0;
   /** Bytes emitted so far (closed blocks). */
   emittedBytes = 0;
@@ -98,7 +96,7 @@ export class AvroBlockWriter {
 
   /** Serialized bytes of the open block. */
   get pendingBytes(): number {
-    return this.blockBytes;
+    return this.block.length;
   }
 
   constructor(
@@ -111,18 +109,10 @@ export class AvroBlockWriter {
 
   /** Adds one record (already checked valid for the type); closes the block once it is full. */
   append(record: unknown): void {
-    let end = this.type.encode(record, this.block, this.blockBytes);
-    while (end < 0) {
-      // Too little room (avsc answers minus the bytes missing): grow, keep what is there, again.
-      const larger = Buffer.allocUnsafe(Math.max(2 * this.block.length, this.block.length - end));
-      this.block.copy(larger, 0, 0, this.blockBytes);
-      this.block = larger;
-      end = this.type.encode(record, this.block, this.blockBytes);
-    }
-    this.blockBytes = end;
+    this.block.append(this.type, record);
     this.blockRecords += 1;
     this.records += 1;
-    if (this.blockBytes >= BLOCK_TARGET_BYTES) this.closeBlock();
+    if (this.block.length >= BLOCK_TARGET_BYTES) this.closeBlock();
   }
 
   /** Closes the open block, if it holds records: call once after the last record. */
@@ -131,13 +121,13 @@ export class AvroBlockWriter {
   }
 
   private closeBlock(): void {
-    const serialized = this.block.subarray(0, this.blockBytes);
+    const serialized = this.block.view();
     const compressed = compressAvroBlock(this.options.codec, serialized);
     const count = LONG_TYPE.toBuffer(this.blockRecords);
     const size = LONG_TYPE.toBuffer(compressed.length);
     // One Buffer per block, copied out: the null codec hands back the scratch bytes themselves.
     const chunk = Buffer.concat([count, size, compressed, this.options.syncMarker]);
-    this.blockBytes = 0;
+    this.block.clear();
     this.blockRecords = 0;
     this.emittedBytes += chunk.length;
     this.emit(chunk);

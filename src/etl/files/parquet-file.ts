@@ -43,6 +43,7 @@ import { dataFileError, describeThrown } from './errors.js';
 import { planParquetRecord, type ParquetRecordPlan } from './parquet-schema.js';
 import { INLINE_ENCODER, type RowGroupEncoder } from './parquet-encoder.js';
 import { asBuffer } from './parquet-row-group.js';
+import { EncodingBuffer } from './encoding-buffer.js';
 import { parseDataFileSchema, schemaJsonOf } from './schema-types.js';
 
 export const PARQUET_AVRO_SCHEMA_KEY = 'parquet.avro.schema';
@@ -99,8 +100,7 @@ export async function writeParquetFile(type: Type, records: readonly unknown[], 
 
 /** Rows of the open row group, Avro-encoded into blocks. */
 class PendingRows {
-  private block = Buffer.allocUnsafe(2 * ROW_BLOCK_BYTES);
-  private blockBytes = 0;
+  private readonly block = new EncodingBuffer(2 * ROW_BLOCK_BYTES);
   /** Rows' encoded bytes in this group (in the store and in the block). */
   bytes = 0;
   rows = 0;
@@ -111,24 +111,15 @@ class PendingRows {
   ) {}
 
   append(record: unknown): void {
-    let end = this.type.encode(record, this.block, this.blockBytes);
-    while (end < 0) {
-      // avsc answers minus the bytes missing: grow, keep what is there, again.
-      const larger = Buffer.allocUnsafe(Math.max(2 * this.block.length, this.block.length - end));
-      this.block.copy(larger, 0, 0, this.blockBytes);
-      this.block = larger;
-      end = this.type.encode(record, this.block, this.blockBytes);
-    }
-    this.bytes += end - this.blockBytes;
-    this.blockBytes = end;
+    this.bytes += this.block.append(this.type, record);
     this.rows += 1;
-    if (this.blockBytes >= ROW_BLOCK_BYTES) this.flushBlock();
+    if (this.block.length >= ROW_BLOCK_BYTES) this.flushBlock();
   }
 
   flushBlock(): void {
-    if (this.blockBytes === 0) return;
-    this.store.write(Buffer.from(this.block.subarray(0, this.blockBytes)));
-    this.blockBytes = 0;
+    if (this.block.length === 0) return;
+    this.store.write(Buffer.from(this.block.view()));
+    this.block.clear();
   }
 
   /** The rows' encodings back to back, from the store. */
