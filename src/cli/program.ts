@@ -1,52 +1,30 @@
 /**
  * The `tributary` command: one entry point whose subcommands are the composition roots of the
- * services.
+ * services. Each command's module (and so the broker, BullMQ, fastify, the loader, …) is imported
+ * only when that command runs, so `--help` and every command pay at start-up for their own code
+ * only; what the tree needs while it is built (help texts, defaults) is in command-constants.ts.
  */
 import { Command, Option } from 'commander';
 import packageJson from '../../package.json' with { type: 'json' };
-import { aclsAdd, aclsList, aclsRemove, type AclsOptions } from './commands/acls.js';
-import { auditReport, type AuditReportOptions } from './commands/audit.js';
-import { startBroker, type BrokerStartOptions } from './commands/broker.js';
-import { consume, type ConsumeOptions } from './commands/consume.js';
-import { startDashboardCommand, type DashboardCommandOptions } from './commands/dashboard.js';
-import { DEFAULT_DEMO_EVENTS, demo, type DemoCommandOptions } from './commands/demo.js';
-import {
-  etlDdl,
-  etlPlan,
-  etlReplay,
-  etlRollback,
-  etlRun,
-  etlStatus,
-  type EtlDdlOptions,
-  type EtlPlanOptions,
-  type EtlReplayOptions,
-  type EtlRollbackOptions,
-  type EtlRunOptions,
-  type EtlStatusOptions,
-} from './commands/etl.js';
-import { deleteGroup, describeGroup, GROUPS_HELP, listGroups, resetOffsets, type GroupsConnection, type ResetOptions } from './commands/groups.js';
-import { startMirror, type MirrorStartOptions } from './commands/mirror.js';
-import { produce, type ProduceOptions } from './commands/produce.js';
-import { startRegistry, type RegistryStartOptions } from './commands/registry.js';
-import { DEFAULT_PASSWORD_ENV, printRegistryUserLine, type RegistryUserLineOptions } from './commands/registry-user-line.js';
-import {
-  checkSchema,
-  configureSchemas,
-  getSchema,
-  listSchemas,
-  registerSchema,
-  type SchemasCheckOptions,
-  type SchemasConfigOptions,
-  type SchemasGetOptions,
-  type SchemasListOptions,
-  type SchemasRegisterOptions,
-} from './commands/schemas.js';
-import { alterTopic, createTopic, deleteTopic, describeTopic, listTopics, type AlterTopicOptions } from './commands/topics.js';
-import { addUser, listUsersCommand, removeUserCommand, USERS_HELP, type UsersAddOptions, type UsersConnection, type UsersRemoveOptions } from './commands/users.js';
-import { COMMAND_CONFIG_HELP } from './command-security.js';
-import type { CommandIo } from './not-implemented.js';
+import type { AclsOptions } from './commands/acls.js';
+import type { AuditReportOptions } from './commands/audit.js';
+import type { BrokerStartOptions } from './commands/broker.js';
+import type { ConsumeOptions } from './commands/consume.js';
+import type { DashboardCommandOptions } from './commands/dashboard.js';
+import type { DemoCommandOptions } from './commands/demo.js';
+import type { EtlDdlOptions, EtlPlanOptions, EtlReplayOptions, EtlRollbackOptions, EtlRunOptions, EtlStatusOptions } from './commands/etl.js';
+import type { GroupsConnection, ResetOptions } from './commands/groups.js';
+import type { MirrorStartOptions } from './commands/mirror.js';
+import type { ProduceOptions } from './commands/produce.js';
+import type { RegistryStartOptions } from './commands/registry.js';
+import type { RegistryUserLineOptions } from './commands/registry-user-line.js';
 import type { SchedulerCommandOptions } from './commands/scheduler.js';
+import type { SchemasCheckOptions, SchemasConfigOptions, SchemasGetOptions, SchemasListOptions, SchemasRegisterOptions } from './commands/schemas.js';
+import type { AlterTopicOptions } from './commands/topics.js';
+import type { UsersAddOptions, UsersConnection, UsersRemoveOptions } from './commands/users.js';
 import type { WorkerCommandOptions } from './commands/worker.js';
+import { COMMAND_CONFIG_HELP, DEFAULT_DEMO_EVENTS, DEFAULT_PASSWORD_ENV, GROUPS_HELP, USERS_HELP } from './command-constants.js';
+import type { CommandIo } from './not-implemented.js';
 
 function collect(value: string, previous: string[]): string[] {
   return [...previous, value];
@@ -82,7 +60,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--advertised-host <host>', 'host name clients are told to connect to (default: the listen host)')
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
     .option('--mirror-config <file>', 'also run the offline mirror in this broker, into this broker\'s cluster (YAML or JSON: sources, whitelist, group, …)')
-    .action(async (options: BrokerStartOptions) => startBroker(options));
+    .action(async (options: BrokerStartOptions) => (await import('./commands/broker.js')).startBroker(options));
 
   const topics = program.command('topics').description('create, delete, list and describe topics');
   topics
@@ -94,20 +72,20 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--partitions <n>', 'number of partitions', (value) => Number(value))
     .option('--replication-factor <n>', "copies of each partition, on different brokers (default: the brokers' default.replication.factor)", (value) => Number(value))
     .option('--config <key=value>', 'a topic setting (e.g. retention.ms=3600000, min.insync.replicas=2); repeatable', collect, [])
-    .action(async (options: { bootstrapServer: string; topic: string; partitions: number; replicationFactor?: number; config: string[] }) => createTopic(io, options));
+    .action(async (options: { bootstrapServer: string; topic: string; partitions: number; replicationFactor?: number; config: string[] }) => (await import('./commands/topics.js')).createTopic(io, options));
   topics
     .command('list')
     .description('list topics')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
     .option('--command-config <file>', COMMAND_CONFIG_HELP)
-    .action(async (options: { bootstrapServer: string }) => listTopics(io, options));
+    .action(async (options: { bootstrapServer: string }) => (await import('./commands/topics.js')).listTopics(io, options));
   topics
     .command('describe')
     .description('show each partition\'s leader, leader epoch, replicas, in-sync replicas and log start/end offsets, and the topic\'s settings')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
     .option('--command-config <file>', COMMAND_CONFIG_HELP)
     .requiredOption('--topic <name>', 'topic name')
-    .action(async (options: { bootstrapServer: string; topic: string }) => describeTopic(io, options));
+    .action(async (options: { bootstrapServer: string; topic: string }) => (await import('./commands/topics.js')).describeTopic(io, options));
   topics
     .command('alter')
     .description('grow a topic to more partitions (new ones get the topic\'s replication factor, spread over the live brokers) and/or change its settings, on every broker without a restart')
@@ -117,14 +95,14 @@ export function buildProgram(io: CommandIo): Command {
     .option('--partitions <n>', 'the new number of partitions', (value) => Number(value))
     .option('--config <key=value>', 'set a topic setting (e.g. retention.ms=3600000); repeatable', collect, [])
     .option('--delete-config <key>', 'remove a topic setting (back to the broker default); repeatable', collect, [])
-    .action(async (options: AlterTopicOptions) => alterTopic(io, options));
+    .action(async (options: AlterTopicOptions) => (await import('./commands/topics.js')).alterTopic(io, options));
   topics
     .command('delete')
     .description('delete a topic and its data')
     .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
     .option('--command-config <file>', COMMAND_CONFIG_HELP)
     .requiredOption('--topic <name>', 'topic name')
-    .action(async (options: { bootstrapServer: string; topic: string }) => deleteTopic(io, options));
+    .action(async (options: { bootstrapServer: string; topic: string }) => (await import('./commands/topics.js')).deleteTopic(io, options));
 
   program
     .command('produce')
@@ -135,7 +113,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--key-separator <text>', 'split each line into key and value at the first occurrence')
     .option('--acks <n>', '-1 (all, fsynced), 1 or 0', '-1')
     .option('--compression <codec>', 'none, gzip, snappy, lz4 or zstd', 'none')
-    .action(async (options: ProduceOptions) => produce(io, options, process.stdin));
+    .action(async (options: ProduceOptions) => (await import('./commands/produce.js')).produce(io, options, process.stdin));
   program
     .command('consume')
     .description('print the records of a topic, one per line')
@@ -154,7 +132,7 @@ export function buildProgram(io: CommandIo): Command {
       const stop = new AbortController();
       process.once('SIGINT', () => stop.abort());
       process.once('SIGTERM', () => stop.abort());
-      await consume(io, options, stop.signal);
+      await (await import('./commands/consume.js')).consume(io, options, stop.signal);
     });
 
   const groups = program
@@ -169,14 +147,14 @@ export function buildProgram(io: CommandIo): Command {
       .addHelpText('after', GROUPS_HELP);
   reach(groups.command('list'))
     .description('list the groups with their kind (zookeeper, broker) and state; with --bootstrap-server, the broker groups only')
-    .action(async (options: GroupsConnection) => listGroups(io, options));
+    .action(async (options: GroupsConnection) => (await import('./commands/groups.js')).listGroups(io, options));
   reach(groups.command('describe'))
     .description(
       'a broker group: state, protocol, members (client, host, assigned partitions); a ZooKeeper group: live members; ' +
         'then per partition the committed offset, log end, lag and owner',
     )
     .requiredOption('--group <group>', 'group id')
-    .action(async (options: GroupsConnection & { group: string }) => describeGroup(io, options));
+    .action(async (options: GroupsConnection & { group: string }) => (await import('./commands/groups.js')).describeGroup(io, options));
   reach(groups.command('reset-offsets'))
     .description(
       "set a group's offsets for a topic: a ZooKeeper group only with no live member, a broker group only while Empty " +
@@ -189,11 +167,11 @@ export function buildProgram(io: CommandIo): Command {
     .option('--to-offset <n>', 'this offset in every partition')
     .option('--to-datetime <iso>', 'the first record at or after this time')
     .option('--shift-by <n>', 'move the committed offsets by n (negative rewinds)')
-    .action(async (options: ResetOptions) => resetOffsets(io, options));
+    .action(async (options: ResetOptions) => (await import('./commands/groups.js')).resetOffsets(io, options));
   reach(groups.command('delete'))
     .description('delete a group and its committed offsets, so its id can be reused; only with no live member')
     .requiredOption('--group <group>', 'group id')
-    .action(async (options: GroupsConnection & { group: string }) => deleteGroup(io, options));
+    .action(async (options: GroupsConnection & { group: string }) => (await import('./commands/groups.js')).deleteGroup(io, options));
 
   const users = program.command('users').description('SASL/SCRAM users of a cluster: add, remove, list (stored keys only, never passwords)').addHelpText('after', USERS_HELP);
   const store = (command: Command): Command =>
@@ -208,14 +186,14 @@ export function buildProgram(io: CommandIo): Command {
     .option('--password-file <file>', 'read the password from this file')
     .option('--password-stdin', 'read the password from standard input')
     .addOption(new Option('--password <password>').hideHelp())
-    .action(async (name: string, options: UsersAddOptions) => addUser(io, name, options, { stdin: process.stdin, env: process.env }));
+    .action(async (name: string, options: UsersAddOptions) => (await import('./commands/users.js')).addUser(io, name, options, { stdin: process.stdin, env: process.env }));
   store(users.command('remove <name>'))
     .description("remove a user's credentials: every mechanism, or the one --mechanism names")
     .option('--mechanism <mechanism>', 'SCRAM-SHA-512 or SCRAM-SHA-256: remove only this credential')
-    .action(async (name: string, options: UsersRemoveOptions) => removeUserCommand(io, name, options));
+    .action(async (name: string, options: UsersRemoveOptions) => (await import('./commands/users.js')).removeUserCommand(io, name, options));
   store(users.command('list'))
     .description('list the users with their mechanisms and iteration counts (no keys)')
-    .action(async (options: UsersConnection) => listUsersCommand(io, options));
+    .action(async (options: UsersConnection) => (await import('./commands/users.js')).listUsersCommand(io, options));
   const acls = program
     .command('acls')
     .description("the ACLs brokers with authorizer=acl check (Kafka's model and ZooKeeper layout; kafka-acls.sh's flags): add, remove, list");
@@ -233,14 +211,14 @@ export function buildProgram(io: CommandIo): Command {
       .option('--resource-pattern-type <type>', 'literal or prefixed (remove and list also take any and match)', 'literal');
   aclFlags(acls.command('add'))
     .description('add ACLs: every named principal × host × operation on every named resource (operation All when none is named)')
-    .action(async (options: AclsOptions) => aclsAdd(io, options));
+    .action(async (options: AclsOptions) => (await import('./commands/acls.js')).aclsAdd(io, options));
   aclFlags(acls.command('remove'))
     .description('remove the ACLs matching the flags (flags left out match anything)')
-    .action(async (options: AclsOptions) => aclsRemove(io, options));
+    .action(async (options: AclsOptions) => (await import('./commands/acls.js')).aclsRemove(io, options));
   aclFlags(acls.command('list'))
     .description('list ACLs, all or those matching the flags')
     .option('--principal <principal>', 'only the ACLs of this principal (repeatable)', collect, [])
-    .action(async (options: AclsOptions) => aclsList(io, options));
+    .action(async (options: AclsOptions) => (await import('./commands/acls.js')).aclsList(io, options));
 
   const registry = program.command('registry').description('the Avro schema registry (Confluent-compatible REST)');
   registry
@@ -256,14 +234,14 @@ export function buildProgram(io: CommandIo): Command {
     .option('--tls-ca <file>', 'PEM CA bundle for client certificates')
     .option('--tls-client-auth <mode>', 'client certificates: none (default), requested or required')
     .option('--users-file <file>', 'require HTTP basic authentication of these users (lines from `registry user-line`); re-read when it changes or on SIGHUP')
-    .action(async (options: RegistryStartOptions) => startRegistry(io, options));
+    .action(async (options: RegistryStartOptions) => (await import('./commands/registry.js')).startRegistry(io, options));
   registry
     .command('user-line')
     .description('print a users-file line (scrypt hash) for a user; the password comes from $TRIBUTARY_REGISTRY_PASSWORD or the first line of stdin')
     .argument('<name>', 'user name (no ":" or spaces)')
     .requiredOption('--role <role>', 'read-only (GET and lookups), writer (+ register, compatibility tests) or admin (+ config, mode, deletes)')
     .option('--password-env <var>', 'read the password from this environment variable instead', DEFAULT_PASSWORD_ENV)
-    .action(async (name: string, options: RegistryUserLineOptions) => printRegistryUserLine(io, name, options));
+    .action(async (name: string, options: RegistryUserLineOptions) => (await import('./commands/registry-user-line.js')).printRegistryUserLine(io, name, options));
 
   // `schemas get --version V` is the subcommand's flag: program options (the program's own
   // --version) are then read only before the subcommand name.
@@ -276,7 +254,7 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--subject <subject>', 'subject name, e.g. PageViewEvent-value')
     .requiredOption('--file <file.avsc>', 'the Avro schema')
     .option('--command-config <file>', 'registry client properties: basic.auth.credentials.source, basic.auth.user.info[.file], schema.registry.ssl.truststore.location, …')
-    .action(async (options: SchemasRegisterOptions) => registerSchema(io, options));
+    .action(async (options: SchemasRegisterOptions) => (await import('./commands/schemas.js')).registerSchema(io, options));
   schemas
     .command('get')
     .description('print a schema by id, or a subject\'s version (latest by default)')
@@ -285,13 +263,13 @@ export function buildProgram(io: CommandIo): Command {
     .option('--subject <subject>', 'subject name')
     .option('--version <v>', 'with --subject: a version number or latest (the default)')
     .option('--command-config <file>', 'registry client properties: basic.auth.credentials.source, basic.auth.user.info[.file], schema.registry.ssl.truststore.location, …')
-    .action(async (options: SchemasGetOptions) => getSchema(io, options));
+    .action(async (options: SchemasGetOptions) => (await import('./commands/schemas.js')).getSchema(io, options));
   schemas
     .command('list')
     .description('list subjects and their versions')
     .requiredOption('--registry <url>', 'the registry')
     .option('--command-config <file>', 'registry client properties: basic.auth.credentials.source, basic.auth.user.info[.file], schema.registry.ssl.truststore.location, …')
-    .action(async (options: SchemasListOptions) => listSchemas(io, options));
+    .action(async (options: SchemasListOptions) => (await import('./commands/schemas.js')).listSchemas(io, options));
   schemas
     .command('check')
     .description('test a schema against a subject; prints each incompatibility, exits 1 when incompatible')
@@ -299,7 +277,7 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--subject <subject>', 'subject name')
     .requiredOption('--file <file.avsc>', 'the candidate Avro schema')
     .option('--command-config <file>', 'registry client properties: basic.auth.credentials.source, basic.auth.user.info[.file], schema.registry.ssl.truststore.location, …')
-    .action(async (options: SchemasCheckOptions) => checkSchema(io, options));
+    .action(async (options: SchemasCheckOptions) => (await import('./commands/schemas.js')).checkSchema(io, options));
   schemas
     .command('config')
     .description('show or set the compatibility level, global or of one subject')
@@ -307,7 +285,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--subject <subject>', 'subject name (default: the global level)')
     .option('--level <level>', 'NONE, BACKWARD, BACKWARD_TRANSITIVE, FORWARD, FORWARD_TRANSITIVE, FULL or FULL_TRANSITIVE')
     .option('--command-config <file>', 'registry client properties: basic.auth.credentials.source, basic.auth.user.info[.file], schema.registry.ssl.truststore.location, …')
-    .action(async (options: SchemasConfigOptions) => configureSchemas(io, options));
+    .action(async (options: SchemasConfigOptions) => (await import('./commands/schemas.js')).configureSchemas(io, options));
 
   const mirror = program.command('mirror').description('the offline mirror: pull from online clusters');
   mirror
@@ -325,7 +303,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--set <name=value>', 'one mirror setting, e.g. commitIntervalMs=500; repeatable', collect, [])
     .option('--metrics <host:port>', 'serve Prometheus metrics at http://HOST:PORT/metrics')
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
-    .action(async (options: MirrorStartOptions) => startMirror(io, options));
+    .action(async (options: MirrorStartOptions) => (await import('./commands/mirror.js')).startMirror(io, options));
 
   const audit = program.command('audit').description('record counts per time window at every tier');
   audit
@@ -339,7 +317,7 @@ export function buildProgram(io: CommandIo): Command {
     .requiredOption('--to <iso>', 'end of the range: windows that start at or after --from and end at or before --to are reported')
     .option('--format <format>', 'table or json', 'table')
     .option('--lateness-ms <n>', 'a window is final this long after its end; earlier it shows as OPEN (default 300000)')
-    .action(async (options: AuditReportOptions) => auditReport(io, options));
+    .action(async (options: AuditReportOptions) => (await import('./commands/audit.js')).auditReport(io, options));
 
   const etl = program.command('etl').description('load topics into HDFS, exactly once');
   etl
@@ -353,25 +331,25 @@ export function buildProgram(io: CommandIo): Command {
     .option('--progress', 'show a progress bar on stderr even when it is not a terminal')
     .option('--no-progress', 'never show a progress bar (default: shown when stderr is a terminal)')
     .option('--progress-interval <seconds>', 'without a bar, log a progress line per task and one for the run this often (default 5)')
-    .action(async (options: EtlRunOptions) => etlRun(io, options));
+    .action(async (options: EtlRunOptions) => (await import('./commands/etl.js')).etlRun(io, options));
   etl
     .command('plan')
     .description('print the offset ranges the next run of a load would read, without running it')
     .requiredOption('--load <file>', 'the load file (YAML)')
     .option('--accept-gap', 'plan as `etl run --accept-gap` would')
-    .action(async (options: EtlPlanOptions) => etlPlan(io, options));
+    .action(async (options: EtlPlanOptions) => (await import('./commands/etl.js')).etlPlan(io, options));
   etl
     .command('status')
     .description('committed manifests, next offsets per partition, records per hour, quarantined records, replayed hours')
     .requiredOption('--load <file>', 'the load file (YAML)')
     .option('--watch', 'print the status again every few seconds until interrupted (Ctrl-C)')
     .option('--interval <seconds>', 'seconds between refreshes with --watch (default 5)')
-    .action(async (options: EtlStatusOptions) => etlStatus(io, options));
+    .action(async (options: EtlStatusOptions) => (await import('./commands/etl.js')).etlStatus(io, options));
   etl
     .command('ddl')
     .description('print HiveQL for the load: a CREATE EXTERNAL TABLE per topic and an ADD PARTITION per committed hour (hive section and layout of the load file)')
     .requiredOption('--load <file>', 'the load file (YAML)')
-    .action(async (options: EtlDdlOptions) => etlDdl(io, options));
+    .action(async (options: EtlDdlOptions) => (await import('./commands/etl.js')).etlDdl(io, options));
   etl
     .command('replay')
     .description(
@@ -389,7 +367,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--progress', 'show a progress bar on stderr even when it is not a terminal')
     .option('--no-progress', 'never show a progress bar (default: shown when stderr is a terminal)')
     .option('--progress-interval <seconds>', 'without a bar, log a progress line per task and one for the run this often (default 5)')
-    .action(async (options: EtlReplayOptions) => etlReplay(io, options));
+    .action(async (options: EtlReplayOptions) => (await import('./commands/etl.js')).etlReplay(io, options));
   etl
     .command('rollback')
     .description(
@@ -406,9 +384,8 @@ export function buildProgram(io: CommandIo): Command {
     .option('--reason <text>', 'why, recorded in the replay manifest')
     .option('--zookeeper <connect>', 'HOST:PORT[/chroot] for the lease shared with runs; without it the lease is in-process only')
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
-    .action(async (options: EtlRollbackOptions) => etlRollback(io, options));
+    .action(async (options: EtlRollbackOptions) => (await import('./commands/etl.js')).etlRollback(io, options));
 
-  // BullMQ is loaded only when these two run, so other commands do not pay for it at start-up.
   program
     .command('worker')
     .description('work on load runs from the BullMQ queues (plans, partition-range tasks, commits), sharing them with every other worker; SIGTERM lets the jobs in flight finish within --grace-ms')
@@ -437,7 +414,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--events <n>', `page views to produce (default ${DEFAULT_DEMO_EVENTS})`)
     .option('--keep-running', 'leave the broker and the registry up afterwards and print their addresses, until Ctrl-C')
     .option('--log-level <level>', 'component logs on stderr: fatal, error, warn, info, debug or trace', 'warn')
-    .action(async (options: DemoCommandOptions) => demo(io, options));
+    .action(async (options: DemoCommandOptions) => (await import('./commands/demo.js')).demo(io, options));
 
   program
     .command('dashboard')
@@ -453,7 +430,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--prefix <prefix>', 'the BullMQ key prefix of the queues', 'bull')
     .option('--read-only', 'Bull Board without the buttons that retry, clean, pause or delete')
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace', 'info')
-    .action(async (options: DashboardCommandOptions) => startDashboardCommand(io, options));
+    .action(async (options: DashboardCommandOptions) => (await import('./commands/dashboard.js')).startDashboardCommand(io, options));
 
   return program;
 }

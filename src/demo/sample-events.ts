@@ -23,8 +23,8 @@ export interface EventHours {
   readonly to: number;
 }
 
-/** Page views the demo produces unless told otherwise. */
-export const DEFAULT_DEMO_EVENTS = 30_000;
+/** Page views the demo produces unless told otherwise; defined with the CLI's constants, which `tributary --help` shows without loading this module. */
+export { DEFAULT_DEMO_EVENTS } from '../cli/command-constants.js';
 
 /** The origin servers; each event's header.server, and the origin header of its record. */
 export const DEMO_SERVERS = ['web-1.demo', 'web-2.demo', 'web-3.demo'] as const;

@@ -22,9 +22,9 @@ import { interBrokerListener, resolveListeners } from '../../broker/listeners.js
 import type { BrokerConfig } from '../../broker/config.js';
 import type { SecurityProtocol } from '../../client/security-config.js';
 import { z } from 'zod';
+import { STANDALONE_STATE_FILE } from '../command-constants.js';
 
-/** In a standalone broker's data dir: the in-process coordination state (topics, configs). */
-export const STANDALONE_STATE_FILE = 'standalone-coordination.json';
+export { STANDALONE_STATE_FILE };
 
 export interface BrokerStartOptions {
   readonly id: string;

@@ -10,10 +10,8 @@ import { join, resolve } from 'node:path';
 import { logLevelSchema, parseConfig } from '../../common/config.js';
 import { TributaryError } from '../../common/errors.js';
 import { createLogger } from '../../common/logger.js';
-import { DEFAULT_DEMO_EVENTS } from '../../demo/sample-events.js';
+import { DEFAULT_DEMO_EVENTS } from '../command-constants.js';
 import type { CommandIo } from '../not-implemented.js';
-
-export { DEFAULT_DEMO_EVENTS };
 
 export interface DemoCommandOptions {
   readonly dir?: string;

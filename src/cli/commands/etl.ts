@@ -9,13 +9,15 @@
  *
  * TRIBUTARY_ETL_FAILPOINT=<name>[:<n>] (src/etl/load/failpoints.ts, src/etl/replay/failpoints.ts) makes
  * `etl run`, `etl replay` or `etl rollback` kill itself with SIGKILL at that moment: for crash tests only.
+ *
+ * What only status, ddl, replay or rollback use (and the ZooKeeper client, only with --zookeeper) is
+ * imported when needed, so that `etl run` does not load it: its peak memory is a budget (issue 32).
  */
 import { TributaryError } from '../../common/errors.js';
 import { createLogger, type Logger } from '../../common/logger.js';
 import { logLevelSchema, parseConfig, zookeeperConnectSchema, type LogLevel } from '../../common/config.js';
 import { MemoryCoordination } from '../../coordination/memory-store.js';
 import type { CoordinationStore } from '../../coordination/store.js';
-import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
 import { failpointHook, parseFailpoint, type FailpointName } from '../../etl/load/failpoints.js';
 import { openLoadAudit } from '../../etl/completeness/load-audit.js';
 import { loadClientSecurity, readLoadFile, type LoadDefinition } from '../../etl/load-file.js';
@@ -26,19 +28,14 @@ import type { LoadProgress } from '../../etl/status/progress.js';
 import { progressBar, shouldShowProgress } from '../../etl/status/progress-bar.js';
 import { DEFAULT_PROGRESS_INTERVAL_MS, progressLog } from '../../etl/status/progress-log.js';
 import { summarizeRun } from '../../etl/status/run-summary.js';
-import { replayWindow } from '../../etl/replay/replay.js';
 import { parseSwapFailpoint, swapFailpointHook, type SwapFailpointName } from '../../etl/replay/failpoints.js';
-import { readLoadHistory } from '../../etl/replay/history.js';
-import { formatReplayHistory, formatSwapReport } from '../../etl/replay/report.js';
-import { rollbackHours } from '../../etl/replay/rollback.js';
 import { previewPlan, runLoad, type LoadServices, type RunReport } from '../../etl/load/run.js';
 import { KafkaLoadSource } from '../../etl/load/source.js';
-import { formatStatus, readCompleteness, readLoadStatus, watchStatus } from '../../etl/status/status.js';
-import { formatHiveDdl, readHiveTables } from '../../etl/tables/hive-tables.js';
 import { checkLayoutUnchanged } from '../../etl/load/layout-check.js';
 import { openWarehouse } from '../../etl/warehouse/open-warehouse.js';
 import type { WarehouseFileSystem } from '../../etl/warehouse/warehouse.js';
 import { loadRegistryClient } from '../../etl/load-registry.js';
+import { FAILPOINT_VARIABLE } from '../command-constants.js';
 import type { CommandIo } from '../not-implemented.js';
 
 export interface EtlRunOptions {
@@ -97,11 +94,10 @@ export interface EtlDdlOptions {
   readonly load: string;
 }
 
-export const FAILPOINT_VARIABLE = 'TRIBUTARY_ETL_FAILPOINT';
-
 /** ZooKeeper when given (the lease then fences other processes), else an in-process store. */
 async function openStore(zookeeper: string | undefined, logger: Logger): Promise<{ store: CoordinationStore; numberRuns: boolean }> {
   if (zookeeper === undefined) return { store: new MemoryCoordination({ logger }).session(), numberRuns: false };
+  const { ZooKeeperStore } = await import('../../coordination/zookeeper-store.js');
   return { store: await ZooKeeperStore.connect(parseConfig(zookeeperConnectSchema, zookeeper, '--zookeeper'), { logger }), numberRuns: true };
 }
 
@@ -232,6 +228,9 @@ export async function etlPlan(io: CommandIo, options: EtlPlanOptions): Promise<v
 }
 
 export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promise<void> {
+  const { formatStatus, readCompleteness, readLoadStatus } = await import('../../etl/status/status.js');
+  const { readLoadHistory } = await import('../../etl/replay/history.js');
+  const { formatReplayHistory } = await import('../../etl/replay/report.js');
   const load = await readLoadFile(options.load);
   const logger = createLogger({ name: 'etl', level: 'warn' });
   const warehouse = openLoadWarehouse(load, logger);
@@ -255,6 +254,7 @@ export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promi
  * With the registry unreachable, from the schema in the committed files, said in one line on stderr.
  */
 export async function etlDdl(io: CommandIo, options: EtlDdlOptions): Promise<void> {
+  const { formatHiveDdl, readHiveTables } = await import('../../etl/tables/hive-tables.js');
   const load = await readLoadFile(options.load);
   const logger = createLogger({ name: 'etl', level: 'warn' });
   // The registry client's retry warnings would only repeat what the fallback line (or the error) says.
@@ -271,6 +271,7 @@ async function showStatus(io: CommandIo, options: EtlStatusOptions, render: () =
   }
   const seconds = Number(options.interval ?? '5');
   if (!Number.isFinite(seconds) || seconds < 0.5 || seconds > 3600) throw invalidFlag('--interval', options.interval ?? '', 'must be a number of seconds from 0.5 to 3600');
+  const { watchStatus } = await import('../../etl/status/status.js');
   const stop = new AbortController();
   const abort = (): void => stop.abort();
   process.once('SIGINT', abort);
@@ -284,6 +285,8 @@ async function showStatus(io: CommandIo, options: EtlStatusOptions, render: () =
 }
 
 export async function etlReplay(io: CommandIo, options: EtlReplayOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const { replayWindow } = await import('../../etl/replay/replay.js');
+  const { formatSwapReport } = await import('../../etl/replay/report.js');
   const showProgress = shouldShowProgress(options.progress, process.stderr);
   const logger = createLogger({ name: 'etl', level: logLevel(options.logLevel ?? (showProgress ? 'warn' : 'info')) });
   const from = parseTimeFlag('--from', options.from);
@@ -305,6 +308,8 @@ export async function etlReplay(io: CommandIo, options: EtlReplayOptions, env: N
 }
 
 export async function etlRollback(io: CommandIo, options: EtlRollbackOptions, env: NodeJS.ProcessEnv = process.env): Promise<void> {
+  const { rollbackHours } = await import('../../etl/replay/rollback.js');
+  const { formatSwapReport } = await import('../../etl/replay/report.js');
   const logger = createLogger({ name: 'etl', level: logLevel(options.logLevel) });
   const { from, to } = rollbackHoursOf(options);
   const toVersion = options.toVersion === undefined ? undefined : parseVersionFlag(options.toVersion);

@@ -13,36 +13,6 @@ import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
 import { commandSecurity } from '../command-security.js';
 import type { CommandIo } from '../not-implemented.js';
 
-/** The help of `tributary groups`: the two kinds of group, and how to reach each. */
-export const GROUPS_HELP = `
-Two kinds of consumer group share one offset registry. A group id is one kind or the
-other: whichever uses it first claims it, and the other kind is refused that id.
-
-  ZooKeeper groups   the paper's groups: Tributary's own group consumer (tributary consume
-                     --group --zookeeper, ZooKeeperConsumer) and the mirror. Cluster mode
-                     only. Members register in ZooKeeper and share the partitions out among
-                     themselves (Algorithm 1 of the paper); no broker coordinates them.
-  broker groups      the groups of standard Kafka clients given a group.id: kafkajs,
-                     librdkafka (kcat -G), the Java consumer. Standalone or cluster. A
-                     coordinator broker runs Kafka's classic group protocol (JoinGroup,
-                     SyncGroup, Heartbeat); kafka-consumer-groups.sh works for them too.
-
-Reach them with exactly one of:
-  --zookeeper HOST:PORT[/chroot]  reads the registry of a cluster: groups of both kinds.
-                                  A broker group's state and members come from its
-                                  coordinator, and changes to it go through it.
-  --bootstrap-server HOST:PORT    speaks the Kafka protocol to the brokers: broker groups
-                                  (ListGroups on every broker, then the coordinator). The
-                                  only way in standalone mode, whose store is inside the
-                                  broker process. ZooKeeper groups are not listed this way.
-
-Examples:
-  tributary groups list --bootstrap-server localhost:9092
-  tributary groups describe --zookeeper localhost:2181 --group page-views
-  tributary groups reset-offsets --bootstrap-server localhost:9092 --group app --topic events --to-earliest
-  tributary groups delete --bootstrap-server localhost:9092 --group app
-`;
-
 /** Where the groups are read from: exactly one of the two flags. */
 export interface GroupsConnection {
   readonly zookeeper?: string;

@@ -8,9 +8,8 @@
  */
 import { TributaryError } from '../../common/errors.js';
 import { REGISTRY_ROLES, userLine, type RegistryRole } from '../../registry/auth/users-file.js';
+import { DEFAULT_PASSWORD_ENV } from '../command-constants.js';
 import type { CommandIo } from '../not-implemented.js';
-
-export const DEFAULT_PASSWORD_ENV = 'TRIBUTARY_REGISTRY_PASSWORD';
 
 export interface RegistryUserLineOptions {
   readonly role: string;

@@ -19,33 +19,7 @@ import { hasControlCharacter } from '../../protocol/sasl/scram-messages.js';
 import { isScramMechanism, MAX_SCRAM_ITERATIONS, MIN_SCRAM_ITERATIONS, scramCredential, SCRAM_MECHANISMS, type ScramMechanism } from '../../protocol/sasl/scram.js';
 import { CLEAN_SHUTDOWN_MARKER, META_PROPERTIES } from '../../storage/log-manager.js';
 import type { CommandIo } from '../not-implemented.js';
-import { STANDALONE_STATE_FILE } from './broker.js';
-
-/** The environment variable a password may come from when no password flag is given. */
-export const USER_PASSWORD_ENV = 'TRIBUTARY_USER_PASSWORD';
-
-export const USERS_HELP = `
-Users authenticate to SASL listeners with SCRAM-SHA-512, SCRAM-SHA-256 or PLAIN (PLAIN is
-checked against the stored SCRAM keys). Only a salt, an iteration count (${MIN_SCRAM_ITERATIONS}–${MAX_SCRAM_ITERATIONS}) and
-two derived keys are stored per mechanism, at /config/users/<user> as Kafka keeps them.
-Brokers pick up a change at the next login; no restart.
-
-The password is never a flag. Give exactly one of:
-  --password-file FILE     the file's contents (one trailing newline is dropped)
-  --password-stdin         standard input (one trailing newline is dropped)
-  ${USER_PASSWORD_ENV}  the environment variable, when neither flag is given
-
-Reach the store with exactly one of:
-  --zookeeper HOST:PORT[/chroot]  the cluster's ZooKeeper (brokers running or not)
-  --data-dir DIR                  a standalone broker's data dir, while that broker is
-                                  stopped (it reads its users at start)
-
-Examples:
-  tributary users add alice --mechanism SCRAM-SHA-512 --password-file alice.pw --zookeeper localhost:2181
-  printf '%s' "$PW" | tributary users add bob --mechanism SCRAM-SHA-256 --password-stdin --zookeeper localhost:2181/online
-  tributary users list --zookeeper localhost:2181
-  tributary users remove alice --zookeeper localhost:2181
-`;
+import { STANDALONE_STATE_FILE, USER_PASSWORD_ENV } from '../command-constants.js';
 
 export interface UsersConnection {
   readonly zookeeper?: string;

@@ -19,7 +19,7 @@ import { DEFAULT_QUEUE_PREFIX, QUEUE_NAMES, redisConnection } from '../../../job
 import { startJobWorkers } from '../../../jobs/src/worker.js';
 import type { CommandIo } from '../not-implemented.js';
 import { redisCredentialsFrom } from '../service-credentials.js';
-import { FAILPOINT_VARIABLE } from './etl.js';
+import { FAILPOINT_VARIABLE } from '../command-constants.js';
 
 export interface WorkerCommandOptions {
   readonly redis: string;
