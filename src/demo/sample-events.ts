@@ -24,7 +24,6 @@ export interface EventHours {
 }
 
 /** Page views the demo produces unless told otherwise; defined with the CLI's constants, which `tributary --help` shows without loading this module. */
-export { DEFAULT_DEMO_EVENTS } from '../cli/command-constants.js';
 
 /** The origin servers; each event's header.server, and the origin header of its record. */
 export const DEMO_SERVERS = ['web-1.demo', 'web-2.demo', 'web-3.demo'] as const;

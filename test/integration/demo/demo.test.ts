@@ -11,7 +11,8 @@ import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, describe, expect, it } from 'vitest';
-import { samplePageViews, DEFAULT_DEMO_EVENTS, type PageViewEvent } from '../../../src/demo/sample-events.js';
+import { DEFAULT_DEMO_EVENTS } from '../../../src/cli/command-constants.js';
+import { samplePageViews, type PageViewEvent } from '../../../src/demo/sample-events.js';
 import { decodeDataFile } from '../../../src/etl/files/data-files.js';
 import { runTributary } from '../../support/cli.js';
 
