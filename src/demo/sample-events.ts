@@ -23,8 +23,6 @@ export interface EventHours {
   readonly to: number;
 }
 
-/** Page views the demo produces unless told otherwise; defined with the CLI's constants, which `tributary --help` shows without loading this module. */
-
 /** The origin servers; each event's header.server, and the origin header of its record. */
 export const DEMO_SERVERS = ['web-1.demo', 'web-2.demo', 'web-3.demo'] as const;
 
