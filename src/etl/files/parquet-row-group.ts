@@ -113,7 +113,8 @@ export function encodeRowGroup(input: RowGroupInput): EncodedRowGroup {
     pageIndexes.push({ chunk: written.chunk, ...(written.columnIndex === undefined ? {} : { columnIndex: written.columnIndex }), ...(written.offsetIndex === undefined ? {} : { offsetIndex: written.offsetIndex }) });
   });
   const uncompressed = chunks.reduce((sum, chunk) => sum + (chunk.meta_data?.total_uncompressed_size ?? 0n), 0n);
-  const bytes = Buffer.from(writer.getBuffer());
+  // A view, not getBuffer()'s copy: one ArrayBuffer less for the GC to find.
+  const bytes = Buffer.from(writer.buffer, 0, writer.index);
   return {
     bytes,
     rowGroup: {

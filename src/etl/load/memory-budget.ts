@@ -11,6 +11,9 @@
  * Encoding a Parquet row group needs its rows as JavaScript values for a moment: `exclusive`
  * runs one such encoding at a time per process and reserves an estimate of its size first.
  *
+ * Bytes handed to a spill file stay counted until they are written; writers wait for them
+ * between fetches (`drain`) when the budget is passed, so writes in flight cannot pile up.
+ *
  * One budget per limit and process (`memoryBudget`): the tasks of one run, and the tasks a worker
  * process runs at once, share it.
  */
@@ -19,8 +22,10 @@
 export interface BudgetHolder {
   /** Bytes it holds in memory now. */
   readonly memoryBytes: number;
-  /** Moves them to disk (the holder then gives them back with `release`). */
+  /** Starts moving them to disk (the holder gives them back with `release` once written). */
   spill(): void;
+  /** Resolves once what it started writing is written. */
+  drain(): Promise<void>;
 }
 
 export const DEFAULT_MEMORY_BUDGET_BYTES = 32 * 1024 * 1024;
@@ -63,6 +68,15 @@ export class MemoryBudget {
     this.used = Math.max(0, this.used - bytes);
   }
 
+  /**
+   * Waits for the holders' writes to disk while more than the limit is in use: writers call it
+   * between fetches, so bytes spilled but not yet written cannot pile up beyond the budget.
+   */
+  async drain(): Promise<void> {
+    if (this.used <= this.limit) return;
+    await Promise.all([...this.holders].map((holder) => holder.drain().catch(() => undefined)));
+  }
+
   /** Runs `work` alone among this budget's exclusive work, with `bytes` reserved while it runs. */
   exclusive<T>(bytes: number, work: () => Promise<T>): Promise<T> {
     const run = this.encoding.then(async () => {
@@ -80,11 +94,14 @@ export class MemoryBudget {
     return run;
   }
 
+  /** Spills the largest holders until what stays in memory, once their writes land, fits. */
   private makeRoom(bytes: number): void {
-    if (this.used + bytes <= this.limit) return;
+    let excess = this.used + bytes - this.limit;
+    if (excess <= 0) return;
     const largestFirst = [...this.holders].filter((holder) => holder.memoryBytes > 0).sort((a, b) => b.memoryBytes - a.memoryBytes);
     for (const holder of largestFirst) {
-      if (this.used + bytes <= this.limit) return;
+      if (excess <= 0) return;
+      excess -= holder.memoryBytes;
       this.spills += 1;
       holder.spill();
     }

@@ -140,12 +140,14 @@ export class SliceWriter {
   private readonly files: ManifestDataFile[] = [];
   private readonly quarantined: QuarantinedRecord[] = [];
   private readonly extension: string;
+  private readonly budget: MemoryBudget;
 
   constructor(
     private readonly context: StageContext,
     private readonly slice: SliceInputs,
   ) {
     this.extension = DATA_FILE_EXTENSIONS[context.format];
+    this.budget = context.budget ?? memoryBudget();
   }
 
   /** Adds a record of event hour `hour` (records come in offset order). */
@@ -172,6 +174,7 @@ export class SliceWriter {
   /** Waits until the open files' bytes are on their way to disk (call between fetches). */
   async drain(): Promise<void> {
     for (const file of this.open.values()) await file.spill.drain();
+    await this.budget.drain();
   }
 
   /** Stages every open file (in hour order) and the quarantine file; answers what the manifest needs. */

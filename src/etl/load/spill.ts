@@ -27,8 +27,10 @@ const WRITE_BYTES = 1024 * 1024;
 
 export class SpillBuffer implements BudgetHolder {
   private memory: Buffer[] = [];
-  /** Bytes waiting in memory (not yet handed to the spill file). */
+  /** Bytes waiting in memory that could go to the spill file. */
   memoryBytes = 0;
+  /** Bytes handed to the spill file but not written yet. */
+  private inFlightBytes = 0;
   private file: { readonly path: string; readonly handle: Promise<FileHandle> } | undefined;
   /** Disk writes in flight, chained so they land in order; the first failure sticks. */
   private writing: Promise<void> = Promise.resolve();
@@ -84,7 +86,7 @@ export class SpillBuffer implements BudgetHolder {
     if (this.file === undefined) return;
     const { path, handle } = this.file;
     this.file = undefined;
-    await this.writing.catch(() => undefined);
+    await this.writing.catch(() => undefined); // releases what was in flight
     await (await handle.catch(() => undefined))?.close().catch(() => undefined);
     await rm(path, { force: true });
   }
@@ -95,23 +97,47 @@ export class SpillBuffer implements BudgetHolder {
       this.file = { path, handle: prepare(this.directory).then(() => open(path, 'wx')) };
     }
     const { path, handle } = this.file;
-    const bytes = this.memory.length === 1 ? this.memory[0]! : Buffer.concat(this.memory);
+    // Written as they are (writev): a copy into one Buffer would be one more for the GC to find.
+    const chunks = this.memory;
     this.memory = [];
-    // In flight to the kernel from here: the budget counts what still waits to be written.
-    this.budget?.release(this.memoryBytes);
+    // Still in memory until written: the budget counts the bytes until then (not spillable any more,
+    // so the writers wait for them between fetches: MemoryBudget.drain).
+    const inFlight = this.memoryBytes;
     this.memoryBytes = 0;
+    this.inFlightBytes += inFlight;
     this.writing = this.writing.then(async () => {
-      if (this.failure !== undefined) return;
       try {
-        await (await handle).write(bytes);
+        if (this.failure !== undefined) return;
+        await writeAll(await handle, chunks);
       } catch (error) {
-        this.failure = etlError('ETL_SPILL_FAILED', `could not write ${bytes.length} bytes to the local spill file ${path}: ${(error as Error).message}. Free space under ${this.directory} or point TMPDIR elsewhere, then run again`, {
+        this.failure = etlError('ETL_SPILL_FAILED', `could not write ${inFlight} bytes to the local spill file ${path}: ${(error as Error).message}. Free space under ${this.directory} or point TMPDIR elsewhere, then run again`, {
           retriable: true,
           cause: error,
           details: { path },
         });
+      } finally {
+        this.inFlightBytes -= inFlight;
+        this.budget?.release(inFlight);
       }
     });
+  }
+}
+
+/** Writes every chunk, in order, however much one writev call takes. */
+async function writeAll(handle: FileHandle, chunks: Buffer[]): Promise<void> {
+  let pending = chunks;
+  while (pending.length > 0) {
+    const { bytesWritten } = await handle.writev(pending);
+    let written = bytesWritten;
+    const rest: Buffer[] = [];
+    for (const chunk of pending) {
+      if (written >= chunk.length) written -= chunk.length;
+      else {
+        rest.push(written === 0 ? chunk : chunk.subarray(written));
+        written = 0;
+      }
+    }
+    pending = rest;
   }
 }
 
