@@ -20,6 +20,8 @@
  * A block is closed once its serialized records reach BLOCK_TARGET_BYTES (Java's default sync
  * interval), so readers can split and skip a file without reading it whole.
  */
+import { promisify } from 'node:util';
+import { deflateRaw } from 'node:zlib';
 import avro from 'avsc';
 import type { Type } from 'avsc';
 import { compressAvroBlock, decompressAvroBlock, type AvroCodecName } from './avro-codecs.js';
@@ -65,7 +67,7 @@ export interface AvroContainerOptions {
 export function writeAvroContainer(type: Type, records: readonly unknown[], options: AvroContainerOptions): Buffer {
   const blocks: Buffer[] = [];
   const writer = new AvroBlockWriter(type, options, (chunk) => blocks.push(chunk));
-  for (const record of records) writer.append(record);
+  for (const record of records) void writer.append(record); // synchronous: no compressOffThread
   writer.flush();
   return Buffer.concat([avroContainerHeader(type, options), ...blocks]);
 }
@@ -87,8 +89,14 @@ export function avroContainerHeader(type: Type, options: AvroContainerOptions): 
  * (avroContainerHeader), because its metadata may name what only the last record tells (the
  * offsets a file holds), while the blocks only need the sync marker.
  */
+/** Blocks a writer lets the thread pool compress at once before `append` makes the caller wait. */
+const BLOCKS_IN_FLIGHT = 4;
+
 export class AvroBlockWriter {
   private readonly block = new EncodingBuffer(2 * BLOCK_TARGET_BYTES);
+  /** Blocks being compressed off the main thread, oldest first; each emits in turn when done. */
+  private readonly inFlight: Promise<void>[] = [];
+  private emitted: Promise<void> = Promise.resolve();
   private blockRecords = 0;
   /** Bytes emitted so far (closed blocks). */
   emittedBytes = 0;
@@ -99,39 +107,69 @@ export class AvroBlockWriter {
     return this.block.length;
   }
 
+  /**
+   * `compressOffThread`: deflate blocks on libuv's thread pool (the second core) rather than here;
+   * the blocks come out the same and in order, but `emittedBytes` then lags the records appended,
+   * so it is only for callers that do not cut files by size.
+   */
   constructor(
     private readonly type: Type,
-    private readonly options: Pick<AvroContainerOptions, 'codec' | 'syncMarker'>,
+    private readonly options: Pick<AvroContainerOptions, 'codec' | 'syncMarker'> & { readonly compressOffThread?: boolean },
     private readonly emit: (chunk: Buffer) => void,
   ) {
     checkSyncMarker(options.syncMarker);
   }
 
-  /** Adds one record (already checked valid for the type); closes the block once it is full. */
-  append(record: unknown): void {
+  /** Adds one record (already checked valid for the type); closes the block once it is full. A Promise when blocks wait to be compressed. */
+  append(record: unknown): void | Promise<void> {
     this.block.append(this.type, record);
     this.blockRecords += 1;
     this.records += 1;
-    if (this.block.length >= BLOCK_TARGET_BYTES) this.closeBlock();
+    if (this.block.length >= BLOCK_TARGET_BYTES) return this.closeBlock();
+    return undefined;
   }
 
   /** Closes the open block, if it holds records: call once after the last record. */
   flush(): void {
-    if (this.blockRecords > 0) this.closeBlock();
+    if (this.blockRecords > 0) void this.closeBlock();
   }
 
-  private closeBlock(): void {
-    const serialized = this.block.view();
-    const compressed = compressAvroBlock(this.options.codec, serialized);
-    const count = LONG_TYPE.toBuffer(this.blockRecords);
-    const size = LONG_TYPE.toBuffer(compressed.length);
-    // One Buffer per block, copied out: the null codec hands back the scratch bytes themselves.
-    const chunk = Buffer.concat([count, size, compressed, this.options.syncMarker]);
-    this.block.clear();
+  /** Closes the open block and waits until every block is emitted. */
+  async settle(): Promise<void> {
+    this.flush();
+    await this.emitted;
+  }
+
+  private closeBlock(): void | Promise<void> {
+    const count = this.blockRecords;
     this.blockRecords = 0;
+    if (this.options.compressOffThread === true && this.options.codec === 'deflate') {
+      const serialized = Buffer.from(this.block.view());
+      this.block.clear();
+      const compressed = deflateRawOffThread(serialized);
+      const done = (this.emitted = Promise.all([this.emitted, compressed]).then(([, bytes]) => this.emitBlock(count, bytes)));
+      done.catch(() => undefined); // seen by the next append or settle
+      this.inFlight.push(done);
+      if (this.inFlight.length < BLOCKS_IN_FLIGHT) return undefined;
+      return this.inFlight.shift();
+    }
+    const compressed = compressAvroBlock(this.options.codec, this.block.view());
+    // Copied out by emitBlock: the null codec hands back the scratch bytes themselves.
+    this.emitBlock(count, compressed);
+    this.block.clear();
+    return undefined;
+  }
+
+  private emitBlock(records: number, compressed: Buffer): void {
+    const chunk = Buffer.concat([LONG_TYPE.toBuffer(records), LONG_TYPE.toBuffer(compressed.length), compressed, this.options.syncMarker]);
     this.emittedBytes += chunk.length;
     this.emit(chunk);
   }
+}
+
+const deflateRawAsync = promisify(deflateRaw);
+function deflateRawOffThread(block: Buffer): Promise<Buffer> {
+  return deflateRawAsync(block);
 }
 
 function checkSyncMarker(marker: Buffer): void {

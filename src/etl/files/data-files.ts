@@ -32,6 +32,8 @@ export interface DataFileOptions {
   readonly rowGroupBytes?: number | undefined;
   /** Parquet: where a row group's rows wait until it closes (default: in memory). */
   readonly rowStore?: (() => RowStore) | undefined;
+  /** Avro deflate: compress blocks on libuv's thread pool (emittedBytes then lags; not with size-cut files). */
+  readonly compressOffThread?: boolean | undefined;
   /** Parquet: runs the encoding of each row group (a memory budget serializes them). */
   readonly encodeRowGroup?: ParquetWriterOptions['encodeRowGroup'];
   /** Parquet: where row groups are encoded (parquet-encoder.ts; default on this thread). */
@@ -108,7 +110,7 @@ export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, e
   if (options.format === 'avro') {
     const codec = FORMAT_CODECS.avro[options.codec] ?? 'null';
     const syncMarker = syncMarkerFor(options.identity);
-    const blocks = new AvroBlockWriter(schema, { codec, syncMarker }, emit);
+    const blocks = new AvroBlockWriter(schema, { codec, syncMarker, compressOffThread: options.compressOffThread === true }, emit);
     return {
       get records() {
         return blocks.records;
@@ -121,11 +123,11 @@ export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, e
       },
       append(record) {
         check?.(record, blocks.records);
-        blocks.append(record);
+        return blocks.append(record);
       },
-      finish(metadata) {
-        blocks.flush();
-        return Promise.resolve(avroContainerHeader(schema, { codec, syncMarker, metadata: checkedMetadata(metadata) }));
+      async finish(metadata) {
+        await blocks.settle();
+        return avroContainerHeader(schema, { codec, syncMarker, metadata: checkedMetadata(metadata) });
       },
       abandon: () => Promise.resolve(),
     };

@@ -127,6 +127,8 @@ class OpenFile {
         rowGroupBytes,
         rowStore: () => new SpillBuffer(context.spillDirectory, budget),
         encodeRowGroup: (rowBytes, work) => budget.exclusive(ENCODING_EXPANSION * rowBytes, work),
+        // Off the main thread unless files are cut by size, which needs emittedBytes to be current.
+        compressOffThread: context.maxFileBytes === undefined,
         encoder: context.encoderThread === true ? workerEncoder(rowGroupBytes) : undefined,
       },
       (chunk) => this.spill.write(chunk),

@@ -8,7 +8,7 @@ import avro from 'avsc';
 import type { Type } from 'avsc';
 import { describe, expect, it } from 'vitest';
 import { compressAvroBlock, type AvroCodecName } from '../../../src/etl/files/avro-codecs.js';
-import { BLOCK_TARGET_BYTES, readAvroContainer, writeAvroContainer } from '../../../src/etl/files/avro-container.js';
+import { AvroBlockWriter, BLOCK_TARGET_BYTES, readAvroContainer, writeAvroContainer } from '../../../src/etl/files/avro-container.js';
 import { parseDataFileSchema } from '../../../src/etl/files/data-files.js';
 
 const SCHEMA = { type: 'record', name: 'Row', fields: [{ name: 'id', type: 'long' }, { name: 'text', type: 'string' }, { name: 'note', type: ['null', 'string'] }] };
@@ -56,6 +56,22 @@ describe('Avro container blocks', () => {
     const read = readAvroContainer(file);
     expect(read.records).toHaveLength(records.length);
     expect(read.records).toEqual(records);
+  });
+
+  it('deflates off the main thread into the same blocks, in order, waiting when too many are in flight', async () => {
+    const chunks: Buffer[] = [];
+    const writer = new AvroBlockWriter(type, { codec: 'deflate', syncMarker: SYNC, compressOffThread: true }, (chunk) => chunks.push(chunk));
+    let waits = 0;
+    for (const record of records) {
+      const appended = writer.append(record);
+      if (appended !== undefined) {
+        waits += 1;
+        await appended;
+      }
+    }
+    await writer.settle();
+    expect(waits).toBeGreaterThan(0);
+    expect(Buffer.concat(chunks).equals(reference(type, records, 'deflate'))).toBe(true);
   });
 
   it('writes an empty file as a header without blocks', () => {
