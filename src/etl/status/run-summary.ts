@@ -25,7 +25,9 @@ export interface RunSummary {
 }
 
 /** The fields and message of the line, for a run that took `durationMs` from start to end. */
-export function summarizeRun(report: RunReport, durationMs: number): { fields: RunSummary; message: string } {
+export function summarizeRun(report: RunReport, elapsedMs: number): { fields: RunSummary; message: string } {
+  // The rate from the duration the line shows, so a reader can check one against the other.
+  const durationMs = Math.round(elapsedMs);
   const manifest = report.manifest;
   const records = manifest?.ranges.reduce((sum, range) => sum + range.records, 0) ?? 0;
   const bytesWritten = manifest?.files.reduce((sum, file) => sum + file.bytes, 0) ?? 0;
@@ -40,7 +42,7 @@ export function summarizeRun(report: RunReport, durationMs: number): { fields: R
     bytesWritten,
     partitions: manifest?.ranges.length ?? 0,
     problems: report.problems.length,
-    durationMs: Math.round(durationMs),
+    durationMs,
     recordsPerSecond,
   };
   const took = `${(durationMs / 1000).toFixed(1)} s`;
