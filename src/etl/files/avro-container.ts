@@ -89,8 +89,13 @@ export function avroContainerHeader(type: Type, options: AvroContainerOptions): 
  * (avroContainerHeader), because its metadata may name what only the last record tells (the
  * offsets a file holds), while the blocks only need the sync marker.
  */
-/** Blocks a writer lets the thread pool compress at once before `append` makes the caller wait. */
-const BLOCKS_IN_FLIGHT = 4;
+/** Blocks a writer has waiting for compression before `append` makes the caller wait. */
+const BLOCKS_IN_FLIGHT = 2;
+/**
+ * Compressions running at once in the process: libuv's pool has 4 threads, and each running
+ * deflate holds ~270 KiB of zlib state, so a load with a hundred open files must not start one per block.
+ */
+const COMPRESSIONS_AT_ONCE = 4;
 
 export class AvroBlockWriter {
   private readonly block = new EncodingBuffer(2 * BLOCK_TARGET_BYTES);
@@ -168,8 +173,20 @@ export class AvroBlockWriter {
 }
 
 const deflateRawAsync = promisify(deflateRaw);
-function deflateRawOffThread(block: Buffer): Promise<Buffer> {
-  return deflateRawAsync(block);
+let compressing = 0;
+const waitingToCompress: (() => void)[] = [];
+
+async function deflateRawOffThread(block: Buffer): Promise<Buffer> {
+  // A finishing compression hands its slot to the first waiter, so the count never passes the limit.
+  if (compressing >= COMPRESSIONS_AT_ONCE) await new Promise<void>((resolve) => waitingToCompress.push(resolve));
+  else compressing += 1;
+  try {
+    return await deflateRawAsync(block);
+  } finally {
+    const next = waitingToCompress.shift();
+    if (next === undefined) compressing -= 1;
+    else next();
+  }
 }
 
 function checkSyncMarker(marker: Buffer): void {
