@@ -107,11 +107,6 @@ export class AvroBlockWriter {
   emittedBytes = 0;
   records = 0;
 
-  /** Serialized bytes of the open block. */
-  get pendingBytes(): number {
-    return this.block.length;
-  }
-
   /**
    * `compressOffThread`: deflate blocks on libuv's thread pool (the second core) rather than here;
    * the blocks come out the same and in order, but `emittedBytes` then lags the records appended,

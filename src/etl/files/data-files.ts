@@ -90,8 +90,6 @@ export interface DataFileWriter {
   readonly records: number;
   /** Bytes emitted so far; the file ends up a little larger (the head, the last block, a footer). */
   readonly emittedBytes: number;
-  /** Bytes of records appended but not yet emitted (an open Avro block, an open Parquet row group's rows). */
-  readonly pendingBytes: number;
   /** Checks and adds one record; a Promise only when the format must wait (Parquet). */
   append(record: unknown): void | Promise<void>;
   /** Emits what remains (last block, footer) and answers the head. Call once, after the last record. */
@@ -118,9 +116,6 @@ export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, e
       get emittedBytes() {
         return blocks.emittedBytes;
       },
-      get pendingBytes() {
-        return blocks.pendingBytes;
-      },
       append(record) {
         check?.(record, blocks.records);
         return blocks.append(record);
@@ -145,9 +140,6 @@ export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, e
     },
     get emittedBytes() {
       return rows.emittedBytes;
-    },
-    get pendingBytes() {
-      return rows.pendingBytes;
     },
     append(record) {
       check?.(record, rows.records);

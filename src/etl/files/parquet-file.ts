@@ -7,9 +7,9 @@
  *               parquet.block.size measures buffered bytes alike), and at the end of the file;
  *               per leaf column, in schema order, one column chunk:
  *                 [dictionary page (PLAIN values)] when the column repeats enough that a
- *                   dictionary at least halves it and stays under DICTIONARY_BYTES; otherwise
+ *                   dictionary at least halves it and stays under 1 MiB (parquet-row-group.ts); otherwise
  *                   plain pages (the fallback)
- *                 data pages v2 of ~PAGE_BYTES: repetition and definition levels (RLE/bit-packed
+ *                 data pages v2 of ~1 MiB: repetition and definition levels (RLE/bit-packed
  *                   hybrid, uncompressed, as v2 pages keep them), then the values (RLE_DICTIONARY
  *                   indexes or PLAIN), compressed with the file's codec
  *   indexes     per column chunk of several pages: its ColumnIndex (min, max, null count per page)
@@ -88,15 +88,6 @@ const DECOMPRESSORS = {
   // The zstd bound walks frames without a content size by whole 128 KiB blocks.
   ZSTD: (bytes: Uint8Array, size: number): Uint8Array => decompress('zstd', asBuffer(bytes), size + 128 * 1024),
 };
-
-/** Writes `records` (each already checked valid for `type`, a record schema) as one Parquet file. */
-export async function writeParquetFile(type: Type, records: readonly unknown[], options: ParquetWriterOptions & { readonly metadata: Readonly<Record<string, string>> }): Promise<Buffer> {
-  const chunks: Buffer[] = [];
-  const writer = new ParquetStreamWriter(type, options, (chunk) => chunks.push(chunk));
-  for (const record of records) await writer.append(record);
-  await writer.finish(options.metadata);
-  return Buffer.concat(chunks);
-}
 
 /** Rows of the open row group, Avro-encoded into blocks. */
 class PendingRows {
@@ -188,11 +179,6 @@ export class ParquetStreamWriter {
   /** Bytes emitted so far (closed row groups). */
   get emittedBytes(): number {
     return this.writer.offset - this.writer.index;
-  }
-
-  /** Bytes of rows waiting in the open row group (their Avro encodings). */
-  get pendingBytes(): number {
-    return this.pending.bytes;
   }
 
   /** Adds one record (valid for the type); a Promise when it closed a row group. */
@@ -290,7 +276,7 @@ export interface ParquetFileContents {
   readonly records: unknown[];
 }
 
-/** Reads a Parquet file written by writeParquetFile back into Avro records (by the Avro schema it carries). */
+/** Reads a Parquet file written by ParquetStreamWriter back into Avro records (by the Avro schema it carries). */
 export async function readParquetFile(bytes: Buffer): Promise<ParquetFileContents> {
   try {
     const file = bytes.buffer.slice(bytes.byteOffset, bytes.byteOffset + bytes.byteLength) as ArrayBuffer;
