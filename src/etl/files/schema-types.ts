@@ -33,6 +33,8 @@ class AnnotationOnly extends avro.types.LogicalType {
 
   constructor(schema: Schema, opts?: unknown) {
     super(schema, opts);
+    // avsc builds the long under a logical type itself, past the registry: make it the exact one.
+    if (this.underlyingType.typeName === 'long') Object.defineProperty(this, '_underlyingType', { value: EXACT_LONG });
     const source = schema as unknown as Record<string, unknown>;
     this.attributes = Object.fromEntries(LOGICAL_ATTRIBUTES.filter((name) => source[name] !== undefined).map((name) => [name, source[name]]));
   }

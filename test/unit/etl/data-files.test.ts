@@ -99,6 +99,13 @@ describe('round trip', () => {
     }
     // The record's bytes are the zigzag varint of -(2^52) - 1, i.e. of 2^53 + 1: 81 80 80 80 80 80 80 10.
     expect(longSchema.toBuffer({ n: -(2 ** 52) - 1 }).toString('hex')).toBe('8180808080808010');
+    // So are the longs under a logical type (avsc builds those past the registry).
+    const microsSchema = parseDataFileSchema({ type: 'record', name: 'M', fields: [{ name: 'n', type: { type: 'long', logicalType: 'timestamp-micros' } }] });
+    expect(microsSchema.toBuffer({ n: -(2 ** 52) - 1 }).toString('hex')).toBe('8180808080808010');
+    for (const format of ['avro', 'parquet'] as const) {
+      const decoded = await decodeDataFile(await encodeDataFile(longs.map((n) => ({ n })), options(format, 'null', { schema: microsSchema })), format);
+      expect(decoded.records.map((record) => (record as { n: number }).n)).toEqual(longs);
+    }
   });
 });
 
