@@ -25,7 +25,7 @@
  *   maxRecordsPerTask: 1000000       # a range is cut into slices of this many offsets: a task and files each
  *   maxFileBytes: 536870912          # optional: a data file rolls to part .1, .2 … at this size
  *   memoryBudget: 134217728          # bytes the open data files of a loader process may hold in memory
- *                                    # (default 32 MiB); past it they wait in local spill files
+ *                                    # (default 16 MiB); past it they wait in local spill files
  *   rowGroupBytes: 134217728         # parquet: a row group closes once its rows' Avro bytes reach this
  *                                    # (default 128 MiB, parquet.block.size), at most memoryBudget / 8
  *   parquetEncoderThread: false      # parquet: encode row groups on a worker thread, so a second core

@@ -79,7 +79,8 @@ export function encodeRowGroup(input: RowGroupInput): EncodedRowGroup {
       throw dataFileError('DATA_FILE_RECORD_INVALID', `record ${row} cannot be written to Parquet: ${describeThrown(error)}`, { record: row }, error);
     }
   }
-  const writer = new OffsetByteWriter(input.start, Math.max(64 * 1024, rows.length));
+  // Encoded groups are mostly well under their rows' Avro size: start at a quarter and grow.
+  const writer = new OffsetByteWriter(input.start, Math.max(64 * 1024, rows.length >> 2));
   const chunks: ColumnChunk[] = [];
   const pageIndexes: PageIndexes[] = [];
   plan.leaves.forEach((leaf, leafIndex) => {
@@ -113,8 +114,9 @@ export function encodeRowGroup(input: RowGroupInput): EncodedRowGroup {
     pageIndexes.push({ chunk: written.chunk, ...(written.columnIndex === undefined ? {} : { columnIndex: written.columnIndex }), ...(written.offsetIndex === undefined ? {} : { offsetIndex: written.offsetIndex }) });
   });
   const uncompressed = chunks.reduce((sum, chunk) => sum + (chunk.meta_data?.total_uncompressed_size ?? 0n), 0n);
-  // A view, not getBuffer()'s copy: one ArrayBuffer less for the GC to find.
-  const bytes = Buffer.from(writer.buffer, 0, writer.index);
+  // A view when the writer's buffer is nearly full (one ArrayBuffer less for the GC to find), else a
+  // copy: a view would keep the whole buffer alive while the budget counts only the bytes in use.
+  const bytes = writer.index * 5 >= writer.buffer.byteLength * 4 ? Buffer.from(writer.buffer, 0, writer.index) : Buffer.from(writer.getBuffer());
   return {
     bytes,
     rowGroup: {

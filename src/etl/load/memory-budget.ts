@@ -28,7 +28,7 @@ export interface BudgetHolder {
   drain(): Promise<void>;
 }
 
-export const DEFAULT_MEMORY_BUDGET_BYTES = 32 * 1024 * 1024;
+export const DEFAULT_MEMORY_BUDGET_BYTES = 16 * 1024 * 1024;
 /** A Parquet row group closes at no more than this share of the budget (its rows' Avro bytes). */
 export const ROW_GROUP_SHARE_OF_BUDGET = 1 / 8;
 /** Rows as JavaScript values take about this many times their Avro bytes while a row group is encoded. */

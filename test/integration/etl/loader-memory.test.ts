@@ -9,7 +9,7 @@
  * alone: once writing Parquet (zstd) and once writing Avro (deflate), each into a fresh local
  * folder warehouse.
  *
- * The load files leave `memoryBudget` out: the default budget (32 MiB of waiting bytes over every
+ * The load files leave `memoryBudget` out: the default budget (16 MiB of waiting bytes over every
  * open file of the process) must keep the whole process within PEAK_RSS_GOAL_MB. After the run,
  * every record must be in the data files exactly once, at the partition and offset it was
  * produced at, in the folder of its event hour (and a sample of them unchanged, field by field),

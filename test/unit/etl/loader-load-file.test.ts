@@ -62,8 +62,8 @@ describe('load files', () => {
     expect(load.timeField).toBeUndefined();
   });
 
-  it('reads the memory settings: memoryBudget (default 32 MiB), rowGroupBytes (default 128 MiB), parquetEncoderThread (default off)', () => {
-    expect(parseLoadFile(VALID, '/jobs/views.yaml')).toMatchObject({ memoryBudget: 32 * 1024 * 1024, rowGroupBytes: 128 * 1024 * 1024, parquetEncoderThread: false });
+  it('reads the memory settings: memoryBudget (default 16 MiB), rowGroupBytes (default 128 MiB), parquetEncoderThread (default off)', () => {
+    expect(parseLoadFile(VALID, '/jobs/views.yaml')).toMatchObject({ memoryBudget: 16 * 1024 * 1024, rowGroupBytes: 128 * 1024 * 1024, parquetEncoderThread: false });
     const set = parseLoadFile(`${VALID}memoryBudget: 268435456\nrowGroupBytes: 1048576\nparquetEncoderThread: true\n`, '/jobs/views.yaml');
     expect(set).toMatchObject({ memoryBudget: 268_435_456, rowGroupBytes: 1_048_576, parquetEncoderThread: true });
     const error = refusal(`${VALID}memoryBudget: 1000\nrowGroupBytes: 10\nparquetEncoderThread: yes please\n`);
