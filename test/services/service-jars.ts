@@ -49,6 +49,14 @@ export const SPARK_VERSION = '4.0.1';
 /** Apache Spark's SQL parser (spark-catalyst, Scala 2.13), which reads Hive DDL: checks what `etl ddl` prints (loader-hive test). */
 export const SPARK_SQL_PARSER_JARS: JarSet = { name: `spark-catalyst-${SPARK_VERSION}`, profile: 'spark-sql-parser' };
 
+export const ICEBERG_VERSION = '1.10.0';
+
+/**
+ * The Apache Iceberg Java API (core, data, parquet) with the Hadoop client (file:, hdfs://,
+ * webhdfs://) and slf4j-simple: the checker of the loader's Iceberg tables (support/iceberg-java.ts).
+ */
+export const ICEBERG_READERS_JARS: JarSet = { name: `iceberg-readers-${ICEBERG_VERSION}-hadoop-${HADOOP_VERSION}`, profile: 'iceberg-readers' };
+
 export function cacheDir(): string {
   return process.env['TRIBUTARY_CACHE_DIR'] ?? join(homedir(), '.cache', 'tributary');
 }
