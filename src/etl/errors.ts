@@ -31,6 +31,12 @@ export const ETL_ERROR_CODES = [
   'ETL_AUDIT_UNAVAILABLE',
   /** The local spill file of an open data file could not be written (disk full?); nothing was committed. */
   'ETL_SPILL_FAILED',
+  /** An Iceberg table's metadata cannot be read, or is not a table this loader continues. */
+  'ETL_ICEBERG_METADATA_INVALID',
+  /** An Iceberg table's schema differs from the rows a commit writes (no evolution yet). */
+  'ETL_ICEBERG_SCHEMA_CHANGED',
+  /** Other writers kept taking the next metadata version of an Iceberg table first. */
+  'ETL_ICEBERG_COMMIT_CONFLICT',
 ] as const;
 
 export type EtlErrorCode = (typeof ETL_ERROR_CODES)[number];

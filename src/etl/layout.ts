@@ -6,6 +6,10 @@
  *   <root>/<topic>/<hour folder>/<data file name>     data (final); per the load's `layout`:
  *       hourly (default)  <hour folder> = hourly/YYYY/MM/DD/HH
  *       hive              <hour folder> = dt=YYYY-MM-DD/hr=HH  (Hive/Spark partition folders)
+ *       iceberg           <hour folder> = data/_event_time_hour=YYYY-MM-DD-HH  (format: iceberg: the
+ *                         table's data folder, named as Iceberg's Java writers name an hour
+ *                         partition; readers find files through the table metadata, not the folders)
+ *   <root>/<topic>/metadata/…                       format: iceberg: the table's metadata (iceberg/table-layout.ts)
  *     <data file name> = <topic>+<partition>+<start>+<end>.<ext>, with `part-` in front when the
  *     topic starts with `_` or `.` (see dataFileName)
  *   <root>/_etl/<load>/commits/<seq>.pending       the claim of commit <seq>, kept forever
@@ -29,6 +33,8 @@ import { LOAD_NAME_PATTERN } from './load-file.js';
 import type { HourLayout } from './load-types.js';
 
 export const SEQ_DIGITS = 10;
+/** The hour partition of an Iceberg table (iceberg/table-layout.ts): `hour(_event_time)`, Java's default name. */
+export const ICEBERG_HOUR_PARTITION = '_event_time_hour';
 export const HOUR_MS = 3_600_000;
 
 export function formatSeq(seq: number): string {
@@ -164,6 +170,7 @@ export type { HourLayout } from './load-types.js';
 /** The partition values of an hour as Hive sees its folder: hive `dt`, `hr`; hourly `year`, `month`, `day`, `hour`. */
 export function hourPartitionValues(hour: number, layout: HourLayout): readonly (readonly [string, string])[] {
   const iso = new Date(hour * HOUR_MS).toISOString();
+  if (layout === 'iceberg') return [[ICEBERG_HOUR_PARTITION, `${iso.slice(0, 10)}-${iso.slice(11, 13)}`]];
   if (layout === 'hive') {
     return [
       ['dt', iso.slice(0, 10)],
@@ -180,12 +187,14 @@ export function hourPartitionValues(hour: number, layout: HourLayout): readonly 
 
 /** The hour folder relative to the topic folder: `hourly/2026/11/29/15` or `dt=2026-11-29/hr=15`. */
 export function topicHourFolder(hour: number, layout: HourLayout): string {
+  if (layout === 'iceberg') return `data/${hourPartitionValues(hour, layout).map(([column, value]) => `${column}=${value}`).join('/')}`;
   return layout === 'hive' ? hourPartitionValues(hour, layout).map(([column, value]) => `${column}=${value}`).join('/') : `hourly/${hourFolder(hour)}`;
 }
 
 /** The hour of a folder path relative to the topic folder (what topicHourFolder gives), or undefined. */
 export function parseTopicHourFolder(folder: string, layout: HourLayout): number | undefined {
-  const match = layout === 'hive' ? /^dt=(\d{4})-(\d{2})-(\d{2})\/hr=(\d{2})$/.exec(folder) : /^hourly\/(\d{4})\/(\d{2})\/(\d{2})\/(\d{2})$/.exec(folder);
+  const pattern = layout === 'hive' ? /^dt=(\d{4})-(\d{2})-(\d{2})\/hr=(\d{2})$/ : layout === 'iceberg' ? /^data\/_event_time_hour=(\d{4})-(\d{2})-(\d{2})-(\d{2})$/ : /^hourly\/(\d{4})\/(\d{2})\/(\d{2})\/(\d{2})$/;
+  const match = pattern.exec(folder);
   if (match === null) return undefined;
   const ms = Date.parse(`${match[1]}-${match[2]}-${match[3]}T${match[4]}:00:00.000Z`);
   return Number.isNaN(ms) ? undefined : ms / HOUR_MS;

@@ -17,8 +17,10 @@
  *     schema.registry.ssl.truststore.location: ca.pem   # never inline (job data goes through Redis)
  *   warehouse: { url: webhdfs://h:p/base?user=etl, root: warehouse }   # root: folder inside the URL's
  *   layout: hourly                   # hourly (<topic>/hourly/YYYY/MM/DD/HH) | hive (<topic>/dt=YYYY-MM-DD/hr=HH);
- *                                    # fixed once the load has committed (layout.ts)
- *   format: avro                     # avro | parquet
+ *                                    # fixed once the load has committed (layout.ts); not with iceberg
+ *   format: avro                     # avro | parquet | iceberg (an Iceberg v2 table per topic, Parquet data files)
+ *   iceberg: { fileSystem: hdfs://nn:8020 }   # optional, format iceberg: the URI engines reach a webhdfs
+ *                                    # warehouse at, written into the table metadata (default webhdfs://…)
  *   codec: deflate                   # as data-files.ts allows for the format
  *   timeField: header.time           # optional: record field (dotted) with event time in ms; else record timestamp
  *   maxRecordsPerRun: 1000000        # optional, per partition and run; absent: up to the high watermark
@@ -95,10 +97,17 @@ export interface LoadDefinition {
   readonly transform?: TransformDefinition;
   /** Present: runs count their commits at the LOADER audit tier and write hour markers (audit-tier.ts, hour-completeness.ts). */
   readonly audit?: LoadAuditSettings;
-  /** How hour folders are named (layout.ts); `hourly` unless the file says otherwise. */
+  /** How hour folders are named (layout.ts); `hourly` unless the file says otherwise, `iceberg` for Iceberg tables. */
   readonly layout: HourLayout;
+  /** Present for `format: iceberg` (then `format` is parquet, the tables' data files, and `layout` is iceberg). */
+  readonly iceberg?: IcebergTableSettings;
   /** What `tributary etl ddl` names the Hive tables (absent: every default). */
   readonly hive?: HiveTableSettings;
+}
+
+export interface IcebergTableSettings {
+  /** `hdfs://NAMENODE:PORT` (scheme and authority) that engines reach a webhdfs warehouse at; absent: the webhdfs:// URI itself. */
+  readonly fileSystem?: string;
 }
 
 export interface HiveTableSettings {
@@ -186,7 +195,7 @@ const loadFileSchema = z
       url: z.string().min(1, 'expected webhdfs://HOST[:PORT][/BASE][?user=NAME], file:///PATH or a folder'),
       root: z.string().default(''),
     }),
-    format: z.enum(['avro', 'parquet']),
+    format: z.enum(['avro', 'parquet', 'iceberg']),
     codec: z.enum(['null', 'deflate', 'snappy', 'zstd', 'gzip']),
     timeField: z.string().regex(FIELD_PATH_PATTERN, 'expected a field name, or a dotted path into nested records such as header.time').optional(),
     maxRecordsPerRun: z.number().int().positive().max(Number.MAX_SAFE_INTEGER).optional(),
@@ -216,7 +225,15 @@ const loadFileSchema = z
         security: securityBlockSchema.optional(),
       })
       .optional(),
-    layout: z.enum(['hourly', 'hive'], { error: 'expected hourly (<topic>/hourly/YYYY/MM/DD/HH) or hive (<topic>/dt=YYYY-MM-DD/hr=HH)' }).default('hourly'),
+    layout: z.enum(['hourly', 'hive'], { error: 'expected hourly (<topic>/hourly/YYYY/MM/DD/HH) or hive (<topic>/dt=YYYY-MM-DD/hr=HH)' }).optional(),
+    iceberg: z
+      .strictObject({
+        fileSystem: z
+          .string()
+          .regex(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#\s]+$/, 'expected the file system URI engines reach the warehouse at, scheme and authority only, e.g. hdfs://namenode:8020')
+          .optional(),
+      })
+      .optional(),
     hive: z
       .strictObject({
         database: hiveName.default('default'),
@@ -257,8 +274,14 @@ const loadFileSchema = z
         context.addIssue({ code: 'custom', path: ['hive', 'tables', topic], message: `topic ${topic} is not one of the load's topics (${load.topics.join(', ')})` });
       }
     }
+    if (load.format === 'iceberg' && load.layout !== undefined) {
+      context.addIssue({ code: 'custom', path: ['layout'], message: 'an Iceberg table lays out its own folders (data/_event_time_hour=…, metadata/): leave layout out with format iceberg' });
+    }
+    if (load.format !== 'iceberg' && load.iceberg !== undefined) {
+      context.addIssue({ code: 'custom', path: ['iceberg'], message: 'the iceberg section applies to format iceberg only' });
+    }
     try {
-      validateCodec(load.format, load.codec);
+      validateCodec(load.format === 'iceberg' ? 'parquet' : load.format, load.codec);
     } catch (error) {
       context.addIssue({ code: 'custom', path: ['codec'], message: (error as Error).message });
     }
@@ -308,7 +331,8 @@ export function parseLoadFile(text: string, file: string): LoadDefinition {
     registry: parsed.registry,
     ...(parsed.registryConfig === undefined ? {} : { registryConfig: parsed.registryConfig }),
     warehouse: { url: parsed.warehouse.url, root: parseWarehousePath(parsed.warehouse.root, 'read load file', 'warehouse.root').normal, baseDirectory: dirname(file) },
-    format: parsed.format,
+    // An Iceberg table's data files are Parquet; everything that reads or writes files sees that.
+    format: parsed.format === 'iceberg' ? 'parquet' : parsed.format,
     codec: parsed.codec,
     ...(parsed.timeField === undefined ? {} : { timeField: parsed.timeField }),
     ...(parsed.maxRecordsPerRun === undefined ? {} : { maxRecordsPerRun: parsed.maxRecordsPerRun }),
@@ -322,7 +346,8 @@ export function parseLoadFile(text: string, file: string): LoadDefinition {
     ...(parsed.schedule === undefined ? {} : { schedule: parsed.schedule.trim() }),
     ...(parsed.transform === undefined ? {} : { transform: parsed.transform }),
     ...(parsed.audit === undefined ? {} : { audit: auditSettings(parsed.audit, parsed.source) }),
-    layout: parsed.layout,
+    layout: parsed.format === 'iceberg' ? 'iceberg' : (parsed.layout ?? 'hourly'),
+    ...(parsed.format === 'iceberg' ? { iceberg: parsed.iceberg?.fileSystem === undefined ? {} : { fileSystem: parsed.iceberg.fileSystem } } : {}),
     ...(parsed.hive === undefined ? {} : { hive: hiveSettings(parsed.hive, parsed.topics) }),
   };
 }

@@ -13,8 +13,11 @@ export interface ReaderSchemaRef {
   readonly id: number;
 }
 
-/** How hour folders are named: `hourly/YYYY/MM/DD/HH` (the default) or Hive's `dt=YYYY-MM-DD/hr=HH` (layout.ts). */
-export type HourLayout = 'hourly' | 'hive';
+/**
+ * How hour folders are named: `hourly/YYYY/MM/DD/HH` (the default), Hive's `dt=YYYY-MM-DD/hr=HH`, or,
+ * for `format: iceberg`, the table's `data/_event_time_hour=YYYY-MM-DD-HH` (layout.ts).
+ */
+export type HourLayout = 'hourly' | 'hive' | 'iceberg';
 
 /** The schema records of a topic are decoded into, as the plan chose it. */
 export interface ReaderSchema {

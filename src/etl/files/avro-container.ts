@@ -61,6 +61,11 @@ export interface AvroContainerOptions {
   readonly syncMarker: Buffer;
   /** Extra metadata; keys must not start with `avro.` (reserved by the specification). */
   readonly metadata: Readonly<Record<string, string>>;
+  /**
+   * The schema as the header states it, when it carries attributes avsc does not keep (Iceberg's
+   * field ids on manifests); it must describe `type`. Default: the type's own schema.
+   */
+  readonly schemaJson?: unknown;
 }
 
 /** Writes `records` (each already checked valid for `type`) as one container file. */
@@ -76,7 +81,7 @@ export function writeAvroContainer(type: Type, records: readonly unknown[], opti
 export function avroContainerHeader(type: Type, options: AvroContainerOptions): Buffer {
   checkSyncMarker(options.syncMarker);
   const meta: Record<string, Buffer> = {
-    [AVRO_SCHEMA_KEY]: Buffer.from(JSON.stringify(schemaJsonOf(type)), 'utf8'),
+    [AVRO_SCHEMA_KEY]: Buffer.from(JSON.stringify(options.schemaJson ?? schemaJsonOf(type)), 'utf8'),
     [AVRO_CODEC_KEY]: Buffer.from(options.codec, 'utf8'),
   };
   for (const key of Object.keys(options.metadata).sort()) meta[key] = Buffer.from(options.metadata[key] ?? '', 'utf8');
@@ -197,8 +202,11 @@ export interface AvroContainerContents {
   readonly records: unknown[];
 }
 
-/** Reads a whole container file; anything malformed is DATA_FILE_CORRUPT naming the byte. */
-export function readAvroContainer(bytes: Buffer): AvroContainerContents {
+/**
+ * Reads a whole container file; anything malformed is DATA_FILE_CORRUPT naming the byte. `typeOf`
+ * builds the reading type from the header's schema (default: the data files' conventions).
+ */
+export function readAvroContainer(bytes: Buffer, typeOf: (schemaJson: unknown) => Type = parseDataFileSchema): AvroContainerContents {
   if (bytes.length < AVRO_MAGIC.length || !bytes.subarray(0, AVRO_MAGIC.length).equals(AVRO_MAGIC)) {
     throw corrupt(`does not start with the magic 4f 62 6a 01 ("Obj" 1) but ${bytes.subarray(0, AVRO_MAGIC.length).toString('hex') || 'nothing'}`);
   }
@@ -218,7 +226,7 @@ export function readAvroContainer(bytes: Buffer): AvroContainerContents {
   let schemaJson: unknown;
   try {
     schemaJson = JSON.parse(schemaText);
-    type = parseDataFileSchema(schemaJson);
+    type = typeOf(schemaJson);
   } catch (error) {
     throw corrupt(`has an ${AVRO_SCHEMA_KEY} that is not a valid Avro schema: ${describeThrown(error)}`, error);
   }

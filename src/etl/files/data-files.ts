@@ -10,7 +10,7 @@ import type { Type } from 'avsc';
 import type { AvroCodecName } from './avro-codecs.js';
 import { avroContainerHeader, AvroBlockWriter, readAvroContainer, SYNC_MARKER_BYTES } from './avro-container.js';
 import { dataFileError } from './errors.js';
-import { ParquetStreamWriter, readParquetFile, type ParquetCompression, type ParquetWriterOptions, type RowStore } from './parquet-file.js';
+import { ParquetStreamWriter, readParquetFile, type ParquetCompression, type ParquetFileStatistics, type ParquetWriterOptions, type RowStore } from './parquet-file.js';
 
 export { parseDataFileSchema } from './schema-types.js';
 
@@ -96,6 +96,8 @@ export interface DataFileWriter {
   finish(metadata: Readonly<Record<string, string>>): Promise<Buffer>;
   /** Lets go of what waits (a Parquet row group's stored rows) after a failure. */
   abandon(): Promise<void>;
+  /** Parquet: the finished file's column statistics (for table metadata); undefined for Avro. */
+  statistics(): ParquetFileStatistics | undefined;
 }
 
 export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, emit: (chunk: Buffer) => void, internal: { readonly checked?: boolean } = {}): DataFileWriter {
@@ -125,6 +127,7 @@ export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, e
         return avroContainerHeader(schema, { codec, syncMarker, metadata: checkedMetadata(metadata) });
       },
       abandon: () => Promise.resolve(),
+      statistics: () => undefined,
     };
   }
   const rows = new ParquetStreamWriter(schema, {
@@ -150,6 +153,7 @@ export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, e
       return Buffer.alloc(0);
     },
     abandon: () => rows.abandon(),
+    statistics: () => rows.statistics(),
   };
 }
 

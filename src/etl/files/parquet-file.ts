@@ -31,7 +31,7 @@
  */
 import { gunzipSync } from 'node:zlib';
 import type { Type } from 'avsc';
-import type { CompressionCodec, FileMetaData, RowGroup, SchemaElement } from 'hyparquet';
+import type { CompressionCodec, FileMetaData, RowGroup, SchemaElement, Statistics } from 'hyparquet';
 import { parquetMetadata, parquetReadObjects } from 'hyparquet';
 import { ByteWriter } from 'hyparquet-writer';
 import { writeIndexes } from 'hyparquet-writer/src/indexes.js';
@@ -58,6 +58,30 @@ export const DEFAULT_ROW_GROUP_BYTES = 128 * 1024 * 1024;
 const ROW_BLOCK_BYTES = 16 * 1024;
 
 export type ParquetCompression = 'UNCOMPRESSED' | 'SNAPPY' | 'GZIP' | 'ZSTD';
+
+/** One leaf column's statistics over a whole file (its row groups' chunks summed up): what table formats keep per file. */
+export interface ParquetColumnStatistics {
+  readonly element: SchemaElement;
+  /** Whether the column sits inside a list or map (repetition level above 0). */
+  readonly repeated: boolean;
+  /** Values including nulls (the chunks' num_values). */
+  readonly valueCount: number;
+  readonly nullCount: number;
+  /** NaN values of a float or double column (written by the column writer), else undefined. */
+  readonly nanCount: number | undefined;
+  /** Compressed bytes of the column's chunks. */
+  readonly bytes: number;
+  /** Smallest and largest non-null, non-NaN value as the column writer saw them; undefined when a chunk had none or no statistics. */
+  readonly min: unknown;
+  readonly max: unknown;
+}
+
+/** What a finished Parquet file holds, for table metadata. */
+export interface ParquetFileStatistics {
+  readonly columns: readonly ParquetColumnStatistics[];
+  /** Each row group's first byte, ascending. */
+  readonly splitOffsets: readonly number[];
+}
 
 /** Where a file's rows wait for their row group to close (the loader's SpillBuffer is one). */
 export interface RowStore {
@@ -211,6 +235,39 @@ export class ParquetStreamWriter {
     this.writer.drain();
   }
 
+  /** The file's column statistics; call after `finish`. */
+  statistics(): ParquetFileStatistics {
+    const columns = this.plan.leaves.map((leaf, index): ParquetColumnStatistics => {
+      let valueCount = 0;
+      let nullCount = 0;
+      let nanCount: number | undefined;
+      let bytes = 0;
+      let min: unknown;
+      let max: unknown;
+      let bounded = this.rowGroups.length > 0;
+      for (const group of this.rowGroups) {
+        const meta = group.columns[index]?.meta_data;
+        if (meta === undefined) throw new Error(`row group ${group.ordinal ?? '?'} lacks column ${leaf.name}`);
+        valueCount += Number(meta.num_values);
+        bytes += Number(meta.total_compressed_size);
+        // hyparquet-writer fills nan_count (the format's field 8), which hyparquet's Statistics type lacks.
+        const stats = meta.statistics as (Statistics & { nan_count?: bigint }) | undefined;
+        nullCount += Number(stats?.null_count ?? 0n);
+        if (stats?.nan_count !== undefined) nanCount = (nanCount ?? 0) + Number(stats.nan_count);
+        const chunkValues = Number(meta.num_values) - Number(stats?.null_count ?? 0n) - Number(stats?.nan_count ?? 0n);
+        if (chunkValues === 0) continue; // an all-null chunk bounds nothing
+        if (stats?.min_value === undefined || stats.max_value === undefined) {
+          bounded = false;
+          continue;
+        }
+        if (min === undefined || lessThan(stats.min_value, min)) min = stats.min_value;
+        if (max === undefined || lessThan(max, stats.max_value)) max = stats.max_value;
+      }
+      return { element: leaf.element, repeated: leaf.maxRepetitionLevel > 0, valueCount, nullCount, nanCount, bytes, min: bounded ? min : undefined, max: bounded ? max : undefined };
+    });
+    return { columns, splitOffsets: this.rowGroups.map((group) => Number(group.file_offset ?? 0n)) };
+  }
+
   /** Removes what the open row group's store holds (after a failure). */
   async abandon(): Promise<void> {
     await this.encoding.catch(() => undefined);
@@ -253,6 +310,12 @@ export class ParquetStreamWriter {
     this.pageIndexes.push(...encoded.pageIndexes);
     this.writer.skip(encoded.bytes);
   }
+}
+
+/** Order of two statistics values of one column as the column writer compares them (numbers, BigInts, strings, booleans, bytes). */
+function lessThan(a: unknown, b: unknown): boolean {
+  if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b) < 0;
+  return (a as number) < (b as number);
 }
 
 function memoryRowStore(): RowStore {

@@ -5,6 +5,14 @@
 import type { LoadDefinition } from '../load-file.js';
 import { MANIFEST_FORMAT, type Manifest, type NextOffsets, type ManifestDataFile, type ManifestFile, type ManifestRange, type ReaderSchemaRef } from './manifest.js';
 import { partitionMoves, type LoadPlan } from './plan.js';
+import { tableEntries } from '../iceberg/load-tables.js';
+import { compileTransform } from '../records/transform.js';
+import type { Type } from 'avsc';
+
+/** The type of the records each topic's files hold: the transformation's output, else the reader's. */
+function recordTypesOf(load: LoadDefinition, plan: LoadPlan): Map<string, Type> {
+  return new Map([...plan.readerSchemas].map(([topic, reader]) => [topic, load.transform === undefined ? reader.fileType : compileTransform(load.transform, reader, topic).outputType]));
+}
 
 /** What one task staged: a partition's whole range, or one slice of it (load/slices.ts). */
 export interface StagedTask {
@@ -28,6 +36,8 @@ export interface ManifestInputs {
   readonly staged: readonly StagedTask[];
   readonly attempt: string;
   readonly runNumber: number | null;
+  /** Format iceberg: the URI a table folder is named by (load-tables.ts tableLocation). */
+  readonly tableLocation?: ((dir: string) => string) | undefined;
 }
 
 const byTopicPartition = <T extends { topic: string; partition: number }>(a: T, b: T): number =>
@@ -80,6 +90,7 @@ export function buildManifest(inputs: ManifestInputs): Manifest {
     quarantine: { records: quarantineFiles.reduce((sum, file) => sum + file.records, 0), reasons: sortKeys(reasons), files: quarantineFiles },
     hours: sortNested(hours),
     eventTimes,
+    ...(inputs.load.iceberg === undefined ? {} : { iceberg: tableEntries(inputs.load.warehouse.root, files, recordTypesOf(inputs.load, plan), inputs.tableLocation ?? ((dir) => dir)) }),
   };
 }
 

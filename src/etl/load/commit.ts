@@ -12,6 +12,8 @@
  * 2. Rename every staged file to its final name. A rename whose source is gone and whose target
  *    exists with the manifest's length was done before (by this run before a crash, or by
  *    another run rolling forward): it counts as done. Anything else is damage, never skipped.
+ * 2b. Format iceberg: one snapshot per table, from the claim alone (iceberg/load-tables.ts); made
+ *    at most once, found again by its commit id when a claim is rolled forward twice.
  * 3. Publish: the claim's exact bytes, staged afresh and renamed to `commits/<seq>.json`. If the
  *    name exists already it must hold the same bytes. The claiming run stages that copy in step 1,
  *    beside the claim's own copy and at the same time: on HDFS a create often waits 0.4 s for the
@@ -30,10 +32,11 @@ import { etlError } from '../errors.js';
 import { claimPath, parseStagingName, publishedPath, stagingDir, stagingRoot } from '../layout.js';
 import { serializeManifest, type Manifest, type ManifestFile } from './manifest.js';
 import { publishClaim } from './publish-claim.js';
+import { publishSnapshots } from '../iceberg/load-tables.js';
 import { createUnderFreshName } from './stage.js';
 
 /** Points a failpoint may stop the process at (see failpoints.ts). */
-export type CommitPoint = 'after-claim' | 'after-rename' | 'before-publish' | 'after-publish';
+export type CommitPoint = 'after-claim' | 'after-rename' | 'after-table-commit' | 'before-publish' | 'after-publish';
 
 export interface CommitContext {
   readonly warehouse: WarehouseFileSystem;
@@ -96,6 +99,8 @@ export async function completeCommit(context: CommitContext, manifest: Manifest,
     context.failpoint?.('after-rename');
   });
   logOf(context).info({ seq: manifest.seq, files: moves.length, event: 'renamed' }, 'files in place');
+  // Format iceberg: each table's snapshot, made once whoever rolls the claim forward (load-tables.ts).
+  if (manifest.iceberg !== undefined) await publishSnapshots(context.warehouse, manifest, logOf(context), { afterEach: () => context.failpoint?.('after-table-commit') });
   context.failpoint?.('before-publish');
   const staged = stagedPublications.get(claimBytes);
   stagedPublications.delete(claimBytes);

@@ -63,8 +63,11 @@ const MAX_FETCH_BYTES = 256 * 1024 * 1024;
 
 /** Where readRange hands each record, in offset order. */
 export interface RangeVisitor {
-  /** A record that loads, with its event hour; a Promise makes the reader wait (back-pressure). */
-  record(hour: number, value: unknown, offset: number): void | Promise<void>;
+  /**
+   * A record that loads, with its event hour, its event time (ms) and its Kafka timestamp; a
+   * Promise makes the reader wait (back-pressure).
+   */
+  record(hour: number, value: unknown, offset: number, eventTimeMs: number, timestamp: number): void | Promise<void>;
   quarantined(record: QuarantinedRecord): void;
   /** After each fetched batch's records were handed over. */
   afterBatch?(): Promise<void>;
@@ -165,7 +168,7 @@ export async function readRange(inputs: ExtractInputs, visitor: RangeVisitor): P
         continue;
       }
       if (maxEventTime === undefined || time.ms > maxEventTime) maxEventTime = time.ms;
-      const handed = visitor.record(hourOf(time.ms), transform === undefined ? value : transform.apply(value), record.offset);
+      const handed = visitor.record(hourOf(time.ms), transform === undefined ? value : transform.apply(value), record.offset, time.ms, record.timestamp);
       if (handed !== undefined) await handed;
     }
     await visitor.afterBatch?.();

@@ -6,8 +6,11 @@
  */
 import { TributaryError } from '../../common/errors.js';
 
-/** `after-audit-flush`: a commit's LOADER counts are acknowledged but not yet recorded as audited (audit-tier.ts). */
-export const FAILPOINT_NAMES = ['after-stage', 'after-claim', 'after-rename', 'before-publish', 'after-publish', 'after-audit-flush'] as const;
+/**
+ * `after-table-commit`: an Iceberg table's snapshot is made, the claim not yet published (iceberg/load-tables.ts).
+ * `after-audit-flush`: a commit's LOADER counts are acknowledged but not yet recorded as audited (audit-tier.ts).
+ */
+export const FAILPOINT_NAMES = ['after-stage', 'after-claim', 'after-rename', 'after-table-commit', 'before-publish', 'after-publish', 'after-audit-flush'] as const;
 export type FailpointName = (typeof FAILPOINT_NAMES)[number];
 
 export interface Failpoint {

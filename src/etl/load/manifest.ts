@@ -17,11 +17,15 @@
  *                 commit read; `gap` is an accepted loss [from, to) just before start (--accept-gap)
  *   nextOffsets   {<topic>: {<partition>: offset}}: cumulative, every partition ever loaded, so the
  *                 next run reads only the last manifest
- *   files         [{topic, partition, hour, start, end, records, bytes, sha256, staged, path}]:
- *                 data files; `staged` is renamed to `path` by the commit
+ *   files         [{topic, partition, hour, start, end, records, bytes, sha256, staged, path, metrics?}]:
+ *                 data files; `staged` is renamed to `path` by the commit; `metrics` (Iceberg
+ *                 loads) the file's column metrics by field id (iceberg/file-metrics.ts)
  *   quarantine    {records, reasons: {<code>: count}, files: [{topic, partition, start, end,
  *                 records, bytes, sha256, staged, path}]}
  *   hours         {<topic>: {<YYYY-MM-DDTHH>: records}}: records written per event hour (UTC)
+ *   iceberg       {<topic>: {dir, location, schema}} (format iceberg): the table each topic's files go
+ *                 to, the URI it is named by, and the Iceberg schema of the rows (iceberg/load-tables.ts);
+ *                 the commit makes one snapshot per table from this and `files` alone
  *   eventTimes    {<topic>: {<partition>: ms}}: cumulative, like nextOffsets: how far in event time
  *                 the partition is loaded. It is the largest event time loaded from it so far, or,
  *                 when the plan read the partition up to its high watermark (not capped by
@@ -33,6 +37,8 @@
 import { z } from 'zod';
 import { etlError } from '../errors.js';
 import type { HourLayout, ReaderSchemaRef } from '../load-types.js';
+import type { DataFileMetrics } from '../iceberg/file-metrics.js';
+import type { TableEntry } from '../iceberg/load-tables.js';
 
 export type { ReaderSchemaRef } from '../load-types.js';
 
@@ -67,6 +73,8 @@ export interface ManifestFile {
 
 export interface ManifestDataFile extends ManifestFile {
   readonly hour: string;
+  /** Iceberg loads: the file's column metrics for the table's manifest. */
+  readonly metrics?: DataFileMetrics;
 }
 
 export type NextOffsets = Readonly<Record<string, Readonly<Record<string, number>>>>;
@@ -90,6 +98,7 @@ export interface Manifest {
   };
   readonly hours: Readonly<Record<string, Readonly<Record<string, number>>>>;
   readonly eventTimes?: NextOffsets;
+  readonly iceberg?: Readonly<Record<string, TableEntry>>;
 }
 
 const offset = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -106,6 +115,18 @@ const fileShape = {
   path: z.string().min(1),
 };
 
+const countsById = z.record(z.string().regex(/^\d+$/), count);
+const boundsById = z.record(z.string().regex(/^\d+$/), z.string().regex(/^([0-9a-f]{2})*$/));
+const metricsShape = z.strictObject({
+  columnSizes: countsById,
+  valueCounts: countsById,
+  nullValueCounts: countsById,
+  nanValueCounts: countsById,
+  lowerBounds: boundsById,
+  upperBounds: boundsById,
+  splitOffsets: z.array(count),
+});
+
 const manifestSchema = z.strictObject({
   format: z.literal(MANIFEST_FORMAT),
   load: z.string().min(1),
@@ -113,7 +134,7 @@ const manifestSchema = z.strictObject({
   attempt: z.string().min(1),
   runNumber: z.number().int().nonnegative().nullable(),
   plannedAt: z.string(),
-  output: z.strictObject({ format: z.string(), codec: z.string(), timeField: z.string().nullable(), layout: z.enum(['hourly', 'hive']).optional() }),
+  output: z.strictObject({ format: z.string(), codec: z.string(), timeField: z.string().nullable(), layout: z.enum(['hourly', 'hive', 'iceberg']).optional() }),
   readerSchemas: z.record(z.string(), z.strictObject({ subject: z.string(), version: count, id: count })),
   ranges: z.array(
     z.strictObject({
@@ -127,10 +148,12 @@ const manifestSchema = z.strictObject({
     }),
   ),
   nextOffsets: z.record(z.string(), z.record(z.string().regex(/^\d+$/), offset)),
-  files: z.array(z.strictObject({ ...fileShape, hour: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}$/) })),
+  files: z.array(z.strictObject({ ...fileShape, hour: z.string().regex(/^\d{4}-\d{2}-\d{2}T\d{2}$/), metrics: metricsShape.optional() })),
   quarantine: z.strictObject({ records: count, reasons: z.record(z.string(), count), files: z.array(z.strictObject(fileShape)) }),
   hours: z.record(z.string(), z.record(z.string(), count)),
   eventTimes: z.record(z.string(), z.record(z.string().regex(/^\d+$/), offset)).optional(),
+  // The schema is checked where it is used: the table's own metadata must agree with it.
+  iceberg: z.record(z.string(), z.strictObject({ dir: z.string().min(1), location: z.string().min(1), schema: z.custom<TableEntry['schema']>((value) => typeof value === 'object' && value !== null) })).optional(),
 });
 
 export function serializeManifest(manifest: Manifest): Buffer {

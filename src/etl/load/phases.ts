@@ -24,6 +24,7 @@ import type { CoordinationStore } from '../../coordination/store.js';
 import { parseAvroSchema } from '../../registry/avro-schema.js';
 import type { RegistryClient } from '../../registry/client.js';
 import { auditAndMark, catchUpAudit, type AuditRunReport } from '../completeness/audit-run.js';
+import { tableLocation } from '../iceberg/load-tables.js';
 import { buildManifest, type StagedTask } from './build-manifest.js';
 import { readClaim, readCommitLog } from './commit-log.js';
 import { claimCommit, completeCommit, recoverCommits, removeDeadStaging, type CommitContext, type Recovery } from './commit.js';
@@ -193,7 +194,7 @@ export async function commitPhase(services: PhaseServices & { readonly onCommitt
     const readerSchemas = new Map<string, ReaderSchema>();
     for (const [topic, ref] of Object.entries(plan.readerSchemas)) readerSchemas.set(topic, await readerSchemaById(services.registry, ref));
     const loadPlan: LoadPlan = { load: plan.load, seq: plan.seq, plannedAt: plan.plannedAt, partitions: plan.partitions, readerSchemas };
-    const manifest = buildManifest({ load, plan: loadPlan, base, staged, attempt, runNumber: lease.runNumber });
+    const manifest = buildManifest({ load, plan: loadPlan, base, staged, attempt, runNumber: lease.runNumber, tableLocation: (dir) => tableLocation(warehouse, dir, load.iceberg?.fileSystem) });
     await lease.check();
     if (services.audit !== undefined) await withdrawMarkers(warehouse, root, load.layout, manifest, log);
     let claimBytes: Buffer;

@@ -21,6 +21,7 @@ import type { RegistryClient } from '../../registry/client.js';
 import { AvroDeserializer } from '../../registry/serde/deserializer.js';
 import { auditAndMark, catchUpAudit, type AuditRunReport } from '../completeness/audit-run.js';
 import type { AuditStepReport } from '../completeness/audit-tier.js';
+import { tableLocation } from '../iceberg/load-tables.js';
 import { buildManifest, type StagedTask } from './build-manifest.js';
 import { readClaim, readCommitLog } from './commit-log.js';
 import { claimCommit, completeCommit, recoverCommits, removeDeadStaging, type CommitContext, type Recovery } from './commit.js';
@@ -28,6 +29,7 @@ import { etlError } from '../errors.js';
 import { readRange } from './extract.js';
 import { compileTransform } from '../records/transform.js';
 import { SliceWriter } from './slice-writer.js';
+import { tableRow, tableRowType } from '../iceberg/table-row.js';
 import { slicesOf, type Slice } from './slices.js';
 import { parseDataFileSchema } from '../files/data-files.js';
 import type { FailpointName } from './failpoints.js';
@@ -164,7 +166,7 @@ export async function runLoad(options: RunOptions): Promise<RunReport> {
     const staged = (await fencedWhenStagingTaken(stagingRun, () => inPool(moving, options.concurrency ?? 4, (partition) => runTask(options, plan, partition, staging, log)))).flat();
     checkQuarantine(load, staged);
 
-    const manifest = buildManifest({ load, plan, base, staged, attempt, runNumber: lease.runNumber });
+    const manifest = buildManifest({ load, plan, base, staged, attempt, runNumber: lease.runNumber, tableLocation: (dir) => tableLocation(warehouse, dir, load.iceberg?.fileSystem) });
     options.progress?.finishing('committing');
     await lease.check();
     if (options.audit !== undefined) await withdrawMarkers(warehouse, root, load.layout, manifest, log);
@@ -209,7 +211,9 @@ export async function runTask(options: TaskServices, plan: LoadPlan, partition: 
       onFetched: options.progress === undefined ? undefined : (records: number, bytes: number) => options.progress?.fetched(records, bytes, { topic, partition: partition.partition, start: slice.start, end: slice.end }),
     };
     // The output type is known before the first record: the transformation's, else the reader's.
-    const outputType = load.transform === undefined ? reader.fileType : compileTransform(load.transform, reader, topic).outputType;
+    const recordType = load.transform === undefined ? reader.fileType : compileTransform(load.transform, reader, topic).outputType;
+    // An Iceberg table's rows are the records plus the loader's columns (iceberg/table-row.ts).
+    const outputType = load.iceberg === undefined ? recordType : tableRowType(recordType);
     const writer = new SliceWriter(
       {
         warehouse: options.warehouse,
@@ -224,6 +228,7 @@ export async function runTask(options: TaskServices, plan: LoadPlan, partition: 
         budget: memoryBudget(load.memoryBudget),
         rowGroupBytes: load.rowGroupBytes,
         encoderThread: load.parquetEncoderThread,
+        tableMetrics: load.iceberg !== undefined,
         afterStagedFile: () => {
           log.debug({ topic, partition: partition.partition, event: 'staged-file' }, 'staged a file');
           options.failpoint?.('after-stage');
@@ -234,7 +239,10 @@ export async function runTask(options: TaskServices, plan: LoadPlan, partition: 
     const reasons: Record<string, number> = {};
     try {
       const summary = await readRange(inputs, {
-        record: (hour, value, offset) => writer.append(hour, value, offset),
+        record:
+          load.iceberg === undefined
+            ? (hour, value, offset) => writer.append(hour, value, offset)
+            : (hour, value, offset, eventTimeMs, timestamp) => writer.append(hour, tableRow(value, { topic, partition: partition.partition, offset, timestamp, eventTimeMs }), offset),
         quarantined: (record) => {
           writer.quarantine(record);
           reasons[record.code] = (reasons[record.code] ?? 0) + 1;

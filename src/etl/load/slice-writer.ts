@@ -30,6 +30,7 @@ import { effectiveRowGroupBytes, ENCODING_EXPANSION, memoryBudget, type MemoryBu
 import { DEFAULT_ROW_GROUP_BYTES } from '../files/parquet-file.js';
 import { workerEncoder } from '../files/parquet-encoder.js';
 import { createUnderFreshName } from './fresh-name.js';
+import { icebergMetrics } from '../iceberg/file-metrics.js';
 import type { DataFileCodec, DataFileFormat } from '../files/data-files.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
 
@@ -53,6 +54,8 @@ export interface StageContext {
   readonly rowGroupBytes?: number | undefined;
   /** Parquet: encode row groups on the process's encoder thread (parquet-encoder.ts); default on this thread. */
   readonly encoderThread?: boolean | undefined;
+  /** Parquet: record each file's column metrics (Iceberg tables keep them in their manifests). */
+  readonly tableMetrics?: boolean | undefined;
   /** Called after each staged file (failpoints). */
   readonly afterStagedFile?: () => void;
 }
@@ -254,7 +257,9 @@ export class SliceWriter {
       });
       this.context.afterStagedFile?.();
       const bytes = head.length + file.spill.length;
-      this.files.push({ topic, partition, hour: hourKey(hour), start, end, records: file.writer.records, bytes, sha256: digest, staged, path: file.path });
+      const statistics = this.context.tableMetrics === true ? file.writer.statistics() : undefined;
+      const metrics = statistics === undefined ? {} : { metrics: icebergMetrics(statistics) };
+      this.files.push({ topic, partition, hour: hourKey(hour), start, end, records: file.writer.records, bytes, sha256: digest, staged, path: file.path, ...metrics });
     } finally {
       await file.spill.dispose();
     }

@@ -236,7 +236,7 @@ export interface LoadFileOptions {
   readonly maxRecordsPerRun?: number;
   readonly quarantineMax?: number;
   readonly timeField?: string | null;
-  readonly format?: DataFileFormat;
+  readonly format?: DataFileFormat | 'iceberg';
   readonly codec?: DataFileCodec;
 }
 

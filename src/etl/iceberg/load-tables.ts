@@ -1,0 +1,127 @@
+/**
+ * The Iceberg tables of a load (`format: iceberg`): one table per topic, at `<root>/<topic>/`
+ * (its `metadata/` and `data/`), partitioned by `hour(_event_time)`, its rows the records plus
+ * the loader's columns (table-row.ts).
+ *
+ * Where exactly-once lives: in the loader's commit log, as for every format. The claim
+ * `<seq>.pending` is the one decision that a commit happens (load/commit.ts); it records, per
+ * topic, the table, its location and its schema, and the data files with their metrics, so the
+ * snapshot is a function of the claim alone. The snapshot is made after the files are in place
+ * and before the claim is published; a crash anywhere in between is finished by the next run's
+ * roll-forward, which finds a snapshot already made by its `tributary.commit-id` in `main`'s
+ * history. So the table and the log never disagree about a commit: a published commit has its
+ * snapshot, and a snapshot exists only for a claimed commit. (Offsets are also in each snapshot's
+ * summary, for readers; plans never read them from there.)
+ */
+import type { Type } from 'avsc';
+import { planParquetRecord } from '../files/parquet-schema.js';
+import { hasWarehouseCode } from '../warehouse/errors.js';
+import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
+import type { Logger } from '../../common/logger.js';
+import { etlError } from '../errors.js';
+import { HOUR_MS, ICEBERG_HOUR_PARTITION, topicDir } from '../layout.js';
+import type { Manifest, ManifestDataFile } from '../load/manifest.js';
+import type { PartitionFieldSchema } from './manifest-avro.js';
+import { appendSnapshot, type AppendOutcome } from './table-commit.js';
+import type { PartitionSpec } from './table-metadata.js';
+import { EVENT_TIME_COLUMN, tableRowType } from './table-row.js';
+import { icebergSchemaOf, nameMappingOf, topLevelField, type IcebergSchema } from './table-schema.js';
+
+/** What the claim records of one topic's table. */
+export interface TableEntry {
+  /** The table's folder in the warehouse. */
+  readonly dir: string;
+  /** The URI naming the folder in a new table's metadata. */
+  readonly location: string;
+  /** The Iceberg schema of the rows this commit wrote. */
+  readonly schema: IcebergSchema;
+}
+
+/** Java's first partition field id. */
+const FIRST_PARTITION_FIELD_ID = 1000;
+
+export const HOUR_PARTITION_FIELDS: readonly PartitionFieldSchema[] = [{ name: ICEBERG_HOUR_PARTITION, fieldId: FIRST_PARTITION_FIELD_ID, avroType: 'int' }];
+
+/** The Iceberg schema of rows of records of `recordType` (ids as the Parquet files carry them). */
+export function rowSchemaOf(recordType: Type): IcebergSchema {
+  return icebergSchemaOf(planParquetRecord(tableRowType(recordType)).schema, 0);
+}
+
+/** `hour(_event_time)`, spec 0. */
+export function hourSpecOf(schema: IcebergSchema): PartitionSpec {
+  const source = topLevelField(schema, EVENT_TIME_COLUMN);
+  if (source === undefined) throw new Error(`the row schema lacks ${EVENT_TIME_COLUMN}`);
+  return { 'spec-id': 0, fields: [{ name: ICEBERG_HOUR_PARTITION, transform: 'hour', 'source-id': source.id, 'field-id': FIRST_PARTITION_FIELD_ID }] };
+}
+
+/** The URI of a table folder: the warehouse's own (file:///…, webhdfs://…), or `fileSystem` (hdfs://nn:8020) for a WebHDFS one. */
+export function tableLocation(warehouse: WarehouseFileSystem, dir: string, fileSystem: string | undefined): string {
+  const uri = warehouse.describe(dir);
+  if (fileSystem === undefined) return uri;
+  const match = /^webhdfs:\/\/[^/]*(\/.*)?$/.exec(uri);
+  return match === null ? uri : `${fileSystem.replace(/\/+$/, '')}${match[1] ?? ''}`;
+}
+
+/** The table of each topic that has files in this commit. */
+export function tableEntries(root: string, files: readonly ManifestDataFile[], recordTypes: ReadonlyMap<string, Type>, locate: (dir: string) => string): Record<string, TableEntry> {
+  const entries: Record<string, TableEntry> = {};
+  for (const topic of [...new Set(files.map((file) => file.topic))].sort()) {
+    const recordType = recordTypes.get(topic);
+    if (recordType === undefined) throw new Error(`no record type for topic ${topic}`);
+    const dir = topicDir(root, topic);
+    entries[topic] = { dir, location: locate(dir), schema: rowSchemaOf(recordType) };
+  }
+  return entries;
+}
+
+/** Makes the snapshot of each table of a claimed commit (or finds it made). */
+export async function publishSnapshots(warehouse: WarehouseFileSystem, manifest: Manifest, logger: Logger, hooks: { readonly afterEach?: () => void; readonly nowMs?: () => number } = {}): Promise<AppendOutcome[]> {
+  const nowMs = hooks.nowMs ?? Date.now;
+  const outcomes: AppendOutcome[] = [];
+  for (const [topic, entry] of Object.entries(manifest.iceberg ?? {})) {
+    const files = manifest.files.filter((file) => file.topic === topic);
+    const offsets: Record<string, [number, number]> = {};
+    for (const range of manifest.ranges) if (range.topic === topic) offsets[String(range.partition)] = [range.start, range.end];
+    const commitId = `${manifest.load}/${manifest.seq}`;
+    let outcome: AppendOutcome;
+    try {
+      outcome = await appendSnapshot(
+        { warehouse, dir: entry.dir, location: entry.location },
+        {
+          commitId,
+          schema: entry.schema,
+          spec: hourSpecOf(entry.schema),
+          partitionFields: HOUR_PARTITION_FIELDS,
+          properties: {
+            'write.format.default': 'parquet',
+            'write.parquet.compression-codec': manifest.output.codec === 'null' ? 'uncompressed' : manifest.output.codec,
+            'schema.name-mapping.default': JSON.stringify(nameMappingOf(entry.schema)),
+            'tributary.load': manifest.load,
+            'tributary.topic': topic,
+          },
+          files: files.map((file) => ({ path: file.path, hour: Date.parse(`${file.hour}:00:00.000Z`) / HOUR_MS, records: file.records, bytes: file.bytes, metrics: file.metrics })),
+          summary: {
+            'tributary.load': manifest.load,
+            'tributary.seq': String(manifest.seq),
+            'tributary.topic': topic,
+            // Per partition, the offsets [start, end) this commit read (records quarantined or filtered included).
+            'tributary.offsets': JSON.stringify(offsets),
+          },
+          nowMs,
+        },
+      );
+    } catch (error) {
+      if (hasWarehouseCode(error, 'WAREHOUSE_NOT_FOUND')) {
+        throw etlError('ETL_WAREHOUSE_DAMAGED', `commit ${manifest.seq} of load ${manifest.load}: the Iceberg table ${warehouse.describe(entry.dir)} lacks a file its metadata names; restore it, then run the load again`, {
+          cause: error,
+          details: { load: manifest.load, seq: manifest.seq, table: entry.dir },
+        });
+      }
+      throw error;
+    }
+    logger.info({ seq: manifest.seq, topic, snapshot: String(outcome.snapshotId), version: outcome.version, outcome: outcome.outcome, event: 'table-committed' }, 'Iceberg snapshot made');
+    outcomes.push(outcome);
+    hooks.afterEach?.();
+  }
+  return outcomes;
+}

@@ -1,0 +1,383 @@
+/**
+ * Appending a snapshot to an Iceberg table kept as a file-system ("Hadoop") table: the commit
+ * protocol of the format's "File System Tables", over the warehouse (local folder or WebHDFS).
+ *
+ *   <table>/metadata/v<N>.metadata.json   version N of the table metadata (table-metadata.ts)
+ *   <table>/metadata/version-hint.text    N, no newline (DuckDB and PyIceberg read it literally)
+ *   <table>/metadata/snap-<id>-1-<uuid>.avro   a snapshot's manifest list (manifest-avro.ts)
+ *   <table>/metadata/<uuid>-m0.avro      a commit's manifest
+ *   <table>/metadata/.<uuid>.metadata.json.tmp, .version-hint.<uuid>.tmp   written, then renamed
+ *
+ * One attempt: read the current version (the hint, then probe v<N+1>, … until one is missing;
+ * without a readable hint, the highest v<N> listed); if `main`'s history already holds a snapshot
+ * whose summary carries this commit's `tributary.commit-id`, the commit was made (by this process
+ * before a crash, or by another run rolling the same commit forward) and nothing is written.
+ * Otherwise write the manifest, the manifest list (the parent's rows plus the new manifest's) and
+ * the new metadata under a temporary name, then rename it to v<N+1>.metadata.json. The warehouse's
+ * rename refuses an existing target (HDFS's strict rename; link(2) on a local disk), so of two
+ * writers only one makes version N+1: the other deletes what it wrote and tries again on the new
+ * version (an append applies to any base). Last, the hint is rewritten (best effort: readers that
+ * probe do not need it, and the next commit repairs it).
+ *
+ * A crash leaves the table at version N (nothing renamed: the files written are orphans, which
+ * no snapshot references) or at N+1 (the commit is made; a stale hint is repaired next time).
+ */
+import { createHash, randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
+import { hasWarehouseCode } from '../warehouse/errors.js';
+import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
+import { etlError } from '../errors.js';
+import type { DataFileMetrics } from './file-metrics.js';
+import { parseIcebergJson, stringifyIcebergJson } from './iceberg-json.js';
+import {
+  decodeManifestList,
+  encodeManifest,
+  encodeManifestList,
+  ENTRY_ADDED,
+  type KeyValue,
+  type ManifestEntryRecord,
+  type ManifestFileRecord,
+  type PartitionFieldSchema,
+} from './manifest-avro.js';
+import { checkedTableMetadata, currentSchema, currentSnapshot, defaultSpec, mainAncestry, newTableMetadata, withSnapshot, type PartitionSpec, type Snapshot, type TableMetadata } from './table-metadata.js';
+import type { IcebergSchema } from './table-schema.js';
+
+/** Summary key naming the loader commit a snapshot made (`<load>/<seq>`). */
+export const COMMIT_ID_KEY = 'tributary.commit-id';
+const HINT = 'version-hint.text';
+const MAX_ATTEMPTS = 10;
+
+export interface IcebergTable {
+  readonly warehouse: WarehouseFileSystem;
+  /** The table's folder in the warehouse (`<root>/<topic>`). */
+  readonly dir: string;
+  /** The URI that names the folder in metadata (`file:///…`, `webhdfs://…`, `hdfs://…`) for a new table; an existing one keeps its own. */
+  readonly location: string;
+}
+
+export interface LoadedTable {
+  readonly version: number;
+  readonly metadata: TableMetadata;
+  /** Warehouse path of v<version>.metadata.json. */
+  readonly path: string;
+}
+
+export interface AppendedFile {
+  /** Warehouse path, under the table's folder. */
+  readonly path: string;
+  /** Hours since the epoch: the file's `hour(_event_time)` partition. */
+  readonly hour: number;
+  readonly records: number;
+  readonly bytes: number;
+  readonly metrics?: DataFileMetrics | undefined;
+}
+
+export interface AppendCommit {
+  /** Names the commit in the snapshot summary; a commit id already in `main`'s history is not made again. */
+  readonly commitId: string;
+  /** The schema of the rows (schema id ignored) and the table's partition spec; a new table is made with them. */
+  readonly schema: IcebergSchema;
+  readonly spec: PartitionSpec;
+  readonly partitionFields: readonly PartitionFieldSchema[];
+  /** Properties of a new table. */
+  readonly properties: Readonly<Record<string, string>>;
+  readonly files: readonly AppendedFile[];
+  /** Summary entries besides Iceberg's own counts (the commit id is added). */
+  readonly summary: Readonly<Record<string, string>>;
+  readonly nowMs: () => number;
+}
+
+export interface AppendOutcome {
+  readonly outcome: 'committed' | 'already-committed';
+  readonly snapshotId: bigint;
+  readonly version: number;
+}
+
+export function metadataDir(table: IcebergTable): string {
+  return `${table.dir}/metadata`;
+}
+
+export function versionPath(table: IcebergTable, version: number): string {
+  return `${metadataDir(table)}/v${version}.metadata.json`;
+}
+
+/** The table's current version and metadata, or undefined if it has none yet. */
+export async function loadTable(table: IcebergTable): Promise<LoadedTable | undefined> {
+  const version = await currentVersion(table);
+  if (version === undefined) return undefined;
+  const path = versionPath(table, version);
+  const json = parseIcebergJson((await table.warehouse.open(path)).toString('utf8'));
+  return { version, metadata: checkedTableMetadata(json, table.warehouse.describe(path)), path };
+}
+
+async function currentVersion(table: IcebergTable): Promise<number | undefined> {
+  const { warehouse } = table;
+  let hinted: number | undefined;
+  try {
+    const text = (await warehouse.open(`${metadataDir(table)}/${HINT}`)).toString('utf8').trim();
+    if (/^\d+$/.test(text)) hinted = Number(text);
+  } catch (error) {
+    if (!hasWarehouseCode(error, 'WAREHOUSE_NOT_FOUND')) throw error;
+  }
+  if (hinted !== undefined && (await warehouse.stat(versionPath(table, hinted))) !== undefined) {
+    let version = hinted;
+    while ((await warehouse.stat(versionPath(table, version + 1))) !== undefined) version += 1;
+    return version;
+  }
+  let entries;
+  try {
+    entries = await warehouse.list(metadataDir(table));
+  } catch (error) {
+    if (hasWarehouseCode(error, 'WAREHOUSE_NOT_FOUND')) return undefined;
+    throw error;
+  }
+  const versions = entries.flatMap((entry) => {
+    const match = /^v(\d+)\.metadata\.json$/.exec(entry.name);
+    return match === null ? [] : [Number(match[1])];
+  });
+  return versions.length === 0 ? undefined : Math.max(...versions);
+}
+
+/** Appends the files as one snapshot, unless `main` already has this commit. */
+export async function appendSnapshot(table: IcebergTable, commit: AppendCommit): Promise<AppendOutcome> {
+  for (let attempt = 1; ; attempt += 1) {
+    const loaded = await loadTable(table);
+    const made = loaded === undefined ? undefined : mainAncestry(loaded.metadata).find((snapshot) => snapshot.summary[COMMIT_ID_KEY] === commit.commitId);
+    if (made !== undefined && loaded !== undefined) {
+      await writeHint(table, loaded.version);
+      return { outcome: 'already-committed', snapshotId: made['snapshot-id'], version: loaded.version };
+    }
+    const version = (loaded?.version ?? 0) + 1;
+    const written = await writeAttempt(table, loaded, commit, attempt);
+    try {
+      await table.warehouse.rename(written.metadataTemp, versionPath(table, version));
+    } catch (error) {
+      if (!hasWarehouseCode(error, 'WAREHOUSE_FILE_EXISTS')) throw error;
+      // Another writer made this version first: ours was never visible; build on theirs.
+      await Promise.all(written.files.map((path) => table.warehouse.delete(path).catch(() => false)));
+      if (attempt >= MAX_ATTEMPTS) {
+        throw etlError('ETL_ICEBERG_COMMIT_CONFLICT', `Iceberg table ${table.warehouse.describe(table.dir)}: ${attempt} commits in a row lost the race for the next metadata version to other writers; nothing of this commit is visible. Run again`, {
+          retriable: true,
+          details: { table: table.dir, commitId: commit.commitId },
+        });
+      }
+      continue;
+    }
+    await writeHint(table, version);
+    return { outcome: 'committed', snapshotId: written.snapshotId, version };
+  }
+}
+
+interface WrittenAttempt {
+  readonly snapshotId: bigint;
+  readonly metadataTemp: string;
+  /** Everything written (to remove if the attempt loses). */
+  readonly files: readonly string[];
+}
+
+async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined, commit: AppendCommit, attempt: number): Promise<WrittenAttempt> {
+  const { warehouse } = table;
+  const base = loaded?.metadata ?? newTableMetadata({ uuid: randomUUID(), location: table.location, schema: { ...commit.schema, 'schema-id': 0 }, lastColumnId: lastColumnIdOf(commit.schema), spec: commit.spec, properties: commit.properties, nowMs: commit.nowMs() });
+  if (loaded !== undefined) checkSameTable(table, base, commit);
+  const location = base.location.replace(/\/+$/, '');
+  const schema = currentSchema(base);
+  const spec = defaultSpec(base);
+  if (schema === undefined || spec === undefined) throw etlError('ETL_ICEBERG_METADATA_INVALID', `Iceberg table ${warehouse.describe(table.dir)} names a current schema or partition spec it does not hold`, { details: { table: table.dir } });
+  const parent = currentSnapshot(base);
+  const sequenceNumber = base['last-sequence-number'] + 1;
+  const snapshotId = freshSnapshotId(base, commit.commitId, attempt);
+  const unique = randomUUID();
+  const uri = (path: string): string => `${location}/${relativeToTable(table, path)}`;
+  const written: string[] = [];
+
+  const entries: ManifestEntryRecord[] = commit.files.map((file) => ({
+    status: ENTRY_ADDED,
+    snapshot_id: snapshotId,
+    sequence_number: null,
+    file_sequence_number: null,
+    data_file: dataFileRecord(uri(file.path), file, commit.partitionFields),
+  }));
+  const manifestPath = `${metadataDir(table)}/${unique}-m0.avro`;
+  const manifestBytes = encodeManifest(entries, commit.partitionFields, {
+    schemaJson: JSON.stringify(schema),
+    schemaId: schema['schema-id'],
+    partitionSpecJson: JSON.stringify(spec.fields),
+    partitionSpecId: spec['spec-id'],
+  });
+  await warehouse.create(manifestPath, manifestBytes);
+  written.push(manifestPath);
+
+  const hours = commit.files.map((file) => file.hour);
+  const addedRecords = commit.files.reduce((sum, file) => sum + file.records, 0);
+  const addedBytes = commit.files.reduce((sum, file) => sum + file.bytes, 0);
+  const newRow: ManifestFileRecord = {
+    manifest_path: uri(manifestPath),
+    manifest_length: BigInt(manifestBytes.length),
+    partition_spec_id: spec['spec-id'],
+    content: 0,
+    sequence_number: BigInt(sequenceNumber),
+    min_sequence_number: BigInt(sequenceNumber),
+    added_snapshot_id: snapshotId,
+    added_files_count: commit.files.length,
+    existing_files_count: 0,
+    deleted_files_count: 0,
+    added_rows_count: BigInt(addedRecords),
+    existing_rows_count: 0n,
+    deleted_rows_count: 0n,
+    partitions: hours.length === 0 ? [] : [{ contains_null: false, contains_nan: false, lower_bound: int32(Math.min(...hours)), upper_bound: int32(Math.max(...hours)) }],
+    key_metadata: null,
+  };
+  const parentRows = parent === undefined ? [] : decodeManifestList(await warehouse.open(warehousePathOf(table, location, parent['manifest-list'])));
+  const listPath = `${metadataDir(table)}/snap-${snapshotId}-1-${unique}.avro`;
+  await warehouse.create(listPath, encodeManifestList([newRow, ...parentRows], snapshotId, parent?.['snapshot-id'], sequenceNumber));
+  written.push(listPath);
+
+  const previous = parent?.summary ?? {};
+  const total = (key: string, added: number): string => String(Number(previous[key] ?? '0') + added);
+  const now = Math.max(commit.nowMs(), ...(base['snapshot-log'] ?? []).map((entry) => entry['timestamp-ms']));
+  const snapshot: Snapshot = {
+    'snapshot-id': snapshotId,
+    ...(parent === undefined ? {} : { 'parent-snapshot-id': parent['snapshot-id'] }),
+    'sequence-number': sequenceNumber,
+    'timestamp-ms': now,
+    'manifest-list': uri(listPath),
+    summary: {
+      operation: 'append',
+      'added-data-files': String(commit.files.length),
+      'added-records': String(addedRecords),
+      'added-files-size': String(addedBytes),
+      'changed-partition-count': String(new Set(hours).size),
+      'total-records': total('total-records', addedRecords),
+      'total-files-size': total('total-files-size', addedBytes),
+      'total-data-files': total('total-data-files', commit.files.length),
+      'total-delete-files': previous['total-delete-files'] ?? '0',
+      'total-position-deletes': previous['total-position-deletes'] ?? '0',
+      'total-equality-deletes': previous['total-equality-deletes'] ?? '0',
+      'engine-name': 'tributary',
+      ...commit.summary,
+      [COMMIT_ID_KEY]: commit.commitId,
+    },
+    'schema-id': schema['schema-id'],
+  };
+  const metadata = withSnapshot(base, snapshot, loaded === undefined ? undefined : uri(loaded.path), now);
+  const metadataTemp = `${metadataDir(table)}/.${unique}.metadata.json.tmp`;
+  await warehouse.create(metadataTemp, Buffer.from(stringifyIcebergJson(metadata), 'utf8'));
+  written.push(metadataTemp);
+  return { snapshotId, metadataTemp, files: written };
+}
+
+/** Refuses to append rows of another shape than the table's, or to a table partitioned otherwise. */
+function checkSameTable(table: IcebergTable, metadata: TableMetadata, commit: AppendCommit): void {
+  const schema = currentSchema(metadata);
+  const spec = defaultSpec(metadata);
+  const describe = table.warehouse.describe(table.dir);
+  if (schema === undefined || !isDeepStrictEqual(schema.fields, commit.schema.fields)) {
+    throw etlError(
+      'ETL_ICEBERG_SCHEMA_CHANGED',
+      `Iceberg table ${describe} has another schema than the rows this commit writes (the registry's reader schema or the load's transform changed since the table was made); ` +
+        'this loader does not evolve table schemas yet. Nothing was committed to the table: load the new shape into a new table (another warehouse root), or restore the earlier schema',
+      { details: { table: table.dir, tableSchema: schema?.fields, rowSchema: commit.schema.fields } },
+    );
+  }
+  if (spec === undefined || !isDeepStrictEqual(spec.fields, commit.spec.fields)) {
+    throw etlError('ETL_ICEBERG_METADATA_INVALID', `Iceberg table ${describe} is not partitioned by hour(_event_time) as the loader's tables are; nothing was committed`, { details: { table: table.dir, spec: spec?.fields } });
+  }
+}
+
+function dataFileRecord(path: string, file: AppendedFile, partition: readonly PartitionFieldSchema[]): ManifestEntryRecord['data_file'] {
+  const metrics = file.metrics;
+  return {
+    content: 0,
+    file_path: path,
+    file_format: 'PARQUET',
+    partition: Object.fromEntries(partition.map((entry) => [entry.name, file.hour])),
+    record_count: BigInt(file.records),
+    file_size_in_bytes: BigInt(file.bytes),
+    column_sizes: metrics === undefined ? null : longs(metrics.columnSizes),
+    value_counts: metrics === undefined ? null : longs(metrics.valueCounts),
+    null_value_counts: metrics === undefined ? null : longs(metrics.nullValueCounts),
+    nan_value_counts: metrics === undefined ? null : longs(metrics.nanValueCounts),
+    lower_bounds: metrics === undefined ? null : bounds(metrics.lowerBounds),
+    upper_bounds: metrics === undefined ? null : bounds(metrics.upperBounds),
+    key_metadata: null,
+    split_offsets: metrics === undefined ? null : metrics.splitOffsets.map((offset) => BigInt(offset)),
+    equality_ids: null,
+    sort_order_id: 0,
+  };
+}
+
+function longs(byId: Readonly<Record<string, number>>): KeyValue<bigint>[] {
+  return Object.entries(byId)
+    .map(([key, value]) => ({ key: Number(key), value: BigInt(value) }))
+    .sort((a, b) => a.key - b.key);
+}
+
+function bounds(byId: Readonly<Record<string, string>>): KeyValue<Buffer>[] {
+  return Object.entries(byId)
+    .map(([key, value]) => ({ key: Number(key), value: Buffer.from(value, 'hex') }))
+    .sort((a, b) => a.key - b.key);
+}
+
+function int32(value: number): Buffer {
+  const bytes = Buffer.alloc(4);
+  bytes.writeInt32LE(value);
+  return bytes;
+}
+
+/** A positive 63-bit id from the table, the commit and the attempt, not yet used in the table. */
+function freshSnapshotId(metadata: TableMetadata, commitId: string, attempt: number): bigint {
+  const used = new Set((metadata.snapshots ?? []).map((snapshot) => snapshot['snapshot-id']));
+  for (let salt = 0; ; salt += 1) {
+    const digest = createHash('sha256').update(`${metadata['table-uuid']}\n${commitId}\n${attempt}\n${salt}`).digest();
+    const id = digest.readBigUInt64BE(0) & 0x7fff_ffff_ffff_ffffn;
+    if (id !== 0n && !used.has(id)) return id;
+  }
+}
+
+function lastColumnIdOf(schema: IcebergSchema): number {
+  let highest = 0;
+  const visit = (type: unknown): void => {
+    if (typeof type !== 'object' || type === null) return;
+    const node = type as Record<string, unknown>;
+    for (const key of ['id', 'element-id', 'key-id', 'value-id']) if (typeof node[key] === 'number') highest = Math.max(highest, node[key]);
+    for (const value of Object.values(node)) {
+      if (Array.isArray(value)) value.forEach(visit);
+      else visit(value);
+    }
+  };
+  visit(schema);
+  return highest;
+}
+
+function relativeToTable(table: IcebergTable, path: string): string {
+  if (!path.startsWith(`${table.dir}/`)) throw new Error(`${path} is not under the table folder ${table.dir}`);
+  return path.slice(table.dir.length + 1);
+}
+
+/** The warehouse path of a file the table metadata names by URI under its location. */
+function warehousePathOf(table: IcebergTable, location: string, uri: string): string {
+  if (!uri.startsWith(`${location}/`)) {
+    throw etlError('ETL_ICEBERG_METADATA_INVALID', `Iceberg table ${table.warehouse.describe(table.dir)} names ${uri}, outside its location ${location}; this loader only continues tables whose files it can find under their location`, {
+      details: { table: table.dir, uri, location },
+    });
+  }
+  return `${table.dir}/${uri.slice(location.length + 1)}`;
+}
+
+/** Points version-hint.text at `version` (best effort: a failure only leaves readers to probe). */
+async function writeHint(table: IcebergTable, version: number): Promise<void> {
+  const { warehouse } = table;
+  const hint = `${metadataDir(table)}/${HINT}`;
+  try {
+    const current = await warehouse.open(hint).catch(() => undefined);
+    if (current?.toString('utf8') === String(version)) return;
+    // A later version made meanwhile has its own writer to point the hint at it.
+    if ((await warehouse.stat(versionPath(table, version + 1))) !== undefined) return;
+    const temp = `${metadataDir(table)}/.version-hint.${randomUUID()}.tmp`;
+    await warehouse.create(temp, Buffer.from(String(version), 'utf8'));
+    if (current !== undefined) await warehouse.delete(hint);
+    await warehouse.rename(temp, hint);
+  } catch {
+    // Readers probe past a stale hint (Java) or see the previous version (DuckDB) until the next commit rewrites it.
+  }
+}
