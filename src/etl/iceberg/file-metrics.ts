@@ -119,6 +119,7 @@ function boundKind(element: SchemaElement): BoundKind {
     case undefined:
       return 'none';
   }
+  return 'none';
 }
 
 function int32(value: unknown): Buffer {

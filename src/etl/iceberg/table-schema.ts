@@ -201,8 +201,9 @@ function primitiveType(element: SchemaElement): string {
       return logical?.type === 'UUID' ? 'uuid' : `fixed[${element.type_length ?? 0}]`;
     case 'INT96':
     case undefined:
-      throw unsupported(element, `the Parquet type ${String(element.type)}, which Iceberg has no type for`);
+      break;
   }
+  throw unsupported(element, `the Parquet type ${String(element.type)}, which Iceberg has no type for`);
 }
 
 function unsupported(element: SchemaElement, what: string): Error {
