@@ -105,6 +105,8 @@ export interface ProducedRecord {
   /** sha256 of the record as the reader schema reads it (JSON of the decoded value). */
   readonly hash: string;
   readonly hour: string;
+  /** The record as the reader schema decodes it. */
+  readonly value?: unknown;
 }
 
 export interface ProduceOptions {
@@ -168,7 +170,7 @@ export async function producePageViews(env: LoaderEnvironment, topic: string, op
       for (const [index, metadata] of acknowledged.entries()) {
         const record = records[index]!;
         const decoded = await deserializer.decode(record.value, reader);
-        produced.push({ partition, offset: Number(metadata.offset), hash: hashValue(decoded), hour: hourKeyOf((decoded as { header: { time: number } }).header.time) });
+        produced.push({ partition, offset: Number(metadata.offset), hash: hashValue(decoded), hour: hourKeyOf((decoded as { header: { time: number } }).header.time), value: decoded });
       }
     }
     return produced;
