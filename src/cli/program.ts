@@ -347,7 +347,7 @@ export function buildProgram(io: CommandIo): Command {
     .action(async (options: EtlStatusOptions) => (await import('./commands/etl.js')).etlStatus(io, options));
   etl
     .command('ddl')
-    .description('print HiveQL for the load: a CREATE EXTERNAL TABLE per topic and an ADD PARTITION per committed hour (hive section and layout of the load file)')
+    .description('print HiveQL for the load: a CREATE EXTERNAL TABLE per topic and an ADD PARTITION per committed hour (hive section and layout of the load file); for format iceberg, how Spark, Trino, Java and DuckDB find its tables')
     .requiredOption('--load <file>', 'the load file (YAML)')
     .action(async (options: EtlDdlOptions) => (await import('./commands/etl.js')).etlDdl(io, options));
   etl

@@ -252,11 +252,18 @@ export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promi
 /**
  * `etl ddl`: the Hive tables of the load and one partition per committed hour, as HiveQL on stdout.
  * With the registry unreachable, from the schema in the committed files, said in one line on stderr.
+ * For a `format: iceberg` load: how Spark, Trino, Java and DuckDB find its tables.
  */
 export async function etlDdl(io: CommandIo, options: EtlDdlOptions): Promise<void> {
-  const { formatHiveDdl, readHiveTables } = await import('../../etl/tables/hive-tables.js');
   const load = await readLoadFile(options.load);
   const logger = createLogger({ name: 'etl', level: 'warn' });
+  if (load.iceberg !== undefined) {
+    // An Iceberg table carries its own schema: what engines need is where it is.
+    const { findIcebergTables, formatIcebergRegistration } = await import('../../etl/tables/iceberg-registration.js');
+    io.writeOut(formatIcebergRegistration(load, await findIcebergTables(load, openLoadWarehouse(load, logger))));
+    return;
+  }
+  const { formatHiveDdl, readHiveTables } = await import('../../etl/tables/hive-tables.js');
   // The registry client's retry warnings would only repeat what the fallback line (or the error) says.
   const registry = loadRegistryClient(load, logger.child({}, { level: 'error' }), process.env);
   const definitions = await readHiveTables(load, openLoadWarehouse(load, logger), registry, { notice: (line) => io.writeErr(`tributary: ${line}\n`) });

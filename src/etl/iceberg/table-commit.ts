@@ -44,6 +44,9 @@ import type { IcebergSchema } from './table-schema.js';
 
 /** Summary key naming the loader commit a snapshot made (`<load>/<seq>`). */
 export const COMMIT_ID_KEY = 'tributary.commit-id';
+/** Summary keys naming the load and its commit seq (load-tables.ts writes them). */
+export const LOAD_KEY = 'tributary.load';
+export const SEQ_KEY = 'tributary.seq';
 const HINT = 'version-hint.text';
 const MAX_ATTEMPTS = 10;
 
@@ -178,7 +181,10 @@ interface WrittenAttempt {
 async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined, commit: AppendCommit, attempt: number): Promise<WrittenAttempt> {
   const { warehouse } = table;
   const base = loaded?.metadata ?? newTableMetadata({ uuid: randomUUID(), location: table.location, schema: { ...commit.schema, 'schema-id': 0 }, lastColumnId: lastColumnIdOf(commit.schema), spec: commit.spec, properties: commit.properties, nowMs: commit.nowMs() });
-  if (loaded !== undefined) checkSameTable(table, base, commit);
+  if (loaded !== undefined) {
+    checkSameTable(table, base, commit);
+    checkHistoryKept(table, base, commit);
+  }
   const location = base.location.replace(/\/+$/, '');
   const schema = currentSchema(base);
   const spec = defaultSpec(base);
@@ -282,6 +288,26 @@ function checkSameTable(table: IcebergTable, metadata: TableMetadata, commit: Ap
   if (spec === undefined || !isDeepStrictEqual(spec.fields, commit.spec.fields)) {
     throw etlError('ETL_ICEBERG_METADATA_INVALID', `Iceberg table ${describe} is not partitioned by hour(_event_time) as the loader's tables are; nothing was committed`, { details: { table: table.dir, spec: spec?.fields } });
   }
+}
+
+/**
+ * Refuses to build on a table whose `main` lost a snapshot this load made (a rollback or a branch
+ * move by another tool): the loader's commit log still counts those records as loaded, so a
+ * commit on top would make their loss permanent and silent.
+ */
+function checkHistoryKept(table: IcebergTable, metadata: TableMetadata, commit: AppendCommit): void {
+  const load = commit.summary[LOAD_KEY];
+  if (load === undefined) return;
+  const ours = (metadata.snapshots ?? []).filter((snapshot) => snapshot.summary[LOAD_KEY] === load);
+  const newest = ours.reduce<Snapshot | undefined>((best, snapshot) => (best === undefined || Number(snapshot.summary[SEQ_KEY]) > Number(best.summary[SEQ_KEY]) ? snapshot : best), undefined);
+  if (newest === undefined) return;
+  if (mainAncestry(metadata).some((snapshot) => snapshot['snapshot-id'] === newest['snapshot-id'])) return;
+  throw etlError(
+    'ETL_ICEBERG_METADATA_INVALID',
+    `Iceberg table ${table.warehouse.describe(table.dir)}: its main branch no longer holds snapshot ${newest['snapshot-id']} (commit ${newest.summary[COMMIT_ID_KEY] ?? '?'} of load ${load}), ` +
+      'so it was rolled back or moved by another tool. The load counts those records as loaded; nothing was committed. Point main back at that snapshot (or a descendant of it), then run again',
+    { details: { table: table.dir, snapshot: String(newest['snapshot-id']), load } },
+  );
 }
 
 function dataFileRecord(path: string, file: AppendedFile, partition: readonly PartitionFieldSchema[]): ManifestEntryRecord['data_file'] {

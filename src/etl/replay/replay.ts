@@ -19,6 +19,7 @@
  * stops early changed nothing. Offsets stay committed: later runs neither load these records
  * again nor skip any, and late records of a replayed hour still arrive there as new files.
  */
+import { refuseIcebergLoad } from './iceberg-refusal.js';
 import { memoryBudget } from '../load/memory-budget.js';
 import type { Logger } from '../../common/logger.js';
 import { AvroDeserializer } from '../../registry/serde/deserializer.js';
@@ -55,6 +56,7 @@ export interface ReplayOptions extends LoadServices, SwapServices {
 }
 
 export async function replayWindow(options: ReplayOptions): Promise<SwapReport> {
+  refuseIcebergLoad(options.load, 'replay');
   checkWindow(options.from, options.to);
   const request = { kind: 'replay' as const, from: options.from.toISOString(), to: options.to.toISOString(), topic: options.topic ?? null };
   return runSwap(options, request, async (session) => {

@@ -12,6 +12,7 @@
  * version if it is the one the hour had before its live version, and does nothing once it is live,
  * so that command too can be run again blindly.
  */
+import { refuseIcebergLoad } from './iceberg-refusal.js';
 import { HOUR_MS, topicHourDir } from '../layout.js';
 import { replayError } from './errors.js';
 import { checkKeptVersion, checkLiveFolder, checkVersionFree } from './checks.js';
@@ -36,6 +37,7 @@ export interface RollbackOptions extends SwapServices {
 }
 
 export async function rollbackHours(options: RollbackOptions): Promise<SwapReport> {
+  refuseIcebergLoad(options.load, 'rollback');
   const { load, warehouse } = options;
   const root = load.warehouse.root;
   checkHours(options);

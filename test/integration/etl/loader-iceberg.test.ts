@@ -9,7 +9,9 @@
  * position); files are partitioned by hour(_event_time) and an hour filter plans only that hour's
  * files; each snapshot's summary names its commit and the offsets it covers, and the two together
  * cover every partition from 0 without overlap; time travel to the first snapshot reads the
- * first run's records only; a run with nothing new makes no snapshot. Then a third registry version
+ * first run's records only; a run with nothing new makes no snapshot; `etl ddl` prints Spark's
+ * catalog settings and Trino's register_table for the table, and `etl replay` refuses the load
+ * (it would swap files snapshots name). Then a third registry version
  * changes the rows' shape: table schemas do not evolve yet, so the run fails with
  * ETL_ICEBERG_SCHEMA_CHANGED and the table keeps its snapshot and records.
  */
@@ -185,6 +187,16 @@ describe.each<WarehouseKind>(['local folder', 'HDFS'])('format: iceberg on %s', 
       const idle = await runEtl(['run', '--load', loadFile, '--no-progress']);
       expect(idle.status, messagesOf(idle)).toBe(0);
       expect((await readIcebergTable(location, { runDir: services().runDir })).snapshots).toHaveLength(2);
+
+      // etl ddl says where the table is, for Spark and Trino; replay refuses to swap the table's files.
+      const ddl = await runEtl(['ddl', '--load', loadFile]);
+      expect(ddl.status, messagesOf(ddl)).toBe(0);
+      expect(ddl.stdout).toContain(`table_location => '${location}', metadata_file_name => 'v2.metadata.json'`);
+      expect(ddl.stdout).toContain(`spark.sql.catalog.tributary.warehouse=${location.slice(0, -`/${warehouse.root}/${topic}`.length)}`);
+      expect(ddl.stdout).toContain(`tributary.${warehouse.root}.\`${topic}\``);
+      const replay = await runEtl(['replay', '--load', loadFile, '--from', new Date(Math.min(...hours) * HOUR).toISOString(), '--to', new Date((Math.min(...hours) + 1) * HOUR).toISOString(), '--no-progress']);
+      expect(replay.status).not.toBe(0);
+      expect(messagesOf(replay)).toContain('writes Iceberg tables, and etl replay does not work on them yet');
 
       // A new reader schema (a third registry version) changes the rows' shape: refused, table unchanged.
       await env.registryClient.register(`${topic}-value`, PAGE_VIEW_V3);

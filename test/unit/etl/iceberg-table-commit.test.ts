@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseDataFileSchema } from '../../../src/etl/files/data-files.js';
-import { parseIcebergJson } from '../../../src/etl/iceberg/iceberg-json.js';
+import { parseIcebergJson, stringifyIcebergJson } from '../../../src/etl/iceberg/iceberg-json.js';
 import { HOUR_PARTITION_FIELDS, hourSpecOf, rowSchemaOf } from '../../../src/etl/iceberg/load-tables.js';
 import { decodeManifest, decodeManifestList, readManifestContainer } from '../../../src/etl/iceberg/manifest-avro.js';
 import { appendSnapshot, loadTable, type AppendCommit, type IcebergTable } from '../../../src/etl/iceberg/table-commit.js';
@@ -39,7 +39,7 @@ function commit(commitId: string, files: number): AppendCommit {
     partitionFields: HOUR_PARTITION_FIELDS,
     properties: { 'write.format.default': 'parquet' },
     files: Array.from({ length: files }, (_, index) => ({ path: `db/events/data/_event_time_hour=2026-08-21-10/${commitId.replace('/', '-')}-${index}.parquet`, hour: HOUR + index, records: 10, bytes: 1000 })),
-    summary: { 'tributary.offsets': '{"0":[0,10]}' },
+    summary: { 'tributary.offsets': '{"0":[0,10]}', 'tributary.load': commitId.split('/')[0]!, 'tributary.seq': commitId.split('/')[1]! },
     nowMs: () => 1_787_307_360_000,
   };
 }
@@ -134,6 +134,19 @@ describe('appending snapshots to a file-system table', () => {
     const text = await readFile(join(metadataFolder(), 'v1.metadata.json'), 'utf8');
     expect(text).toContain(`"current-snapshot-id": ${first.snapshotId}`);
     expect((parseIcebergJson(text) as Record<string, unknown>)['current-snapshot-id']).toBe(first.snapshotId > BigInt(Number.MAX_SAFE_INTEGER) ? first.snapshotId : Number(first.snapshotId));
+  });
+
+  it('refuses to build on a table whose main lost a snapshot of the load (rolled back by another tool)', async () => {
+    const first = await appendSnapshot(table, commit('load/1', 1));
+    await appendSnapshot(table, commit('load/2', 1));
+    // Another tool's rollback: v3 is v2 with main pointing at the first snapshot again.
+    const metadata = parseIcebergJson(await readFile(join(metadataFolder(), 'v2.metadata.json'), 'utf8')) as Record<string, unknown>;
+    const rolledBack = { ...metadata, 'current-snapshot-id': first.snapshotId, refs: { main: { 'snapshot-id': first.snapshotId, type: 'branch' } } };
+    await writeFile(join(metadataFolder(), 'v3.metadata.json'), stringifyIcebergJson(rolledBack));
+    const loaded = await loadTable(table);
+    expect(mainAncestry(loaded!.metadata).map((snapshot) => snapshot['snapshot-id'])).toEqual([first.snapshotId]);
+    await expect(appendSnapshot(table, commit('load/3', 1))).rejects.toMatchObject({ code: 'ETL_ICEBERG_METADATA_INVALID', message: expect.stringMatching(/rolled back or moved by another tool/) });
+    expect((await loadTable(table))?.version).toBe(3);
   });
 
   it('refuses to append rows of another schema, changing nothing', async () => {
