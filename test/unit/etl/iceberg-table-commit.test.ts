@@ -145,7 +145,9 @@ describe('appending snapshots to a file-system table', () => {
     await writeFile(join(metadataFolder(), 'v3.metadata.json'), stringifyIcebergJson(rolledBack));
     const loaded = await loadTable(table);
     expect(mainAncestry(loaded!.metadata).map((snapshot) => snapshot['snapshot-id'])).toEqual([first.snapshotId]);
-    await expect(appendSnapshot(table, commit('load/3', 1))).rejects.toMatchObject({ code: 'ETL_ICEBERG_METADATA_INVALID', message: expect.stringMatching(/rolled back or moved by another tool/) });
+    const refused = appendSnapshot(table, commit('load/3', 1));
+    await expect(refused).rejects.toMatchObject({ code: 'ETL_ICEBERG_METADATA_INVALID' });
+    await expect(refused).rejects.toThrow(/rolled back or moved by another tool/);
     expect((await loadTable(table))?.version).toBe(3);
   });
 
