@@ -413,6 +413,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--dir <dir>', 'an empty or new folder for the broker, registry and warehouse (default: a fresh temporary folder); kept afterwards')
     .option('--events <n>', `page views to produce (default ${DEFAULT_DEMO_EVENTS})`)
     .option('--keep-running', 'leave the broker and the registry up afterwards and print their addresses, until Ctrl-C')
+    .option('--format <format>', 'what the load writes: avro (default), parquet, or iceberg (an Iceberg v2 table, and how to query it)')
     .option('--log-level <level>', 'component logs on stderr: fatal, error, warn, info, debug or trace', 'warn')
     .action(async (options: DemoCommandOptions) => (await import('./commands/demo.js')).demo(io, options));
 

@@ -4,8 +4,9 @@
  *
  *   standalone broker + registry (file store) ▸ register PageViewEvent and AuditCount ▸ create the
  *   topic ▸ produce sample page views over 3 past hours (origin header, PRODUCER-tier counts,
- *   acks=-1) ▸ write a load file ▸ one run of the loader into a local warehouse folder, counting
- *   the commit at the LOADER tier ▸ list the hour folders ▸ reconcile the audit counts.
+ *   acks=-1) ▸ write a load file ▸ one run of the loader into a local warehouse folder (Avro,
+ *   Parquet, or an Iceberg table with --format), counting the commit at the LOADER tier ▸ list the
+ *   hour folders (and, for Iceberg, the table) ▸ reconcile the audit counts.
  *
  * The stack is left running for the caller, which prints the result and stops it (or keeps it up
  * with --keep-running); on a failure it is stopped here before the error goes up.
@@ -37,6 +38,7 @@ import { AvroSerializer } from '../registry/serde/serializer.js';
 import { startEmbeddedStack, type EmbeddedStack } from './embedded-stack.js';
 import { pastHours, samplePageViews, type EventHours } from './sample-events.js';
 import { listHourFolders, type HourFolder } from './hour-folders.js';
+import { findIcebergTables, type IcebergTableFound } from '../etl/tables/iceberg-registration.js';
 
 export const DEMO_TOPIC = 'page-views';
 export const DEMO_LOAD = 'page-views';
@@ -54,7 +56,12 @@ export interface DemoOptions {
   /** One line of progress for people. */
   readonly progress: (line: string) => void;
   readonly now?: () => number;
+  /** What the load writes (default avro). */
+  readonly format?: DemoFormat;
 }
+
+export type DemoFormat = 'avro' | 'parquet' | 'iceberg';
+export const DEMO_FORMATS: readonly DemoFormat[] = ['avro', 'parquet', 'iceberg'];
 
 export interface DemoResult {
   /** Still running: stop it, or keep it up for the user. */
@@ -68,6 +75,8 @@ export interface DemoResult {
   readonly reconciliation: Reconciliation;
   /** The audit report as `tributary audit report --format table` prints it. */
   readonly auditReport: string;
+  /** With --format iceberg: the table the load made. */
+  readonly icebergTables?: readonly IcebergTableFound[];
 }
 
 export async function runDemo(options: DemoOptions): Promise<DemoResult> {
@@ -94,15 +103,17 @@ export async function runDemo(options: DemoOptions): Promise<DemoResult> {
 
       const loadFile = join(dir, `${DEMO_LOAD}.yaml`);
       const warehouseDir = join(dir, 'warehouse');
-      await writeFile(loadFile, loadFileText(stack), 'utf8');
+      const format = options.format ?? 'avro';
+      await writeFile(loadFile, loadFileText(stack, format), 'utf8');
       const manifest = await loadOnce(stack, loadFile, logger);
-      progress(`loaded commit ${manifest.seq} into ${warehouseDir}: ${manifest.files.length} files; LOADER audit counts published`);
+      progress(`loaded commit ${manifest.seq} into ${warehouseDir}: ${manifest.files.length} ${format === 'iceberg' ? 'Parquet files and a snapshot of the Iceberg table' : `${format} files`}; LOADER audit counts published`);
 
       const folders = await listHourFolders(openWarehouse(warehouseDir), DEMO_TOPIC, manifest);
+      const icebergTables = format === 'iceberg' ? await findIcebergTables(await readLoadFile(loadFile), openWarehouse(warehouseDir)) : undefined;
       const contents = await readAuditTopic({ cluster, deserializer: new AvroDeserializer(registry), topic: DEMO_TOPIC });
       const reconciliation = reconcile(contents.events, { topic: DEMO_TOPIC, from: hours.from, to: hours.to, now: now(), latenessMs: DEFAULT_LATENESS_MS });
       const auditReport = formatReport({ reconciliation, recordsRead: contents.recordsRead, undecodable: contents.undecodable }, 'table');
-      return { stack, hours, produced, loadFile, warehouseDir, manifest, folders, reconciliation, auditReport };
+      return { stack, hours, produced, loadFile, warehouseDir, manifest, folders, reconciliation, auditReport, ...(icebergTables === undefined ? {} : { icebergTables }) };
     } finally {
       cluster.close();
     }
@@ -162,7 +173,7 @@ async function produceSample(stack: EmbeddedStack, registry: RegistryClient, sch
   }
 }
 
-function loadFileText(stack: EmbeddedStack): string {
+function loadFileText(stack: EmbeddedStack, format: DemoFormat): string {
   return [
     '# Written by `tributary demo`: the page-view load of jobs/page-views.yaml, into a local folder.',
     `# Try: npx tributary etl status --load ${DEMO_LOAD}.yaml (from this folder)`,
@@ -172,8 +183,9 @@ function loadFileText(stack: EmbeddedStack): string {
     `registry: ${stack.registryUrl}`,
     '# A plain path is a local folder, relative to this file.',
     "warehouse: { url: warehouse, root: '' }",
-    'format: avro',
-    'codec: deflate',
+    ...(format === 'iceberg' ? ['# An Iceberg v2 table per topic: warehouse/page-views/{metadata,data}; `etl ddl` says how engines find it.'] : []),
+    `format: ${format}`,
+    `codec: ${format === 'avro' ? 'deflate' : 'zstd'}`,
     'timeField: header.time',
     'maxRecordsPerRun: 1000000',
     'quarantine: { maxRecords: 0 }',

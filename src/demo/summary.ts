@@ -24,6 +24,12 @@ export function formatDemoSummary(result: DemoResult): string {
   }
   lines.push(`${'total'.padEnd(HOUR_WIDTH)}  ${String(loaded).padStart(9)}`);
   lines.push('');
+  for (const table of result.icebergTables ?? []) {
+    lines.push(`Iceberg table ${table.topic}: ${table.location} (metadata v${table.version}, ${table.snapshots} snapshot${table.snapshots === 1 ? '' : 's'}, ${table.records} records)`);
+    lines.push(`  query it: npx tributary etl ddl --load ${result.loadFile}   (Spark's catalog settings, Trino's register_table)`);
+    lines.push(`            Spark: spark.read.format("iceberg").load("${table.location}"); Java: new HadoopTables(conf).load("${table.location}")`);
+    lines.push('');
+  }
   lines.push(result.auditReport.trimEnd());
   // Otherwise the latency table reads as if the pipeline took hours.
   lines.push('(the sample events were created over past hours and sent just now: the latencies above are their age, not the pipeline\'s speed)');

@@ -18,6 +18,7 @@ export interface DemoCommandOptions {
   readonly events?: string;
   readonly keepRunning?: boolean;
   readonly logLevel?: string;
+  readonly format?: string;
 }
 
 const MAX_EVENTS = 1_000_000;
@@ -25,15 +26,17 @@ const MAX_EVENTS = 1_000_000;
 export async function demo(io: CommandIo, options: DemoCommandOptions): Promise<void> {
   const began = performance.now();
   // Loaded here, so other commands don't pay for the registry server (fastify) at start-up.
-  const { auditShortfalls, DEMO_TOPIC, runDemo } = await import('../../demo/demo.js');
+  const { auditShortfalls, DEMO_FORMATS, DEMO_TOPIC, runDemo } = await import('../../demo/demo.js');
   const { formatDemoSummary } = await import('../../demo/summary.js');
   const events = parseEvents(options.events);
+  const format = DEMO_FORMATS.find((known) => known === (options.format ?? 'avro'));
+  if (format === undefined) throw new TributaryError({ code: 'CONFIG_INVALID', message: `--format must be one of ${DEMO_FORMATS.join(', ')}, not "${options.format ?? ''}"` });
   const logger = createLogger({ name: 'demo', level: parseConfig(logLevelSchema, options.logLevel ?? 'warn', '--log-level') });
   const dir = await prepareDir(options.dir);
   const progress = (line: string): void => io.writeErr(`[demo ${((performance.now() - began) / 1000).toFixed(1).padStart(5)} s] ${line}\n`);
   progress(`working in ${dir} (kept afterwards)`);
 
-  const result = await runDemo({ dir, events, logger, progress });
+  const result = await runDemo({ dir, events, logger, progress, format });
   let stopped = false;
   try {
     io.writeOut(formatDemoSummary(result));

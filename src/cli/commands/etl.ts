@@ -231,6 +231,7 @@ export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promi
   const { formatStatus, readCompleteness, readLoadStatus } = await import('../../etl/status/status.js');
   const { readLoadHistory } = await import('../../etl/replay/history.js');
   const { formatReplayHistory } = await import('../../etl/replay/report.js');
+  const { findIcebergTables, formatIcebergSnapshots } = await import('../../etl/tables/iceberg-registration.js');
   const load = await readLoadFile(options.load);
   const logger = createLogger({ name: 'etl', level: 'warn' });
   const warehouse = openLoadWarehouse(load, logger);
@@ -240,7 +241,8 @@ export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promi
     await checkLayoutUnchanged(warehouse, load);
     const status = await readLoadStatus(warehouse, load.warehouse.root, load.name);
     const completeness = load.audit === undefined ? undefined : await readCompleteness(warehouse, load.warehouse.root, load, status, audit === undefined ? undefined : (topic) => audit.readEvents(topic));
-    return formatStatus(status, completeness) + formatReplayHistory(await readLoadHistory(warehouse, load.warehouse.root, load.name));
+    const tables = load.iceberg === undefined ? '' : formatIcebergSnapshots(await findIcebergTables(load, warehouse));
+    return formatStatus(status, completeness) + tables + formatReplayHistory(await readLoadHistory(warehouse, load.warehouse.root, load.name));
   };
   try {
     await showStatus(io, options, render);

@@ -13,7 +13,7 @@
 import { readClaim, readCommitLog } from '../load/commit-log.js';
 import type { LoadDefinition } from '../load-file.js';
 import { loadTable } from '../iceberg/table-commit.js';
-import { currentSnapshot } from '../iceberg/table-metadata.js';
+import { currentSnapshot, mainAncestry, type Snapshot } from '../iceberg/table-metadata.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
 
 export interface IcebergTableFound {
@@ -22,6 +22,8 @@ export interface IcebergTableFound {
   readonly version: number;
   readonly snapshots: number;
   readonly records: string;
+  /** `main`'s history, newest first. */
+  readonly history: readonly Snapshot[];
 }
 
 /** The Iceberg table of each topic the load has published commits for, at its current version. */
@@ -43,9 +45,25 @@ export async function findIcebergTables(load: LoadDefinition, warehouse: Warehou
       version: loaded.version,
       snapshots: loaded.metadata.snapshots?.length ?? 0,
       records: currentSnapshot(loaded.metadata)?.summary['total-records'] ?? '0',
+      history: mainAncestry(loaded.metadata),
     });
   }
   return found;
+}
+
+/** What `etl status` adds for an Iceberg load: each table's current version and its newest snapshots. */
+export function formatIcebergSnapshots(tables: readonly IcebergTableFound[], newest = 10): string {
+  const lines: string[] = [];
+  for (const table of tables) {
+    lines.push('', `Iceberg table ${table.topic}: ${table.location} (metadata v${table.version}, ${table.records} records)`);
+    lines.push('  snapshot              seq  committed at               operation  commit                  added records');
+    for (const snapshot of table.history.slice(0, newest)) {
+      const at = new Date(snapshot['timestamp-ms']).toISOString();
+      lines.push(`  ${String(snapshot['snapshot-id']).padEnd(20)}  ${String(snapshot['sequence-number']).padEnd(3)}  ${at.padEnd(25)}  ${(snapshot.summary['operation'] ?? '?').padEnd(9)}  ${(snapshot.summary['tributary.commit-id'] ?? '(another writer)').padEnd(22)}  ${snapshot.summary['added-records'] ?? '?'}`);
+    }
+    if (table.history.length > newest) lines.push(`  … ${table.history.length - newest} older`);
+  }
+  return lines.length === 0 ? '' : `${lines.join('\n')}\n`;
 }
 
 const quoted = (text: string): string => `'${text.replace(/'/g, "''")}'`;
@@ -76,6 +94,6 @@ export function formatIcebergRegistration(load: LoadDefinition, tables: readonly
     );
   }
   lines.push('', '-- Each table (Java: HadoopTables.load(location); DuckDB: iceberg_scan(location)):');
-  for (const table of tables) lines.push(`--   ${table.topic}: ${table.location}  (v${table.version}, ${table.snapshots} snapshots, ${table.records} records)`);
+  for (const table of tables) lines.push(`--   ${table.topic}: ${table.location}  (v${table.version}, ${table.snapshots} snapshot${table.snapshots === 1 ? '' : 's'}, ${table.records} records)`);
   return `${lines.join('\n')}\n`;
 }

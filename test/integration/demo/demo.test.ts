@@ -15,6 +15,8 @@ import { DEFAULT_DEMO_EVENTS } from '../../../src/cli/command-constants.js';
 import { samplePageViews, type PageViewEvent } from '../../../src/demo/sample-events.js';
 import { decodeDataFile } from '../../../src/etl/files/data-files.js';
 import { runTributary } from '../../support/cli.js';
+import { readIcebergTable } from '../../support/iceberg-java.js';
+import { services } from '../services.js';
 
 const HOUR = 3_600_000;
 const folders: string[] = [];
@@ -177,6 +179,27 @@ describe('tributary demo', () => {
     300_000,
   );
 
+  it(
+    'with --format iceberg writes an Iceberg table the Iceberg Java API reads, and says how to query it',
+    async () => {
+      const dir = await freshDir();
+      const result = await runTributary(['demo', '--dir', dir, '--events', '400', '--format', 'iceberg']);
+      expect(result.status, result.stderr).toBe(0);
+      const location = `file://${join(dir, 'warehouse', 'page-views')}`;
+      expect(result.stdout).toContain(`Iceberg table page-views: ${location} (metadata v1, 1 snapshot, 400 records)`);
+      expect(result.stdout).toContain(`query it: npx tributary etl ddl --load ${join(dir, 'page-views.yaml')}`);
+      const table = await readIcebergTable(location, { runDir: services().runDir });
+      expect(table.records).toHaveLength(400);
+      const range = /created (\S+) – (\S+) \(event time\)/.exec(result.stdout);
+      const expected = samplePageViews(400, { from: Date.parse(range?.[1] ?? ''), to: Date.parse(range?.[2] ?? '') });
+      expect(new Set(table.records.map((row) => (row['header'] as { eventId: string }).eventId))).toEqual(new Set(expected.map((event) => event.header.eventId)));
+      expect(table.snapshots.map((snapshot) => snapshot.summary['tributary.commit-id'])).toEqual(['page-views/1']);
+      const ddl = await runTributary(['etl', 'ddl', '--load', join(dir, 'page-views.yaml')]);
+      expect(ddl.stdout).toContain(`table_location => '${location}', metadata_file_name => 'v1.metadata.json'`);
+    },
+    300_000,
+  );
+
   it('refuses a --dir that is not empty, and a bad --events, before starting anything', async () => {
     const dir = await freshDir();
     await mkdir(dir);
@@ -185,6 +208,10 @@ describe('tributary demo', () => {
     expect(taken.status).toBe(1);
     expect(taken.stderr).toContain(`--dir ${dir} is not empty (it holds notes.txt)`);
     expect(await readdir(dir)).toEqual(['notes.txt']);
+
+    const format = await runTributary(['demo', '--format', 'orc']);
+    expect(format.status).toBe(1);
+    expect(format.stderr).toContain('--format must be one of avro, parquet, iceberg, not "orc"');
 
     const events = await runTributary(['demo', '--events', 'lots']);
     expect(events.status).toBe(1);
