@@ -33,7 +33,7 @@ export const ETL_ERROR_CODES = [
   'ETL_SPILL_FAILED',
   /** An Iceberg table's metadata cannot be read, or is not a table this loader continues. */
   'ETL_ICEBERG_METADATA_INVALID',
-  /** An Iceberg table's schema differs from the rows a commit writes (no evolution yet). */
+  /** The rows a load writes cannot become an Iceberg table's schema (a change Iceberg cannot make), or the table changed since the plan. */
   'ETL_ICEBERG_SCHEMA_CHANGED',
   /** Other writers kept taking the next metadata version of an Iceberg table first. */
   'ETL_ICEBERG_COMMIT_CONFLICT',

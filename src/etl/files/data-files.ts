@@ -38,6 +38,8 @@ export interface DataFileOptions {
   readonly encodeRowGroup?: ParquetWriterOptions['encodeRowGroup'];
   /** Parquet: where row groups are encoded (parquet-encoder.ts; default on this thread). */
   readonly encoder?: ParquetWriterOptions['encoder'];
+  /** Parquet: field ids renumbered (an Iceberg table's ids for the schema's own numbering). */
+  readonly fieldIds?: ParquetWriterOptions['fieldIds'];
 }
 
 export interface DecodedDataFile {
@@ -136,6 +138,7 @@ export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, e
       rowStore: options.rowStore,
       encodeRowGroup: options.encodeRowGroup,
       encoder: options.encoder,
+      fieldIds: options.fieldIds,
     }, emit);
   return {
     get records() {

@@ -102,6 +102,8 @@ export interface ParquetWriterOptions {
   readonly encoder?: RowGroupEncoder | undefined;
   /** Runs the encoding of a row group whose rows have `rowBytes` Avro bytes (a memory budget serializes them); default: at once. */
   readonly encodeRowGroup?: (<T>(rowBytes: number, work: () => Promise<T>) => Promise<T>) | undefined;
+  /** Field ids renumbered: the schema's own numbering (parquet-schema.ts) → the ids written (an Iceberg table's). */
+  readonly fieldIds?: ReadonlyMap<number, number> | undefined;
 }
 
 
@@ -188,7 +190,7 @@ export class ParquetStreamWriter {
     options: ParquetWriterOptions,
     emit: (chunk: Buffer) => void,
   ) {
-    this.plan = planParquetRecord(type);
+    this.plan = planParquetRecord(type, options.fieldIds);
     this.codec = options.compression;
     this.rowGroupBytes = options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES;
     this.newStore = options.rowStore ?? memoryRowStore;

@@ -84,8 +84,11 @@ interface PlanState {
   readonly enclosing: ReadonlySet<string>;
 }
 
-/** Plans the Parquet form of `type`, which must be a record. */
-export function planParquetRecord(type: Type): ParquetRecordPlan {
+/**
+ * Plans the Parquet form of `type`, which must be a record. `renumbered` renumbers the ids (an
+ * Iceberg table's ids for the schema's own numbering); every id must be in it.
+ */
+export function planParquetRecord(type: Type, renumbered?: ReadonlyMap<number, number>): ParquetRecordPlan {
   if (type.typeName !== 'record') throw unsupported('(top level)', `is ${describe(type)}; a Parquet file holds records`);
   const record = type as types.RecordType;
   if (record.fields.length === 0) throw unsupported('(top level)', `is the record ${record.name ?? ''} without fields; Parquet has no empty groups`);
@@ -96,6 +99,7 @@ export function planParquetRecord(type: Type): ParquetRecordPlan {
   const fieldIds = record.fields.map(() => ids.next());
   const fields = record.fields.map((field, index) => planField(field.name, field.name, field.type, fieldIds[index]!, ids, [root], 0, 0, state));
   const rootNode = recordNode(fields, state);
+  if (renumbered !== undefined) renumber(state, renumbered);
   return {
     schema: state.elements,
     leaves: state.leaves,
@@ -103,6 +107,17 @@ export function planParquetRecord(type: Type): ParquetRecordPlan {
     shred: (value, columns) => rootNode.write(value, 0, 0, columns),
     fromRow: (row) => rootNode.read(row, '') as Record<string, unknown>,
   };
+}
+
+/** Gives every element (and each leaf's write element, a copy for decimals) its id from `fieldIds`. */
+function renumber(state: PlanState, fieldIds: ReadonlyMap<number, number>): void {
+  const elements = new Set<SchemaElement>([...state.elements, ...state.leaves.map((leaf) => leaf.writeElement)]);
+  for (const element of elements) {
+    if (element.field_id === undefined) continue;
+    const id = fieldIds.get(element.field_id);
+    if (id === undefined) throw new Error(`no field id given for ${element.name} (id ${element.field_id} of the schema's own numbering)`);
+    element.field_id = id;
+  }
 }
 
 class FieldIds {

@@ -22,8 +22,12 @@ import { etlError } from '../errors.js';
 import { HOUR_MS, ICEBERG_HOUR_PARTITION, topicDir } from '../layout.js';
 import type { Manifest, ManifestDataFile } from '../load/manifest.js';
 import type { PartitionFieldSchema } from './manifest-avro.js';
-import { appendSnapshot, type AppendOutcome } from './table-commit.js';
-import type { PartitionSpec } from './table-metadata.js';
+import { appendSnapshot, loadTable, type AppendOutcome } from './table-commit.js';
+import { currentSchema, type PartitionSpec } from './table-metadata.js';
+import { evolveSchema } from './schema-evolution.js';
+import type { LoadDefinition } from '../load-file.js';
+import type { ReaderSchema } from '../load-types.js';
+import { compileTransform } from '../records/transform.js';
 import { EVENT_TIME_COLUMN, tableRowType } from './table-row.js';
 import { icebergSchemaOf, nameMappingOf, topLevelField, type IcebergSchema } from './table-schema.js';
 
@@ -62,16 +66,45 @@ export function tableLocation(warehouse: WarehouseFileSystem, dir: string, fileS
   return match === null ? uri : `${fileSystem.replace(/\/+$/, '')}${match[1] ?? ''}`;
 }
 
-/** The table of each topic that has files in this commit. */
-export function tableEntries(root: string, files: readonly ManifestDataFile[], recordTypes: ReadonlyMap<string, Type>, locate: (dir: string) => string): Record<string, TableEntry> {
+/**
+ * The table of each topic that has files in this commit, with the schema its rows were written in
+ * (the plan's, in the table's ids; a plan without one, as from an older version: the rows' own).
+ */
+export function tableEntries(
+  root: string,
+  files: readonly ManifestDataFile[],
+  recordTypes: ReadonlyMap<string, Type>,
+  locate: (dir: string) => string,
+  tableSchemas: ReadonlyMap<string, IcebergSchema> | undefined,
+): Record<string, TableEntry> {
   const entries: Record<string, TableEntry> = {};
   for (const topic of [...new Set(files.map((file) => file.topic))].sort()) {
     const recordType = recordTypes.get(topic);
     if (recordType === undefined) throw new Error(`no record type for topic ${topic}`);
     const dir = topicDir(root, topic);
-    entries[topic] = { dir, location: locate(dir), schema: rowSchemaOf(recordType) };
+    entries[topic] = { dir, location: locate(dir), schema: tableSchemas?.get(topic) ?? rowSchemaOf(recordType) };
   }
   return entries;
+}
+
+/**
+ * Per topic of the plan, the rows' schema in its table's ids (schema-evolution.ts): what the
+ * files are written with. A reader schema the table cannot evolve to fails here, before anything
+ * is read or written.
+ */
+export async function planTableSchemas(load: LoadDefinition, warehouse: WarehouseFileSystem, readerSchemas: ReadonlyMap<string, ReaderSchema>, logger: Logger): Promise<Map<string, IcebergSchema>> {
+  const schemas = new Map<string, IcebergSchema>();
+  for (const [topic, reader] of readerSchemas) {
+    const recordType = load.transform === undefined ? reader.fileType : compileTransform(load.transform, reader, topic).outputType;
+    const dir = topicDir(load.warehouse.root, topic);
+    const loaded = await loadTable({ warehouse, dir, location: warehouse.describe(dir) });
+    const current = loaded === undefined ? undefined : currentSchema(loaded.metadata);
+    const table = loaded === undefined || current === undefined ? undefined : { schema: current, lastColumnId: loaded.metadata['last-column-id'], schemaIds: loaded.metadata.schemas.map((schema) => schema['schema-id']) };
+    const evolved = evolveSchema(table, rowSchemaOf(recordType), warehouse.describe(dir));
+    if (evolved.changes.length > 0) logger.info({ topic, changes: evolved.changes, schemaId: evolved.schema['schema-id'], event: 'table-schema-evolves' }, `Iceberg table schema evolves: ${evolved.changes.join(', ')}`);
+    schemas.set(topic, evolved.schema);
+  }
+  return schemas;
 }
 
 /** Makes the snapshot of each table of a claimed commit (or finds it made). */

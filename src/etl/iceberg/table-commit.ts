@@ -41,6 +41,7 @@ import {
 } from './manifest-avro.js';
 import { checkedTableMetadata, currentSchema, currentSnapshot, defaultSpec, mainAncestry, newTableMetadata, withSnapshot, type PartitionSpec, type Snapshot, type TableMetadata } from './table-metadata.js';
 import type { IcebergSchema } from './table-schema.js';
+import { evolveSchema } from './schema-evolution.js';
 
 /** Summary key naming the loader commit a snapshot made (`<load>/<seq>`). */
 export const COMMIT_ID_KEY = 'tributary.commit-id';
@@ -180,10 +181,10 @@ interface WrittenAttempt {
 
 async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined, commit: AppendCommit, attempt: number): Promise<WrittenAttempt> {
   const { warehouse } = table;
-  const base = loaded?.metadata ?? newTableMetadata({ uuid: randomUUID(), location: table.location, schema: { ...commit.schema, 'schema-id': 0 }, lastColumnId: lastColumnIdOf(commit.schema), spec: commit.spec, properties: commit.properties, nowMs: commit.nowMs() });
+  let base = loaded?.metadata ?? newTableMetadata({ uuid: randomUUID(), location: table.location, schema: { ...commit.schema, 'schema-id': 0 }, lastColumnId: lastColumnIdOf(commit.schema), spec: commit.spec, properties: commit.properties, nowMs: commit.nowMs() });
   if (loaded !== undefined) {
-    checkSameTable(table, base, commit);
     checkHistoryKept(table, base, commit);
+    base = withRowSchema(table, base, commit);
   }
   const location = base.location.replace(/\/+$/, '');
   const schema = currentSchema(base);
@@ -272,22 +273,38 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
   return { snapshotId, metadataTemp, files: written };
 }
 
-/** Refuses to append rows of another shape than the table's, or to a table partitioned otherwise. */
-function checkSameTable(table: IcebergTable, metadata: TableMetadata, commit: AppendCommit): void {
+/**
+ * The table's metadata with the rows' schema current: the same metadata when the schema is the
+ * table's, else with the evolved schema added (an identical earlier one reused), provided it is
+ * exactly what evolving the table's current schema gives (schema-evolution.ts): the plan computed
+ * it from the table as it was then, and a table changed since (by another writer) is refused.
+ * Also refuses a table partitioned otherwise than the loader's.
+ */
+function withRowSchema(table: IcebergTable, metadata: TableMetadata, commit: AppendCommit): TableMetadata {
   const schema = currentSchema(metadata);
   const spec = defaultSpec(metadata);
   const describe = table.warehouse.describe(table.dir);
-  if (schema === undefined || !isDeepStrictEqual(schema.fields, commit.schema.fields)) {
-    throw etlError(
-      'ETL_ICEBERG_SCHEMA_CHANGED',
-      `Iceberg table ${describe} has another schema than the rows this commit writes (the registry's reader schema or the load's transform changed since the table was made); ` +
-        'this loader does not evolve table schemas yet. Nothing was committed to the table: load the new shape into a new table (another warehouse root), or restore the earlier schema',
-      { details: { table: table.dir, tableSchema: schema?.fields, rowSchema: commit.schema.fields } },
-    );
-  }
   if (spec === undefined || !isDeepStrictEqual(spec.fields, commit.spec.fields)) {
     throw etlError('ETL_ICEBERG_METADATA_INVALID', `Iceberg table ${describe} is not partitioned by hour(_event_time) as the loader's tables are; nothing was committed`, { details: { table: table.dir, spec: spec?.fields } });
   }
+  if (schema === undefined) throw etlError('ETL_ICEBERG_METADATA_INVALID', `Iceberg table ${describe} names a current schema it does not hold; nothing was committed`, { details: { table: table.dir } });
+  if (isDeepStrictEqual(schema.fields, commit.schema.fields)) return metadata;
+  const evolved = evolveSchema({ schema, lastColumnId: metadata['last-column-id'], schemaIds: metadata.schemas.map((known) => known['schema-id']) }, commit.schema, describe);
+  if (!isDeepStrictEqual(evolved.schema.fields, commit.schema.fields)) {
+    throw etlError(
+      'ETL_ICEBERG_SCHEMA_CHANGED',
+      `Iceberg table ${describe} changed its schema after this run planned (another writer evolved it), so the files of this commit carry ids the table no longer means; nothing was committed to the table. Run the load again: it plans against the table as it is now`,
+      { retriable: true, details: { table: table.dir, tableSchema: schema.fields, rowSchema: commit.schema.fields } },
+    );
+  }
+  const known = metadata.schemas.find((candidate) => isDeepStrictEqual(candidate.fields, evolved.schema.fields));
+  const added = known ?? { ...evolved.schema, 'schema-id': Math.max(...metadata.schemas.map((candidate) => candidate['schema-id'])) + 1 };
+  return {
+    ...metadata,
+    schemas: known === undefined ? [...metadata.schemas, added] : metadata.schemas,
+    'current-schema-id': added['schema-id'],
+    'last-column-id': Math.max(metadata['last-column-id'], evolved.lastColumnId),
+  };
 }
 
 /**

@@ -90,7 +90,7 @@ export function buildManifest(inputs: ManifestInputs): Manifest {
     quarantine: { records: quarantineFiles.reduce((sum, file) => sum + file.records, 0), reasons: sortKeys(reasons), files: quarantineFiles },
     hours: sortNested(hours),
     eventTimes,
-    ...(inputs.load.iceberg === undefined ? {} : { iceberg: tableEntries(inputs.load.warehouse.root, files, recordTypesOf(inputs.load, plan), inputs.tableLocation ?? ((dir) => dir)) }),
+    ...(inputs.load.iceberg === undefined ? {} : { iceberg: tableEntries(inputs.load.warehouse.root, files, recordTypesOf(inputs.load, plan), inputs.tableLocation ?? ((dir) => dir), plan.tableSchemas) }),
   };
 }
 

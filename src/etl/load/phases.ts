@@ -38,6 +38,7 @@ import { acquireLease } from './lease.js';
 import { checkLayoutUnchanged } from './layout-check.js';
 import { fencedWhenStagingTaken } from './staging-fence.js';
 import type { Manifest, ReaderSchemaRef } from './manifest.js';
+import type { IcebergSchema } from '../iceberg/table-schema.js';
 import { partitionMoves, partitionProblemError, type LoadPlan, type PartitionPlan, type ReaderSchema } from './plan.js';
 import { slicesOf, type Slice } from './slices.js';
 import { checkQuarantine, recoverAndPlan, runTask, type LoadServices, type TaskServices } from './run.js';
@@ -56,6 +57,8 @@ export interface RunPlan {
   readonly readerSchemas: Readonly<Record<string, ReaderSchemaRef>>;
   /** The slice size the tasks were cut with (slices.ts); absent in plans of older versions: one task per partition. */
   readonly maxRecordsPerTask?: number | undefined;
+  /** Format iceberg: per topic, the rows' schema in its table's ids (LoadPlan.tableSchemas). */
+  readonly tableSchemas?: Readonly<Record<string, IcebergSchema>> | undefined;
 }
 
 /** One partition range to read: a task of the run. */
@@ -69,6 +72,8 @@ export interface RangeTask {
   readonly slice?: Slice;
   /** Undefined when the range is empty (an accepted gap and nothing after it). */
   readonly reader: ReaderSchemaRef | undefined;
+  /** Format iceberg: the rows' schema in the table's ids, as planned. */
+  readonly tableSchema?: IcebergSchema | undefined;
 }
 
 /** What a task staged for its range. */
@@ -130,6 +135,7 @@ export async function planPhase<T>(services: PhaseServices, acceptGap: boolean, 
       partitions: plan.partitions,
       readerSchemas: Object.fromEntries([...plan.readerSchemas].map(([topic, reader]) => [topic, reader.ref])),
       maxRecordsPerTask: load.maxRecordsPerTask,
+      ...(plan.tableSchemas === undefined ? {} : { tableSchemas: Object.fromEntries(plan.tableSchemas) }),
     };
     const tasks = plan.partitions.filter(partitionMoves).flatMap((partition) =>
       slicesOf(partition, load.maxRecordsPerTask).map((slice): RangeTask => ({
@@ -140,6 +146,7 @@ export async function planPhase<T>(services: PhaseServices, acceptGap: boolean, 
         partition,
         slice,
         reader: partition.end > partition.start ? runPlan.readerSchemas[partition.topic] : undefined,
+        ...(plan.tableSchemas?.get(partition.topic) === undefined ? {} : { tableSchema: plan.tableSchemas.get(partition.topic) }),
       })),
     );
     const problems = plan.partitions.flatMap((partition) => partitionProblemError(partition, load.name) ?? []);
@@ -161,7 +168,8 @@ export async function taskPhase(services: TaskServices, task: RangeTask): Promis
   const log = services.logger.child({ load: load.name, run: task.run, attempt });
   const readerSchemas = new Map<string, ReaderSchema>();
   if (task.reader !== undefined) readerSchemas.set(partition.topic, await readerSchemaById(services.registry, task.reader));
-  const plan: LoadPlan = { load: load.name, seq: task.seq, plannedAt: task.plannedAt, partitions: [partition], readerSchemas };
+  const tableSchemas = task.tableSchema === undefined ? {} : { tableSchemas: new Map([[partition.topic, task.tableSchema]]) };
+  const plan: LoadPlan = { load: load.name, seq: task.seq, plannedAt: task.plannedAt, partitions: [partition], readerSchemas, ...tableSchemas };
   const slice = task.slice ?? { start: partition.start, end: partition.end };
   const stagingRun = { warehouse: services.warehouse, root: load.warehouse.root, load: load.name, seq: task.seq };
   const [staged] = await fencedWhenStagingTaken(stagingRun, () => runTask(services, plan, partition, stagingDir(load.warehouse.root, load.name, task.seq, attempt), log, [slice]));
@@ -193,7 +201,8 @@ export async function commitPhase(services: PhaseServices & { readonly onCommitt
     const base = plan.seq === 1 ? undefined : (await readClaim(warehouse, root, load.name, plan.seq - 1)).manifest;
     const readerSchemas = new Map<string, ReaderSchema>();
     for (const [topic, ref] of Object.entries(plan.readerSchemas)) readerSchemas.set(topic, await readerSchemaById(services.registry, ref));
-    const loadPlan: LoadPlan = { load: plan.load, seq: plan.seq, plannedAt: plan.plannedAt, partitions: plan.partitions, readerSchemas };
+    const tableSchemas = plan.tableSchemas === undefined ? {} : { tableSchemas: new Map(Object.entries(plan.tableSchemas)) };
+    const loadPlan: LoadPlan = { load: plan.load, seq: plan.seq, plannedAt: plan.plannedAt, partitions: plan.partitions, readerSchemas, ...tableSchemas };
     const manifest = buildManifest({ load, plan: loadPlan, base, staged, attempt, runNumber: lease.runNumber, tableLocation: (dir) => tableLocation(warehouse, dir, load.iceberg?.fileSystem) });
     await lease.check();
     if (services.audit !== undefined) await withdrawMarkers(warehouse, root, load.layout, manifest, log);

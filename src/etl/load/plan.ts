@@ -10,6 +10,7 @@
  * high watermark stays below it (after a failover a new leader's is behind for a moment).
  */
 import type { TributaryError } from '../../common/errors.js';
+import type { IcebergSchema } from '../iceberg/table-schema.js';
 import { etlError } from '../errors.js';
 import type { LoadDefinition } from '../load-file.js';
 import type { ReaderSchema } from '../load-types.js';
@@ -47,6 +48,8 @@ export interface LoadPlan {
   readonly partitions: readonly PartitionPlan[];
   /** Per topic with records to read. */
   readonly readerSchemas: ReadonlyMap<string, ReaderSchema>;
+  /** Format iceberg: per topic, the schema its rows are written with, in its table's ids (iceberg/schema-evolution.ts). */
+  readonly tableSchemas?: ReadonlyMap<string, IcebergSchema>;
 }
 
 export interface PlanInputs {

@@ -30,6 +30,8 @@ import { readRange } from './extract.js';
 import { compileTransform } from '../records/transform.js';
 import { SliceWriter } from './slice-writer.js';
 import { tableRow, tableRowType } from '../iceberg/table-row.js';
+import { planTableSchemas, rowSchemaOf } from '../iceberg/load-tables.js';
+import { idMapping } from '../iceberg/schema-evolution.js';
 import { slicesOf, type Slice } from './slices.js';
 import { parseDataFileSchema } from '../files/data-files.js';
 import type { FailpointName } from './failpoints.js';
@@ -139,7 +141,10 @@ export async function recoverAndPlan(
     acceptGap,
     now: (services.now ?? (() => new Date()))(),
   });
-  return { recovery, base, plan, auditCatchUp };
+  // Format iceberg: each topic's rows in their table's ids, evolving its schema if the reader schema grew; refused before anything is read.
+  if (load.iceberg === undefined) return { recovery, base, plan, auditCatchUp };
+  const tableSchemas = await planTableSchemas(load, warehouse, plan.readerSchemas, context.logger);
+  return { recovery, base, plan: { ...plan, tableSchemas }, auditCatchUp };
 }
 
 export async function runLoad(options: RunOptions): Promise<RunReport> {
@@ -214,6 +219,8 @@ export async function runTask(options: TaskServices, plan: LoadPlan, partition: 
     const recordType = load.transform === undefined ? reader.fileType : compileTransform(load.transform, reader, topic).outputType;
     // An Iceberg table's rows are the records plus the loader's columns (iceberg/table-row.ts).
     const outputType = load.iceberg === undefined ? recordType : tableRowType(recordType);
+    const tableSchema = plan.tableSchemas?.get(topic);
+    const fieldIds = tableSchema === undefined ? undefined : idMapping(rowSchemaOf(recordType), tableSchema);
     const writer = new SliceWriter(
       {
         warehouse: options.warehouse,
@@ -234,7 +241,7 @@ export async function runTask(options: TaskServices, plan: LoadPlan, partition: 
           options.failpoint?.('after-stage');
         },
       },
-      { topic, partition: partition.partition, start: slice.start, end: slice.end, reader, outputType },
+      { topic, partition: partition.partition, start: slice.start, end: slice.end, reader, outputType, fieldIds },
     );
     const reasons: Record<string, number> = {};
     try {

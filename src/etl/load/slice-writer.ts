@@ -76,6 +76,8 @@ export interface SliceInputs {
   readonly reader: ReaderSchema;
   /** The Type the records are valid for: the transformation's output, else the reader's file type. */
   readonly outputType: Type;
+  /** Parquet: field ids as the files' schema numbers them, mapped to the ids of the table they go to. */
+  readonly fieldIds?: ReadonlyMap<number, number> | undefined;
 }
 
 /** Offsets as compact ranges, built as they come (ascending): `100-150,152,160-200`. */
@@ -117,6 +119,7 @@ class OpenFile {
     readonly path: string,
     context: StageContext,
     type: Type,
+    fieldIds: ReadonlyMap<number, number> | undefined,
   ) {
     const budget = context.budget ?? memoryBudget();
     const rowGroupBytes = effectiveRowGroupBytes(context.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES, budget);
@@ -133,6 +136,7 @@ class OpenFile {
         // Off the main thread unless files are cut by size, which needs emittedBytes to be current.
         compressOffThread: context.maxFileBytes === undefined,
         encoder: context.encoderThread === true ? workerEncoder(rowGroupBytes) : undefined,
+        fieldIds,
       },
       (chunk) => this.spill.write(chunk),
     );
@@ -224,7 +228,7 @@ export class SliceWriter {
     const { topic, partition, start, end, outputType } = this.slice;
     const part = this.parts.get(hour) ?? 0;
     const first = dataFilePath(this.context.root, topic, hour, partition, start, end, this.extension, this.context.layout);
-    const file = new OpenFile(part === 0 ? first : partFilePath(first, part), this.context, outputType);
+    const file = new OpenFile(part === 0 ? first : partFilePath(first, part), this.context, outputType, this.slice.fieldIds);
     this.open.set(hour, file);
     return file;
   }

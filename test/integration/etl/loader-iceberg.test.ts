@@ -11,11 +11,16 @@
  * cover every partition from 0 without overlap; time travel to the first snapshot reads the
  * first run's records only; a run with nothing new makes no snapshot; `etl ddl` prints Spark's
  * catalog settings and Trino's register_table for the table, and `etl replay` refuses the load
- * (it would swap files snapshots name). Then a third registry version
- * changes the rows' shape: table schemas do not evolve yet, so the run fails with
- * ETL_ICEBERG_SCHEMA_CHANGED and the table keeps its snapshot and records.
+ * (it would swap files snapshots name).
+ *
+ * Schema evolution across three registry versions of a subject (a top-level field added, then a
+ * field added inside a nested record): each run evolves the table's schema, existing columns keep
+ * their ids, new ones get ids above the last, and Java reads every record in the newest schema,
+ * with nulls where a version lacked a field. A fourth version that Avro accepts but Iceberg cannot
+ * follow (long → double) fails the run with ETL_ICEBERG_SCHEMA_CHANGED, the table unchanged.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { AvroSerializer } from '../../../src/registry/serde/serializer.js';
 import { readIcebergTable, type IcebergJsonField, type IcebergRecord, type IcebergTableDump } from '../../support/iceberg-java.js';
 import { services } from '../services.js';
 import {
@@ -23,7 +28,10 @@ import {
   HOUR,
   makeWarehouse,
   messagesOf,
+  FIRST_HOUR,
+  PAGE_VIEW_V1,
   PAGE_VIEW_V2,
+  produceRaw,
   producePageViews,
   registerPageViews,
   removeHdfsBase,
@@ -37,11 +45,6 @@ import {
 } from './loader-support.js';
 
 const SLOW = 600_000;
-const PAGE_VIEW_V3 = (() => {
-  const schema = JSON.parse(PAGE_VIEW_V2) as { fields: unknown[] };
-  schema.fields.push({ name: 'campaign', type: ['null', 'string'], default: null });
-  return JSON.stringify(schema);
-})();
 const PARTITIONS = 3;
 
 let env: LoaderEnvironment;
@@ -198,14 +201,99 @@ describe.each<WarehouseKind>(['local folder', 'HDFS'])('format: iceberg on %s', 
       expect(replay.status).not.toBe(0);
       expect(messagesOf(replay)).toContain('writes Iceberg tables, and etl replay does not work on them yet');
 
-      // A new reader schema (a third registry version) changes the rows' shape: refused, table unchanged.
-      await env.registryClient.register(`${topic}-value`, PAGE_VIEW_V3);
-      await producePageViews(env, topic, { count: 6, partitions: PARTITIONS, hours: 1, firstId: produced.length });
+    },
+    SLOW,
+  );
+});
+
+/** PageViewEvent with a change applied to its JSON. */
+function pageViewVersion(change: (schema: { fields: Record<string, unknown>[] }) => void): string {
+  const schema = JSON.parse(PAGE_VIEW_V1) as { fields: Record<string, unknown>[] };
+  change(schema);
+  return JSON.stringify(schema);
+}
+
+const V2 = PAGE_VIEW_V2; // + experiment
+const V3 = pageViewVersion((schema) => {
+  schema.fields.push({ name: 'experiment', type: ['null', 'string'], default: null });
+  const header = schema.fields.find((field) => field['name'] === 'header') as { type: { fields: Record<string, unknown>[] } };
+  header.type.fields.push({ name: 'region', type: ['null', 'string'], default: null });
+});
+const V4 = pageViewVersion((schema) => {
+  schema.fields.push({ name: 'experiment', type: ['null', 'string'], default: null });
+  const header = schema.fields.find((field) => field['name'] === 'header') as { type: { fields: Record<string, unknown>[] } };
+  header.type.fields.push({ name: 'region', type: ['null', 'string'], default: null });
+  const member = schema.fields.find((field) => field['name'] === 'memberId')!;
+  member['type'] = ['null', 'double'];
+});
+
+describe('format: iceberg schema evolution', () => {
+  it(
+    'follows three registry versions (a field added, then one inside a nested record), ids kept, and refuses long → double',
+    async () => {
+      const name = 'iceberg-evolution';
+      const topic = `t-${name}`;
+      const warehouse = makeWarehouse('local folder', env, name);
+      cleanups.push(() => warehouse.cleanup());
+      await createTopic(env.broker.bootstrap, topic, 1);
+      const subject = `${topic}-value`;
+      const loadFile = await writeLoadFile(env, { name, topic, warehouse, format: 'iceberg', codec: 'snappy' });
+      const location = warehouse.warehouse.describe(`${warehouse.root}/${topic}`);
+      const serializer = new AvroSerializer(env.registryClient);
+      let next = 0;
+      const produceIn = async (schema: string, extra: (id: number) => Record<string, unknown>, header: (id: number) => Record<string, unknown> = () => ({})): Promise<void> => {
+        await env.registryClient.register(subject, schema);
+        const values: Buffer[] = [];
+        for (let index = 0; index < 5; index += 1, next += 1) {
+          const value = {
+            header: { eventId: `00000000-0000-4000-8000-${String(next).padStart(12, '0')}`, time: FIRST_HOUR + next * 60_000, server: 'web-1', service: 'frontend', ...header(next) },
+            memberId: next,
+            pageKey: `page-${next}`,
+            url: `/p/${next}`,
+            referrer: null,
+            userAgent: null,
+            ...extra(next),
+          };
+          values.push(await serializer.encode(subject, value, schema));
+        }
+        await produceRaw(env, topic, 0, values);
+      };
+      const run = async (): Promise<IcebergTableDump> => {
+        const result = await runEtl(['run', '--load', loadFile, '--no-progress']);
+        expect(result.status, messagesOf(result)).toBe(0);
+        return readIcebergTable(location, { runDir: services().runDir });
+      };
+
+      await produceIn(PAGE_VIEW_V1, () => ({}));
+      const first = await run();
+      await produceIn(V2, (id) => ({ experiment: `arm-${id}` }));
+      const second = await run();
+      await produceIn(V3, (id) => ({ experiment: `arm-${id}` }), (id) => ({ region: `eu-${id}` }));
+      const third = await run();
+
+      const ids = (dump: IcebergTableDump): Map<string, number> => idsByPath(dump.schema.fields);
+      // Columns keep their ids; each new one gets an id above every earlier one.
+      for (const [path, id] of ids(first)) expect(ids(third).get(path), path).toBe(id);
+      expect(ids(second).get('experiment')).toBe(first.lastColumnId + 1);
+      expect(ids(third).get('header.region')).toBe(second.lastColumnId + 1);
+      expect(third.schemas.map((schema) => schema['schema-id'])).toEqual([0, 1, 2]);
+      expect(third.snapshots.map((snapshot) => snapshot.schemaId)).toEqual([0, 1, 2]);
+      expect(third.schema.fields.find((field) => field.name === 'experiment')?.required).toBe(false);
+
+      // Every record in the newest schema: what a version lacked reads as null.
+      const rows = [...third.records].sort((a, b) => positionOf(a).localeCompare(positionOf(b), 'en', { numeric: true }));
+      expect(rows.map((row) => [row['memberId'], row['experiment'], (row['header'] as Record<string, unknown>)['region']])).toEqual(
+        Array.from({ length: 15 }, (_, id) => [id, id < 5 ? null : `arm-${id}`, id < 10 ? null : `eu-${id}`]),
+      );
+
+      // Avro reads a long as a double; Iceberg cannot promote long to double: refused, nothing changed.
+      await produceIn(V4, (id) => ({ experiment: null, memberId: id + 0.5 }));
       const refused = await runEtl(['run', '--load', loadFile, '--no-progress']);
       expect(refused.status).not.toBe(0);
       expect(refused.stderr).toContain('ETL_ICEBERG_SCHEMA_CHANGED');
+      expect(messagesOf(refused)).toContain('field memberId is long in the table and double in the records now written');
       const after = await readIcebergTable(location, { runDir: services().runDir });
-      expect([after.currentSnapshotId, after.records.length]).toEqual([dump.currentSnapshotId, produced.length]);
+      expect([after.currentSnapshotId, after.records.length, after.schemas.length]).toEqual([third.currentSnapshotId, 15, 3]);
     },
     SLOW,
   );
