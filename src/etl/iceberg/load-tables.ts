@@ -22,7 +22,7 @@ import { etlError } from '../errors.js';
 import { HOUR_MS, ICEBERG_HOUR_PARTITION, topicDir } from '../layout.js';
 import type { Manifest, ManifestDataFile } from '../load/manifest.js';
 import type { PartitionFieldSchema } from './manifest-avro.js';
-import { appendSnapshot, loadTable, type AppendOutcome } from './table-commit.js';
+import { appendSnapshot, loadTable, NAME_MAPPING_KEY, type AppendOutcome } from './table-commit.js';
 import { currentSchema, type PartitionSpec } from './table-metadata.js';
 import { evolveSchema } from './schema-evolution.js';
 import type { LoadDefinition } from '../load-file.js';
@@ -128,7 +128,7 @@ export async function publishSnapshots(warehouse: WarehouseFileSystem, manifest:
           properties: {
             'write.format.default': 'parquet',
             'write.parquet.compression-codec': manifest.output.codec === 'null' ? 'uncompressed' : manifest.output.codec,
-            'schema.name-mapping.default': JSON.stringify(nameMappingOf(entry.schema)),
+            [NAME_MAPPING_KEY]: JSON.stringify(nameMappingOf(entry.schema)),
             'tributary.load': manifest.load,
             'tributary.topic': topic,
           },

@@ -40,11 +40,12 @@ import {
   type PartitionFieldSchema,
 } from './manifest-avro.js';
 import { checkedTableMetadata, currentSchema, currentSnapshot, defaultSpec, mainAncestry, newTableMetadata, withSnapshot, type PartitionSpec, type Snapshot, type TableMetadata } from './table-metadata.js';
-import type { IcebergSchema } from './table-schema.js';
+import { nameMappingOf, type IcebergSchema, type NameMapping } from './table-schema.js';
 import { evolveSchema } from './schema-evolution.js';
 
 /** Summary key naming the loader commit a snapshot made (`<load>/<seq>`). */
 export const COMMIT_ID_KEY = 'tributary.commit-id';
+export const NAME_MAPPING_KEY = 'schema.name-mapping.default';
 /** Summary keys naming the load and its commit seq (load-tables.ts writes them). */
 export const LOAD_KEY = 'tributary.load';
 export const SEQ_KEY = 'tributary.seq';
@@ -304,7 +305,27 @@ function withRowSchema(table: IcebergTable, metadata: TableMetadata, commit: App
     schemas: known === undefined ? [...metadata.schemas, added] : metadata.schemas,
     'current-schema-id': added['schema-id'],
     'last-column-id': Math.max(metadata['last-column-id'], evolved.lastColumnId),
+    properties: withNameMapping(metadata.properties ?? {}, added),
   };
+}
+
+/**
+ * The name mapping (`schema.name-mapping.default`, for readers of files without ids) of a new
+ * schema, keeping the entries of dropped top-level columns so older files still map; untouched
+ * when the table has none (another writer chose not to).
+ */
+function withNameMapping(properties: Readonly<Record<string, string>>, schema: IcebergSchema): Readonly<Record<string, string>> {
+  const current = properties[NAME_MAPPING_KEY];
+  if (current === undefined) return properties;
+  let old: NameMapping[] = [];
+  try {
+    old = JSON.parse(current) as NameMapping[];
+  } catch {
+    // An unreadable mapping is replaced by one of the current schema.
+  }
+  const mapping = nameMappingOf(schema);
+  const kept = old.filter((entry) => !mapping.some((known) => known['field-id'] === entry['field-id']));
+  return { ...properties, [NAME_MAPPING_KEY]: JSON.stringify([...mapping, ...kept]) };
 }
 
 /**

@@ -38,7 +38,7 @@ function commit(commitId: string, files: number): AppendCommit {
     schema,
     spec: hourSpecOf(schema),
     partitionFields: HOUR_PARTITION_FIELDS,
-    properties: { 'write.format.default': 'parquet' },
+    properties: { 'write.format.default': 'parquet', 'schema.name-mapping.default': '[]' },
     files: Array.from({ length: files }, (_, index) => ({ path: `db/events/data/_event_time_hour=2026-08-21-10/${commitId.replace('/', '-')}-${index}.parquet`, hour: HOUR + index, records: 10, bytes: 1000 })),
     summary: { 'tributary.offsets': '{"0":[0,10]}', 'tributary.load': commitId.split('/')[0]!, 'tributary.seq': commitId.split('/')[1]! },
     nowMs: () => 1_787_307_360_000,
@@ -166,6 +166,8 @@ describe('appending snapshots to a file-system table', () => {
     expect(fields.find((field) => field.name === 'more')).toEqual({ id: loaded.metadata['last-column-id'] + 1, name: 'more', required: false, type: 'string' });
     expect(fields.find((field) => field.name === 'id')?.id).toBe(1);
     expect(mainAncestry(after)[0]?.['schema-id']).toBe(1);
+    // The name mapping follows: the new column is in it.
+    expect(JSON.parse(after.properties?.['schema.name-mapping.default'] ?? '[]')).toContainEqual({ 'field-id': loaded.metadata['last-column-id'] + 1, names: ['more'] });
   });
 
   it('refuses rows whose ids are not what evolving the table gives (planned against an older table), changing nothing', async () => {
