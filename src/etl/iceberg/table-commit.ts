@@ -336,7 +336,8 @@ function withNameMapping(properties: Readonly<Record<string, string>>, schema: I
 function checkHistoryKept(table: IcebergTable, metadata: TableMetadata, commit: AppendCommit): void {
   const load = commit.summary[LOAD_KEY];
   if (load === undefined) return;
-  const ours = (metadata.snapshots ?? []).filter((snapshot) => snapshot.summary[LOAD_KEY] === load);
+  // The load's commits (replays and rollbacks of the load carry no seq: they are not commits of the log).
+  const ours = (metadata.snapshots ?? []).filter((snapshot) => snapshot.summary[LOAD_KEY] === load && snapshot.summary[SEQ_KEY] !== undefined);
   const newest = ours.reduce<Snapshot | undefined>((best, snapshot) => (best === undefined || Number(snapshot.summary[SEQ_KEY]) > Number(best.summary[SEQ_KEY]) ? snapshot : best), undefined);
   if (newest === undefined) return;
   if (mainAncestry(metadata).some((snapshot) => snapshot['snapshot-id'] === newest['snapshot-id'])) return;
