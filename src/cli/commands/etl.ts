@@ -305,6 +305,13 @@ export async function etlReplay(io: CommandIo, options: EtlReplayOptions, env: N
   const load = await readLoadFile(options.load);
   const { store, numberRuns } = await openStore(options.zookeeper, logger);
   try {
+    if (load.iceberg !== undefined) {
+      // An Iceberg load's replay is an overwrite snapshot per table (etl/replay/iceberg-replay.ts).
+      const { formatIcebergChanges, replayIcebergWindow } = await import('../../etl/replay/iceberg-replay.js');
+      const changes = await withServices(load, logger, (services) => replayIcebergWindow({ ...services, store, numberRuns, from, to, topic: options.topic, reason: options.reason }));
+      io.writeOut(formatIcebergChanges(changes, 'replay', options.load));
+      return;
+    }
     const report = await withProgress(showProgress, `replay ${load.name}`, logger.child({ load: load.name }), intervalMs, (progress) =>
       withServices(load, logger, (services) =>
         replayWindow({ ...services, store, numberRuns, from, to, topic: options.topic, reason: options.reason, failpoint, progress }),
@@ -326,6 +333,13 @@ export async function etlRollback(io: CommandIo, options: EtlRollbackOptions, en
   const load = await readLoadFile(options.load);
   const { store, numberRuns } = await openStore(options.zookeeper, logger);
   try {
+    if (load.iceberg !== undefined) {
+      if (toVersion !== undefined) throw invalidFlag('--to-version', options.toVersion ?? '', 'is for hour-folder loads; an Iceberg load rolls back its last replay of the window (older versions: time travel)');
+      const { formatIcebergChanges, rollbackIcebergWindow } = await import('../../etl/replay/iceberg-replay.js');
+      const changes = await rollbackIcebergWindow({ load, warehouse: openLoadWarehouse(load, logger), logger, store, numberRuns, from, to, topic: options.topic });
+      io.writeOut(formatIcebergChanges(changes, 'rollback', options.load));
+      return;
+    }
     const report = await rollbackHours({ load, warehouse: openLoadWarehouse(load, logger), logger, store, numberRuns, from, to, topic: options.topic, toVersion, reason: options.reason, failpoint });
     io.writeOut(formatSwapReport(report, options.load));
   } finally {

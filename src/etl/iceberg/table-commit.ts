@@ -1,6 +1,8 @@
 /**
- * Appending a snapshot to an Iceberg table kept as a file-system ("Hadoop") table: the commit
- * protocol of the format's "File System Tables", over the warehouse (local folder or WebHDFS).
+ * Committing to an Iceberg table kept as a file-system ("Hadoop") table: the commit protocol of
+ * the format's "File System Tables", over the warehouse (local folder or WebHDFS), for a snapshot
+ * that adds files (and may remove some: an overwrite, manifest-rewrite.ts), and for moving `main`
+ * back to an earlier snapshot without a new one (a rollback).
  *
  *   <table>/metadata/v<N>.metadata.json   version N of the table metadata (table-metadata.ts)
  *   <table>/metadata/version-hint.text    N, no newline (DuckDB and PyIceberg read it literally)
@@ -25,10 +27,9 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { hasWarehouseCode } from '../warehouse/errors.js';
-import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
 import { etlError } from '../errors.js';
 import type { DataFileMetrics } from './file-metrics.js';
-import { parseIcebergJson, stringifyIcebergJson } from './iceberg-json.js';
+import { stringifyIcebergJson } from './iceberg-json.js';
 import {
   decodeManifestList,
   encodeManifest,
@@ -39,7 +40,9 @@ import {
   type ManifestFileRecord,
   type PartitionFieldSchema,
 } from './manifest-avro.js';
-import { checkedTableMetadata, currentSchema, currentSnapshot, defaultSpec, mainAncestry, newTableMetadata, withSnapshot, type PartitionSpec, type Snapshot, type TableMetadata } from './table-metadata.js';
+import { removeFiles, type LiveFile } from './manifest-rewrite.js';
+import { loadTable, metadataDir, versionPath, writeHint, type IcebergTable, type LoadedTable } from './table-versions.js';
+import { currentSchema, currentSnapshot, defaultSpec, mainAncestry, newTableMetadata, withMain, withSnapshot, type PartitionSpec, type Snapshot, type TableMetadata } from './table-metadata.js';
 import { nameMappingOf, type IcebergSchema, type NameMapping } from './table-schema.js';
 import { evolveSchema } from './schema-evolution.js';
 
@@ -49,23 +52,7 @@ export const NAME_MAPPING_KEY = 'schema.name-mapping.default';
 /** Summary keys naming the load and its commit seq (load-tables.ts writes them). */
 export const LOAD_KEY = 'tributary.load';
 export const SEQ_KEY = 'tributary.seq';
-const HINT = 'version-hint.text';
 const MAX_ATTEMPTS = 10;
-
-export interface IcebergTable {
-  readonly warehouse: WarehouseFileSystem;
-  /** The table's folder in the warehouse (`<root>/<topic>`). */
-  readonly dir: string;
-  /** The URI that names the folder in metadata (`file:///…`, `webhdfs://…`, `hdfs://…`) for a new table; an existing one keeps its own. */
-  readonly location: string;
-}
-
-export interface LoadedTable {
-  readonly version: number;
-  readonly metadata: TableMetadata;
-  /** Warehouse path of v<version>.metadata.json. */
-  readonly path: string;
-}
 
 export interface AppendedFile {
   /** Warehouse path, under the table's folder. */
@@ -89,6 +76,8 @@ export interface AppendCommit {
   readonly files: readonly AppendedFile[];
   /** Summary entries besides Iceberg's own counts (the commit id is added). */
   readonly summary: Readonly<Record<string, string>>;
+  /** Live files of the current snapshot to remove in this one (an overwrite: replay, rollback); default none. */
+  readonly remove?: ((file: LiveFile) => boolean) | undefined;
   readonly nowMs: () => number;
 }
 
@@ -96,51 +85,6 @@ export interface AppendOutcome {
   readonly outcome: 'committed' | 'already-committed';
   readonly snapshotId: bigint;
   readonly version: number;
-}
-
-export function metadataDir(table: IcebergTable): string {
-  return `${table.dir}/metadata`;
-}
-
-export function versionPath(table: IcebergTable, version: number): string {
-  return `${metadataDir(table)}/v${version}.metadata.json`;
-}
-
-/** The table's current version and metadata, or undefined if it has none yet. */
-export async function loadTable(table: IcebergTable): Promise<LoadedTable | undefined> {
-  const version = await currentVersion(table);
-  if (version === undefined) return undefined;
-  const path = versionPath(table, version);
-  const json = parseIcebergJson((await table.warehouse.open(path)).toString('utf8'));
-  return { version, metadata: checkedTableMetadata(json, table.warehouse.describe(path)), path };
-}
-
-async function currentVersion(table: IcebergTable): Promise<number | undefined> {
-  const { warehouse } = table;
-  let hinted: number | undefined;
-  try {
-    const text = (await warehouse.open(`${metadataDir(table)}/${HINT}`)).toString('utf8').trim();
-    if (/^\d+$/.test(text)) hinted = Number(text);
-  } catch (error) {
-    if (!hasWarehouseCode(error, 'WAREHOUSE_NOT_FOUND')) throw error;
-  }
-  if (hinted !== undefined && (await warehouse.stat(versionPath(table, hinted))) !== undefined) {
-    let version = hinted;
-    while ((await warehouse.stat(versionPath(table, version + 1))) !== undefined) version += 1;
-    return version;
-  }
-  let entries;
-  try {
-    entries = await warehouse.list(metadataDir(table));
-  } catch (error) {
-    if (hasWarehouseCode(error, 'WAREHOUSE_NOT_FOUND')) return undefined;
-    throw error;
-  }
-  const versions = entries.flatMap((entry) => {
-    const match = /^v(\d+)\.metadata\.json$/.exec(entry.name);
-    return match === null ? [] : [Number(match[1])];
-  });
-  return versions.length === 0 ? undefined : Math.max(...versions);
 }
 
 /** Appends the files as one snapshot, unless `main` already has this commit. */
@@ -205,15 +149,13 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
     file_sequence_number: null,
     data_file: dataFileRecord(uri(file.path), file, commit.partitionFields),
   }));
+  const manifestMetadata = { schemaJson: JSON.stringify(schema), schemaId: schema['schema-id'], partitionSpecJson: JSON.stringify(spec.fields), partitionSpecId: spec['spec-id'] };
   const manifestPath = `${metadataDir(table)}/${unique}-m0.avro`;
-  const manifestBytes = encodeManifest(entries, commit.partitionFields, {
-    schemaJson: JSON.stringify(schema),
-    schemaId: schema['schema-id'],
-    partitionSpecJson: JSON.stringify(spec.fields),
-    partitionSpecId: spec['spec-id'],
-  });
-  await warehouse.create(manifestPath, manifestBytes);
-  written.push(manifestPath);
+  const manifestBytes = encodeManifest(entries, commit.partitionFields, manifestMetadata);
+  if (entries.length > 0) {
+    await warehouse.create(manifestPath, manifestBytes);
+    written.push(manifestPath);
+  }
 
   const hours = commit.files.map((file) => file.hour);
   const addedRecords = commit.files.reduce((sum, file) => sum + file.records, 0);
@@ -235,13 +177,27 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
     partitions: hours.length === 0 ? [] : [{ contains_null: false, contains_nan: false, lower_bound: int32(Math.min(...hours)), upper_bound: int32(Math.max(...hours)) }],
     key_metadata: null,
   };
-  const parentRows = parent === undefined ? [] : decodeManifestList(await warehouse.open(warehousePathOf(table, location, parent['manifest-list'])));
+  let parentRows = parent === undefined ? [] : decodeManifestList(await warehouse.open(warehousePathOf(table, location, parent['manifest-list'])));
+  let removed: readonly LiveFile[] = [];
+  if (commit.remove !== undefined) {
+    const rewrite = await removeFiles(
+      { warehouse, metadataDir: metadataDir(table), uri, pathOf: (name) => warehousePathOf(table, location, name), snapshotId, sequenceNumber, partitionFields: commit.partitionFields, manifestMetadata },
+      parentRows,
+      commit.remove,
+    );
+    written.push(...rewrite.written);
+    parentRows = rewrite.rows;
+    removed = rewrite.removed;
+  }
   const listPath = `${metadataDir(table)}/snap-${snapshotId}-1-${unique}.avro`;
-  await warehouse.create(listPath, encodeManifestList([newRow, ...parentRows], snapshotId, parent?.['snapshot-id'], sequenceNumber));
+  await warehouse.create(listPath, encodeManifestList([...(entries.length > 0 ? [newRow] : []), ...parentRows], snapshotId, parent?.['snapshot-id'], sequenceNumber));
   written.push(listPath);
 
   const previous = parent?.summary ?? {};
-  const total = (key: string, added: number): string => String(Number(previous[key] ?? '0') + added);
+  const removedRecords = removed.reduce((sum, file) => sum + Number(file.records), 0);
+  const removedBytes = removed.reduce((sum, file) => sum + Number(file.bytes), 0);
+  const total = (key: string, added: number, less = 0): string => String(Number(previous[key] ?? '0') + added - less);
+  const removedHours = removed.flatMap((file) => Object.values(file.partition).filter((value): value is number => typeof value === 'number'));
   const now = Math.max(commit.nowMs(), ...(base['snapshot-log'] ?? []).map((entry) => entry['timestamp-ms']));
   const snapshot: Snapshot = {
     'snapshot-id': snapshotId,
@@ -250,14 +206,15 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
     'timestamp-ms': now,
     'manifest-list': uri(listPath),
     summary: {
-      operation: 'append',
+      operation: removed.length === 0 ? 'append' : entries.length === 0 ? 'delete' : 'overwrite',
       'added-data-files': String(commit.files.length),
       'added-records': String(addedRecords),
       'added-files-size': String(addedBytes),
-      'changed-partition-count': String(new Set(hours).size),
-      'total-records': total('total-records', addedRecords),
-      'total-files-size': total('total-files-size', addedBytes),
-      'total-data-files': total('total-data-files', commit.files.length),
+      ...(removed.length === 0 ? {} : { 'deleted-data-files': String(removed.length), 'deleted-records': String(removedRecords), 'removed-files-size': String(removedBytes) }),
+      'changed-partition-count': String(new Set([...hours, ...removedHours]).size),
+      'total-records': total('total-records', addedRecords, removedRecords),
+      'total-files-size': total('total-files-size', addedBytes, removedBytes),
+      'total-data-files': total('total-data-files', commit.files.length, removed.length),
       'total-delete-files': previous['total-delete-files'] ?? '0',
       'total-position-deletes': previous['total-position-deletes'] ?? '0',
       'total-equality-deletes': previous['total-equality-deletes'] ?? '0',
@@ -429,20 +386,36 @@ function warehousePathOf(table: IcebergTable, location: string, uri: string): st
   return `${table.dir}/${uri.slice(location.length + 1)}`;
 }
 
-/** Points version-hint.text at `version` (best effort: a failure only leaves readers to probe). */
-async function writeHint(table: IcebergTable, version: number): Promise<void> {
-  const { warehouse } = table;
-  const hint = `${metadataDir(table)}/${HINT}`;
-  try {
-    const current = await warehouse.open(hint).catch(() => undefined);
-    if (current?.toString('utf8') === String(version)) return;
-    // A later version made meanwhile has its own writer to point the hint at it.
-    if ((await warehouse.stat(versionPath(table, version + 1))) !== undefined) return;
-    const temp = `${metadataDir(table)}/.version-hint.${randomUUID()}.tmp`;
-    await warehouse.create(temp, Buffer.from(String(version), 'utf8'));
-    if (current !== undefined) await warehouse.delete(hint);
-    await warehouse.rename(temp, hint);
-  } catch {
-    // Readers probe past a stale hint (Java) or see the previous version (DuckDB) until the next commit rewrites it.
+/**
+ * Points `main` at `target`, one of the table's snapshots, in a new metadata version, provided
+ * `main` is still at `expected` (else ETL_ICEBERG_COMMIT_CONFLICT: the table moved meanwhile).
+ * Answers the version; a `main` already at `target` changes nothing.
+ */
+export async function setMain(table: IcebergTable, target: bigint, expected: bigint, nowMs: () => number = Date.now): Promise<number> {
+  for (let attempt = 1; ; attempt += 1) {
+    const loaded = await loadTable(table);
+    if (loaded === undefined) throw etlError('ETL_ICEBERG_METADATA_INVALID', `Iceberg table ${table.warehouse.describe(table.dir)} has no metadata`, { details: { table: table.dir } });
+    const current = currentSnapshot(loaded.metadata)?.['snapshot-id'];
+    if (current === target) return loaded.version;
+    if (current !== expected) {
+      throw etlError('ETL_ICEBERG_COMMIT_CONFLICT', `Iceberg table ${table.warehouse.describe(table.dir)}: main moved to snapshot ${String(current)} since this rollback planned (expected ${expected}); nothing was changed. Look at etl status, then run again`, {
+        details: { table: table.dir, current: String(current), expected: String(expected) },
+      });
+    }
+    const location = loaded.metadata.location.replace(/\/+$/, '');
+    const metadata = withMain(loaded.metadata, target, `${location}/${relativeToTable(table, loaded.path)}`, nowMs());
+    const temp = `${metadataDir(table)}/.${randomUUID()}.metadata.json.tmp`;
+    await table.warehouse.create(temp, Buffer.from(stringifyIcebergJson(metadata), 'utf8'));
+    try {
+      await table.warehouse.rename(temp, versionPath(table, loaded.version + 1));
+    } catch (error) {
+      await table.warehouse.delete(temp).catch(() => false);
+      if (!hasWarehouseCode(error, 'WAREHOUSE_FILE_EXISTS') || attempt >= MAX_ATTEMPTS) throw error;
+      continue;
+    }
+    await writeHint(table, loaded.version + 1);
+    return loaded.version + 1;
   }
 }
+
+export { loadTable, type IcebergTable, type LoadedTable } from './table-versions.js';

@@ -151,6 +151,21 @@ export function defaultSpec(metadata: TableMetadata): PartitionSpec | undefined 
   return metadata['partition-specs'].find((spec) => spec['spec-id'] === metadata['default-spec-id']);
 }
 
+/** The metadata after `main` moved to `target`, one of its snapshots (a rollback: no new snapshot). */
+export function withMain(metadata: TableMetadata, target: bigint, previousFile: string, nowMs: number): TableMetadata {
+  if (!(metadata.snapshots ?? []).some((snapshot) => snapshot['snapshot-id'] === target)) throw new Error(`snapshot ${target} is not in the table`);
+  const lastLogged = Math.max(metadata['last-updated-ms'], ...(metadata['snapshot-log'] ?? []).map((entry) => entry['timestamp-ms']), ...(metadata['metadata-log'] ?? []).map((entry) => entry['timestamp-ms']));
+  const updated = Math.max(nowMs, lastLogged);
+  return {
+    ...metadata,
+    'last-updated-ms': updated,
+    'current-snapshot-id': target,
+    refs: { ...(metadata.refs ?? {}), main: { 'snapshot-id': target, type: 'branch' } },
+    'snapshot-log': [...(metadata['snapshot-log'] ?? []), { 'timestamp-ms': updated, 'snapshot-id': target }],
+    'metadata-log': [...(metadata['metadata-log'] ?? []), { 'timestamp-ms': metadata['last-updated-ms'], 'metadata-file': previousFile }].slice(-PREVIOUS_VERSIONS_MAX),
+  };
+}
+
 /** The metadata after `snapshot` became `main` (its sequence number must be last + 1); `previousFile` is the file this one follows, if any. */
 export function withSnapshot(metadata: TableMetadata, snapshot: Snapshot, previousFile: string | undefined, nowMs: number): TableMetadata {
   if (snapshot['sequence-number'] !== metadata['last-sequence-number'] + 1) throw new Error(`snapshot sequence number ${snapshot['sequence-number']} does not follow ${metadata['last-sequence-number']}`);

@@ -18,6 +18,8 @@ export const REPLAY_ERROR_CODES = [
   'ETL_REPLAY_RECORDS_DROPPED',
   /** The hour has no earlier version to roll back to. */
   'ETL_ROLLBACK_NO_VERSION',
+  /** Iceberg: the replay to roll back has later snapshots on top; moving main back would drop them. */
+  'ETL_ROLLBACK_NOT_LIVE',
 ] as const;
 
 export type ReplayErrorCode = (typeof REPLAY_ERROR_CODES)[number];

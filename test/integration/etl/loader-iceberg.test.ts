@@ -10,8 +10,9 @@
  * files; each snapshot's summary names its commit and the offsets it covers, and the two together
  * cover every partition from 0 without overlap; time travel to the first snapshot reads the
  * first run's records only; a run with nothing new makes no snapshot; `etl ddl` prints Spark's
- * catalog settings and Trino's register_table for the table, and `etl replay` refuses the load
- * (it would swap files snapshots name).
+ * catalog settings and Trino's register_table for the table; `etl replay` of one hour makes one
+ * overwrite snapshot replacing exactly that hour's files with the same records, and `etl rollback`
+ * moves main back to the snapshot before it.
  *
  * Schema evolution across three registry versions of a subject (a top-level field added, then a
  * field added inside a nested record): each run evolves the table's schema, existing columns keep
@@ -121,7 +122,7 @@ function expectOffsetsCovered(dump: IcebergTableDump, produced: readonly Produce
 
 describe.each<WarehouseKind>(['local folder', 'HDFS'])('format: iceberg on %s', (kind) => {
   it(
-    'writes a table the Iceberg Java API reads exactly: ids in the files, hour partitions, offsets in snapshot summaries, time travel',
+    'writes a table the Iceberg Java API reads exactly (ids in the files, hour partitions, offsets in snapshot summaries, time travel); replays an hour as an overwrite and rolls it back',
     async () => {
       const name = `iceberg-${kind === 'HDFS' ? 'hdfs' : 'local'}`;
       const topic = `t-${name}`;
@@ -191,15 +192,36 @@ describe.each<WarehouseKind>(['local folder', 'HDFS'])('format: iceberg on %s', 
       expect(idle.status, messagesOf(idle)).toBe(0);
       expect((await readIcebergTable(location, { runDir: services().runDir })).snapshots).toHaveLength(2);
 
-      // etl ddl says where the table is, for Spark and Trino; replay refuses to swap the table's files.
+      // etl ddl says where the table is, for Spark and Trino.
       const ddl = await runEtl(['ddl', '--load', loadFile]);
       expect(ddl.status, messagesOf(ddl)).toBe(0);
       expect(ddl.stdout).toContain(`table_location => '${location}', metadata_file_name => 'v2.metadata.json'`);
       expect(ddl.stdout).toContain(`spark.sql.catalog.tributary.warehouse=${location.slice(0, -`/${warehouse.root}/${topic}`.length)}`);
       expect(ddl.stdout).toContain(`tributary.${warehouse.root}.\`${topic}\``);
-      const replay = await runEtl(['replay', '--load', loadFile, '--from', new Date(Math.min(...hours) * HOUR).toISOString(), '--to', new Date((Math.min(...hours) + 1) * HOUR).toISOString(), '--no-progress']);
-      expect(replay.status).not.toBe(0);
-      expect(messagesOf(replay)).toContain('writes Iceberg tables, and etl replay does not work on them yet');
+
+      // Replay of one hour: one overwrite snapshot replacing exactly that hour's files, same records.
+      const hourIso = new Date(oneHour * HOUR).toISOString();
+      const replay = await runEtl(['replay', '--load', loadFile, '--from', hourIso, '--to', new Date((oneHour + 1) * HOUR).toISOString(), '--no-progress']);
+      expect(replay.status, messagesOf(replay)).toBe(0);
+      expect(replay.stdout).toContain(`overwrite snapshot`);
+      const replayed = await readIcebergTable(location, { runDir: services().runDir });
+      const replaySnapshot = replayed.snapshots.at(-1)!;
+      expect([replaySnapshot.operation, replaySnapshot.parentId, replaySnapshot.summary['tributary.replay']]).toEqual(['overwrite', dump.currentSnapshotId, `${hourIso}/${new Date((oneHour + 1) * HOUR).toISOString()}`]);
+      expect(replaySnapshot.summary['deleted-records']).toBe(replaySnapshot.summary['added-records']);
+      expect(replayed.records.map(positionOf).sort()).toEqual(produced.map((record) => `${record.partition}/${record.offset}`).sort());
+      for (const record of produced) expect(replayed.records.find((row) => positionOf(row) === `${record.partition}/${record.offset}`)).toEqual(expectedRow(topic, record));
+      const rebuilt = replayed.files.filter((file) => file.partition['_event_time_hour'] === oneHour);
+      expect(rebuilt.length).toBeGreaterThan(0);
+      expect(rebuilt.every((file) => file.path.includes('.replay-'))).toBe(true);
+      expect(replayed.files.filter((file) => file.partition['_event_time_hour'] !== oneHour).map((file) => file.path).sort()).toEqual(dump.files.filter((file) => file.partition['_event_time_hour'] !== oneHour).map((file) => file.path).sort());
+      // Rollback: main back to the snapshot before the replay, metadata only.
+      const rollback = await runEtl(['rollback', '--load', loadFile, '--hour', hourIso]);
+      expect(rollback.status, messagesOf(rollback)).toBe(0);
+      const rolledBack = await readIcebergTable(location, { runDir: services().runDir });
+      expect(rolledBack.currentSnapshotId).toBe(dump.currentSnapshotId);
+      expect(rolledBack.snapshots).toHaveLength(3);
+      expect(rolledBack.files.map((file) => file.path).sort()).toEqual(dump.files.map((file) => file.path).sort());
+      expect(rolledBack.records).toHaveLength(produced.length);
 
     },
     SLOW,

@@ -137,6 +137,25 @@ describe('appending snapshots to a file-system table', () => {
     expect((parseIcebergJson(text) as Record<string, unknown>)['current-snapshot-id']).toBe(first.snapshotId > BigInt(Number.MAX_SAFE_INTEGER) ? first.snapshotId : Number(first.snapshotId));
   });
 
+  it('removes files in an overwrite: the rewritten manifest keeps the others EXISTING and marks the removed DELETED, with their sequence numbers', async () => {
+    await appendSnapshot(table, commit('load/1', 2));
+    const overwrite = await appendSnapshot(table, { ...commit('replay/1', 1), remove: (file) => file.path.endsWith('load-1-0.parquet') });
+    const metadata = (await loadTable(table))!.metadata;
+    const snapshot = mainAncestry(metadata)[0]!;
+    expect(snapshot.summary).toMatchObject({ operation: 'overwrite', 'added-data-files': '1', 'deleted-data-files': '1', 'deleted-records': '10', 'total-data-files': '2', 'total-records': '20' });
+    const list = decodeManifestList(await readFile(join(metadataFolder(), snapshot['manifest-list'].split('/').at(-1)!)));
+    expect(list.map((row) => [row.added_files_count, row.existing_files_count, row.deleted_files_count, row.sequence_number])).toEqual([
+      [1, 0, 0, 2n],
+      [0, 1, 1, 2n],
+    ]);
+    const rewritten = decodeManifest(await readFile(join(metadataFolder(), list[1]!.manifest_path.split('/').at(-1)!)));
+    expect(rewritten.map((entry) => [entry.status, entry.sequence_number, entry.file_sequence_number, entry.snapshot_id === overwrite.snapshotId, entry.data_file.file_path.split('/').at(-1)])).toEqual([
+      [2, 1n, 1n, true, 'load-1-0.parquet'],
+      [0, 1n, 1n, false, 'load-1-1.parquet'],
+    ]);
+    expect(list[1]?.min_sequence_number).toBe(1n);
+  });
+
   it('refuses to build on a table whose main lost a snapshot of the load (rolled back by another tool)', async () => {
     const first = await appendSnapshot(table, commit('load/1', 1));
     await appendSnapshot(table, commit('load/2', 1));
