@@ -33,6 +33,7 @@ import { claimPath, parseStagingName, publishedPath, stagingDir, stagingRoot } f
 import { serializeManifest, type Manifest, type ManifestFile } from './manifest.js';
 import { publishClaim } from './publish-claim.js';
 import { publishSnapshots } from '../iceberg/load-tables.js';
+import { publishDeadLetters } from '../iceberg/dead-letters.js';
 import { createUnderFreshName } from './stage.js';
 
 /** Points a failpoint may stop the process at (see failpoints.ts). */
@@ -101,6 +102,7 @@ export async function completeCommit(context: CommitContext, manifest: Manifest,
   logOf(context).info({ seq: manifest.seq, files: moves.length, event: 'renamed' }, 'files in place');
   // Format iceberg: each table's snapshot, made once whoever rolls the claim forward (load-tables.ts).
   if (manifest.iceberg !== undefined) await publishSnapshots(context.warehouse, manifest, logOf(context), { afterEach: () => context.failpoint?.('after-table-commit') });
+  if (manifest.deadLetters !== undefined) await publishDeadLetters(context.warehouse, manifest, logOf(context));
   context.failpoint?.('before-publish');
   const staged = stagedPublications.get(claimBytes);
   stagedPublications.delete(claimBytes);

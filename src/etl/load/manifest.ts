@@ -26,6 +26,8 @@
  *   iceberg       {<topic>: {dir, location, schema}} (format iceberg): the table each topic's files go
  *                 to, the URI it is named by, and the Iceberg schema of the rows (iceberg/load-tables.ts);
  *                 the commit makes one snapshot per table from this and `files` alone
+ *   deadLetters   {dir, location, schema} (format iceberg, records set aside): the load's dead-letter
+ *                 table, whose snapshot the commit makes from the quarantine files
  *   eventTimes    {<topic>: {<partition>: ms}}: cumulative, like nextOffsets: how far in event time
  *                 the partition is loaded. It is the largest event time loaded from it so far, or,
  *                 when the plan read the partition up to its high watermark (not capped by
@@ -99,6 +101,8 @@ export interface Manifest {
   readonly hours: Readonly<Record<string, Readonly<Record<string, number>>>>;
   readonly eventTimes?: NextOffsets;
   readonly iceberg?: Readonly<Record<string, TableEntry>>;
+  /** Format iceberg, a commit that set records aside: the load's dead-letter table (iceberg/dead-letters.ts). */
+  readonly deadLetters?: TableEntry;
 }
 
 const offset = z.number().int().nonnegative().max(Number.MAX_SAFE_INTEGER);
@@ -127,6 +131,8 @@ const metricsShape = z.strictObject({
   splitOffsets: z.array(count),
 });
 
+const tableEntryShape = z.strictObject({ dir: z.string().min(1), location: z.string().min(1), schema: z.custom<TableEntry['schema']>((value) => typeof value === 'object' && value !== null) });
+
 const manifestSchema = z.strictObject({
   format: z.literal(MANIFEST_FORMAT),
   load: z.string().min(1),
@@ -153,7 +159,8 @@ const manifestSchema = z.strictObject({
   hours: z.record(z.string(), z.record(z.string(), count)),
   eventTimes: z.record(z.string(), z.record(z.string().regex(/^\d+$/), offset)).optional(),
   // The schema is checked where it is used: the table's own metadata must agree with it.
-  iceberg: z.record(z.string(), z.strictObject({ dir: z.string().min(1), location: z.string().min(1), schema: z.custom<TableEntry['schema']>((value) => typeof value === 'object' && value !== null) })).optional(),
+  iceberg: z.record(z.string(), tableEntryShape).optional(),
+  deadLetters: tableEntryShape.optional(),
 });
 
 export function serializeManifest(manifest: Manifest): Buffer {

@@ -27,8 +27,7 @@ import { registryReaderSchemas, type LoadServices } from '../load/run.js';
 import { AvroDeserializer } from '../../registry/serde/deserializer.js';
 import { checkTimeField } from '../records/event-time.js';
 import { compileTransform } from '../records/transform.js';
-import { openDataFileWriter } from '../files/data-files.js';
-import { icebergMetrics } from '../iceberg/file-metrics.js';
+import { writeRowFile } from '../iceberg/row-files.js';
 import { HOUR_PARTITION_FIELDS, hourSpecOf, planTableSchemas, rowSchemaOf, tableLocation } from '../iceberg/load-tables.js';
 import { idMapping } from '../iceberg/schema-evolution.js';
 import { appendSnapshot, loadTable, setMain, type AppendedFile } from '../iceberg/table-commit.js';
@@ -110,7 +109,7 @@ export async function replayIcebergWindow(options: IcebergReplayOptions): Promis
         );
         for (const [hour, list] of [...rows].sort(([a], [b]) => a - b)) {
           const path = `${topicHourDir(root, topic, hour, 'iceberg')}/${rangeName(topic, range.partition, range.start, range.end)}.replay-${attempt}.parquet`;
-          files.push(await writeRows(options, path, rowType, fieldIds, list, hour));
+          files.push(await writeRowFile({ warehouse, path, rowType, codec: load.codec, fieldIds, hour, metadata: { 'tributary.replay': 'true' } }, list));
         }
       }
       const dir = topicDir(root, topic);
@@ -214,17 +213,6 @@ async function windowRanges(options: IcebergReplayOptions): Promise<ReplayRange[
   }
   // liveByHour serves the hour-folder replay's checks; this one counts from the table (checkCounts).
   return [...byRange.values()].map((range) => ({ ...range, hours: [...range.hours].sort(), liveByHour: new Map() }));
-}
-
-async function writeRows(options: IcebergReplayOptions, path: string, rowType: ReturnType<typeof tableRowType>, fieldIds: ReadonlyMap<number, number>, rows: readonly Record<string, unknown>[], hour: number): Promise<AppendedFile> {
-  const chunks: Buffer[] = [];
-  const writer = openDataFileWriter({ format: 'parquet', codec: options.load.codec, schema: rowType, identity: path, fieldIds }, (chunk) => chunks.push(chunk));
-  for (const row of rows) await writer.append(row);
-  await writer.finish({ 'tributary.replay': 'true' });
-  const statistics = writer.statistics();
-  const bytes = Buffer.concat(chunks);
-  await options.warehouse.create(path, bytes);
-  return { path, hour, records: rows.length, bytes: bytes.length, ...(statistics === undefined ? {} : { metrics: icebergMetrics(statistics) }) };
 }
 
 /** Refuses a replay that would change an hour's record count (records moving hours, or dropped). */

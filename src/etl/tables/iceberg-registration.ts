@@ -8,7 +8,8 @@
  *               metadata file (needs iceberg.register-table-procedure.enabled=true)
  *   Java, DuckDB  HadoopTables.load(location); iceberg_scan(location) (the hint is always current)
  *
- * Tables are found from the published commits' manifests, and each is read for its current version.
+ * Tables are found from the published commits' manifests (the topics' tables, and the load's
+ * dead-letter table once a commit set records aside), and each is read for its current version.
  */
 import { readClaim, readCommitLog } from '../load/commit-log.js';
 import type { LoadDefinition } from '../load-file.js';
@@ -17,7 +18,9 @@ import { currentSnapshot, mainAncestry, type Snapshot } from '../iceberg/table-m
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
 
 export interface IcebergTableFound {
+  /** The topic, or the dead-letter table's name `<load>_dead_letters`. */
   readonly topic: string;
+  readonly kind: 'data' | 'dead-letters';
   readonly location: string;
   readonly version: number;
   readonly snapshots: number;
@@ -30,17 +33,22 @@ export interface IcebergTableFound {
 export async function findIcebergTables(load: LoadDefinition, warehouse: WarehouseFileSystem): Promise<IcebergTableFound[]> {
   const root = load.warehouse.root;
   const log = await readCommitLog(warehouse, root, load.name);
-  const tables = new Map<string, { dir: string; location: string }>();
+  const tables = new Map<string, { dir: string; location: string; kind: IcebergTableFound['kind'] }>();
+  let deadLetters: { dir: string; location: string; kind: IcebergTableFound['kind'] } | undefined;
   for (const seq of [...log.published].sort((a, b) => a - b)) {
     const { manifest } = await readClaim(warehouse, root, load.name, seq);
-    for (const [topic, entry] of Object.entries(manifest.iceberg ?? {})) tables.set(topic, { dir: entry.dir, location: entry.location });
+    for (const [topic, entry] of Object.entries(manifest.iceberg ?? {})) tables.set(topic, { dir: entry.dir, location: entry.location, kind: 'data' });
+    if (manifest.deadLetters !== undefined) deadLetters = { dir: manifest.deadLetters.dir, location: manifest.deadLetters.location, kind: 'dead-letters' };
   }
+  const ordered = [...tables].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (deadLetters !== undefined) ordered.push([`${load.name}_dead_letters`, deadLetters]);
   const found: IcebergTableFound[] = [];
-  for (const [topic, entry] of [...tables].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) {
+  for (const [topic, entry] of ordered) {
     const loaded = await loadTable({ warehouse, dir: entry.dir, location: entry.location });
     if (loaded === undefined) continue;
     found.push({
       topic,
+      kind: entry.kind,
       location: loaded.metadata.location,
       version: loaded.version,
       snapshots: loaded.metadata.snapshots?.length ?? 0,
@@ -73,7 +81,7 @@ const identifier = (name: string): string => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(na
 export function formatIcebergRegistration(load: LoadDefinition, tables: readonly IcebergTableFound[]): string {
   const lines = [`-- Iceberg tables of load ${load.name} (${load.file}): format version 2, partitioned by hour(_event_time); one per topic`];
   if (tables.length === 0) return `${lines[0]}\n-- none yet: the load has published no commit with data\n`;
-  const first = tables[0]!;
+  const first = tables.find((table) => table.kind === 'data') ?? tables[0]!;
   const rootFolders = load.warehouse.root.split('/').filter((part) => part !== '');
   // A table is at <warehouse>/<root folders>/<topic>: the catalog's warehouse is what comes before.
   const tableParent = first.location.slice(0, -(first.topic.length + 1));
@@ -84,7 +92,7 @@ export function formatIcebergRegistration(load: LoadDefinition, tables: readonly
   lines.push('--   --conf spark.sql.catalog.tributary.type=hadoop');
   lines.push(`--   --conf spark.sql.catalog.tributary.warehouse=${warehouseUri}`);
   for (const table of tables) {
-    const name = namespace === '' ? undefined : `tributary.${namespace}.${identifier(table.topic)}`;
+    const name = namespace === '' || table.kind === 'dead-letters' ? undefined : `tributary.${namespace}.${identifier(table.topic)}`;
     lines.push(name === undefined ? `--   spark.read.format("iceberg").load(${JSON.stringify(table.location)})` : `SELECT count(*) FROM ${name};   -- or spark.read.format("iceberg").load(${JSON.stringify(table.location)})`);
   }
   lines.push('', '-- Trino (iceberg.register-table-procedure.enabled=true in the catalog):');
@@ -94,6 +102,6 @@ export function formatIcebergRegistration(load: LoadDefinition, tables: readonly
     );
   }
   lines.push('', '-- Each table (Java: HadoopTables.load(location); DuckDB: iceberg_scan(location)):');
-  for (const table of tables) lines.push(`--   ${table.topic}: ${table.location}  (v${table.version}, ${table.snapshots} snapshot${table.snapshots === 1 ? '' : 's'}, ${table.records} records)`);
+  for (const table of tables) lines.push(`--   ${table.kind === 'dead-letters' ? `${table.topic} (records set aside, with their reasons)` : table.topic}: ${table.location}  (v${table.version}, ${table.snapshots} snapshot${table.snapshots === 1 ? '' : 's'}, ${table.records} records)`);
   return `${lines.join('\n')}\n`;
 }

@@ -19,6 +19,9 @@
  * their ids, new ones get ids above the last, and Java reads every record in the newest schema,
  * with nulls where a version lacked a field. A fourth version that Avro accepts but Iceberg cannot
  * follow (long → double) fails the run with ETL_ICEBERG_SCHEMA_CHANGED, the table unchanged.
+ *
+ * Records a run sets aside (not framed, unknown schema id, null value) land in the load's
+ * dead-letter table with their raw bytes, offsets, codes and reasons, and `etl ddl` names it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AvroSerializer } from '../../../src/registry/serde/serializer.js';
@@ -316,6 +319,38 @@ describe('format: iceberg schema evolution', () => {
       expect(messagesOf(refused)).toContain('field memberId is long in the table and double in the records now written');
       const after = await readIcebergTable(location, { runDir: services().runDir });
       expect([after.currentSnapshotId, after.records.length, after.schemas.length]).toEqual([third.currentSnapshotId, 15, 3]);
+    },
+    SLOW,
+  );
+});
+
+describe('format: iceberg dead letters', () => {
+  it(
+    'puts the records a run sets aside into the load\'s dead-letter table: raw bytes, offset, code and reason',
+    async () => {
+      const name = 'iceberg-dead-letters';
+      const topic = `t-${name}`;
+      const warehouse = makeWarehouse('local folder', env, name);
+      cleanups.push(() => warehouse.cleanup());
+      await createTopic(env.broker.bootstrap, topic, 1);
+      await registerPageViews(env.registryClient, topic);
+      const loadFile = await writeLoadFile(env, { name, topic, warehouse, format: 'iceberg', codec: 'zstd', quarantineMax: 10 });
+      const good = await producePageViews(env, topic, { count: 12, partitions: 1, hours: 2 });
+      const garbage = [Buffer.from('not avro at all'), Buffer.from([0, 0, 0, 0, 99, 1, 2]), null];
+      const offsets = await produceRaw(env, topic, 0, garbage);
+      const result = await runEtl(['run', '--load', loadFile, '--no-progress']);
+      expect(result.status, messagesOf(result)).toBe(0);
+
+      const data = await readIcebergTable(warehouse.warehouse.describe(`${warehouse.root}/${topic}`), { runDir: services().runDir });
+      expect(data.records).toHaveLength(good.length);
+      const letters = await readIcebergTable(warehouse.warehouse.describe(`${warehouse.root}/_etl/${name}/dead-letters`), { runDir: services().runDir });
+      const rows = [...letters.records].sort((a, b) => positionOf(a).localeCompare(positionOf(b), 'en', { numeric: true }));
+      expect(rows.map((row) => [(row['_kafka'] as { offset: number }).offset, row['value']])).toEqual(offsets.map((offset, index) => [offset, garbage[index] === null ? null : garbage[index]!.toString('base64')]));
+      expect(rows.map((row) => row['code'])).toEqual(['SERDE_NOT_FRAMED', 'REGISTRY_SCHEMA_NOT_FOUND', 'ETL_NULL_VALUE']);
+      expect(rows.every((row) => typeof row['reason'] === 'string' && (row['reason'] as string).length > 10)).toBe(true);
+      expect(letters.snapshots.map((snapshot) => snapshot.summary['tributary.commit-id'])).toEqual([`${name}/1`]);
+      const ddl = await runEtl(['ddl', '--load', loadFile]);
+      expect(ddl.stdout).toContain(`${name}_dead_letters (records set aside, with their reasons): ${letters.location}`);
     },
     SLOW,
   );
