@@ -347,7 +347,7 @@ describe('format: iceberg dead letters', () => {
       const rows = [...letters.records].sort((a, b) => positionOf(a).localeCompare(positionOf(b), 'en', { numeric: true }));
       expect(rows.map((row) => [(row['_kafka'] as { offset: number }).offset, row['value']])).toEqual(offsets.map((offset, index) => [offset, garbage[index] === null ? null : garbage[index]!.toString('base64')]));
       expect(rows.map((row) => row['code'])).toEqual(['SERDE_NOT_FRAMED', 'REGISTRY_SCHEMA_NOT_FOUND', 'ETL_NULL_VALUE']);
-      expect(rows.every((row) => typeof row['reason'] === 'string' && (row['reason'] as string).length > 10)).toBe(true);
+      expect(rows.every((row) => typeof row['reason'] === 'string' && (row['reason']).length > 10)).toBe(true);
       expect(letters.snapshots.map((snapshot) => snapshot.summary['tributary.commit-id'])).toEqual([`${name}/1`]);
       const ddl = await runEtl(['ddl', '--load', loadFile]);
       expect(ddl.stdout).toContain(`${name}_dead_letters (records set aside, with their reasons): ${letters.location}`);
