@@ -314,9 +314,10 @@ export class ParquetStreamWriter {
   }
 }
 
-/** Order of two statistics values of one column as the column writer compares them (numbers, BigInts, strings, booleans, bytes). */
+/** Order of two statistics values of one column: numbers, BigInts and booleans as JavaScript orders them, strings and bytes by their (UTF-8) bytes, as Parquet does. */
 function lessThan(a: unknown, b: unknown): boolean {
   if (a instanceof Uint8Array && b instanceof Uint8Array) return Buffer.compare(a, b) < 0;
+  if (typeof a === 'string' && typeof b === 'string') return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8')) < 0;
   return (a as number) < (b as number);
 }
 

@@ -8,7 +8,7 @@
 import type { Type } from 'avsc';
 import { gzipSync } from 'node:zlib';
 import { createRequire } from 'node:module';
-import type { ColumnChunk, CompressionCodec, RowGroup } from 'hyparquet';
+import type { ColumnChunk, CompressionCodec, RowGroup, SchemaElement } from 'hyparquet';
 import { ByteWriter } from 'hyparquet-writer';
 import { writeColumn } from 'hyparquet-writer/src/column.js';
 import type { ColumnEncoder, PageIndexes } from 'hyparquet-writer/src/types.js';
@@ -63,6 +63,30 @@ class OffsetByteWriter extends ByteWriter {
   }
 }
 
+const isStringColumn = (element: SchemaElement): boolean => element.type === 'BYTE_ARRAY' && (element.logical_type?.type === 'STRING' || element.converted_type === 'UTF8');
+const SURROGATE = /[\uD800-\uDFFF]/;
+const HIGH_BMP = /[\uE000-\uFFFF]/;
+
+/**
+ * Whether a string column holds values whose order the column writer could get wrong: it
+ * compares strings as JavaScript does, by UTF-16 units, while Parquet orders BYTE_ARRAY min/max by
+ * unsigned bytes (UTF-8). The two orders part only between a character beyond the BMP (a surrogate
+ * pair in UTF-16) and one from U+E000 to U+FFFF, so only a chunk holding both kinds is written
+ * without statistics: a wrong max would let engines skip a row group holding a matching row,
+ * while a missing one only costs pruning.
+ */
+function anyOrderedApart(values: readonly unknown[]): boolean {
+  let surrogate = false;
+  let high = false;
+  for (const value of values) {
+    if (typeof value !== 'string') continue;
+    surrogate ||= SURROGATE.test(value);
+    high ||= HIGH_BMP.test(value);
+    if (surrogate && high) return true;
+  }
+  return false;
+}
+
 export function encodeRowGroup(input: RowGroupInput): EncodedRowGroup {
   const { plan, type, rows } = input;
   const columns = plan.newColumns();
@@ -86,17 +110,18 @@ export function encodeRowGroup(input: RowGroupInput): EncodedRowGroup {
   plan.leaves.forEach((leaf, leafIndex) => {
     const column = columns[leafIndex]!;
     columns[leafIndex] = { values: [], definitionLevels: [], repetitionLevels: [] }; // let it go once written
+    const statistics = leaf.statistics && !(isStringColumn(leaf.writeElement) && anyOrderedApart(column.values));
     const encoder: ColumnEncoder = {
       columnName: leaf.name,
       element: leaf.writeElement,
       schemaPath: [...leaf.schemaPath.slice(0, -1), leaf.writeElement],
       codec: input.codec,
       compressors: COMPRESSORS,
-      stats: leaf.statistics,
+      stats: statistics,
       statisticsTruncateLength: Number.POSITIVE_INFINITY,
       pageSize: PAGE_BYTES,
       dictionarySize: DICTIONARY_BYTES,
-      columnIndex: leaf.statistics,
+      columnIndex: statistics,
       offsetIndex: true,
     };
     const written = writeColumn({

@@ -10,10 +10,10 @@
  *
  * Bounds are only written where they are certainly right, since a wrong bound makes engines skip
  * rows while a missing one only costs pruning: not for columns inside lists or maps (Iceberg
- * keeps none there, and no counts either: only their sizes), not for decimals, UUIDs, binary and fixed (no bound, or an order we have
- * not checked against Iceberg's), and not for a string bound holding a UTF-16 unit at or above
- * U+D800 (the column writer compares strings by UTF-16 units, which differ from UTF-8 byte order
- * exactly there). Counts are written for every column outside lists and maps.
+ * keeps none there, and no counts either: only their sizes), not for decimals, UUIDs, binary and
+ * fixed (no bound, or an order we have not checked against Iceberg's), and not for a column whose
+ * Parquet statistics were left out (parquet-row-group.ts leaves them out of a string chunk where
+ * UTF-16 and UTF-8 order could part). Counts are written for every column outside lists and maps.
  */
 import type { SchemaElement } from 'hyparquet';
 import type { ParquetColumnStatistics, ParquetFileStatistics } from '../files/parquet-file.js';
@@ -85,7 +85,7 @@ function boundsOf(column: ParquetColumnStatistics): { lower: Buffer; upper: Buff
       return { lower, upper };
     }
     case 'string': {
-      if (typeof min !== 'string' || typeof max !== 'string' || beyondBmpOrder(min) || beyondBmpOrder(max)) return undefined;
+      if (typeof min !== 'string' || typeof max !== 'string') return undefined;
       return { lower: Buffer.from(truncateLower(min), 'utf8'), upper: truncateUpper(max) };
     }
     case 'none':
@@ -132,12 +132,6 @@ function int64(value: bigint): Buffer {
   const bytes = Buffer.alloc(8);
   bytes.writeBigInt64LE(value);
   return bytes;
-}
-
-/** Whether a string holds a UTF-16 unit where UTF-16 order and UTF-8 order part (surrogates and U+E000 up). */
-function beyondBmpOrder(text: string): boolean {
-  for (let index = 0; index < text.length; index += 1) if (text.charCodeAt(index) >= 0xd800) return true;
-  return false;
 }
 
 function truncateLower(text: string): string {

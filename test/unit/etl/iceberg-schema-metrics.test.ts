@@ -122,8 +122,8 @@ describe('column metrics of a data file', () => {
   });
   const rowType = tableRowType(recordType);
 
-  async function metricsOf(records: Record<string, unknown>[]): Promise<ReturnType<typeof icebergMetrics>> {
-    const writer = new ParquetStreamWriter(rowType, { compression: 'UNCOMPRESSED' }, () => undefined);
+  async function metricsOf(records: Record<string, unknown>[], rowGroupBytes?: number): Promise<ReturnType<typeof icebergMetrics>> {
+    const writer = new ParquetStreamWriter(rowType, { compression: 'UNCOMPRESSED', rowGroupBytes }, () => undefined);
     for (const [index, record] of records.entries()) {
       await writer.append(tableRow(record, { topic: 't', partition: 0, offset: 100 + index, timestamp: 1_000, eventTimeMs: 7_200_000 + index }));
     }
@@ -191,7 +191,16 @@ describe('column metrics of a data file', () => {
     expect(Buffer.from(metrics.upperBounds[id('s')] ?? '', 'hex').toString()).toBe('abcdefghijklmnoq');
   });
 
-  it('leaves out string bounds where UTF-16 and UTF-8 order part (U+E000 and up, surrogate pairs)', async () => {
+  it('keeps bounds of a column beyond the BMP alone (emoji), ordered by UTF-8 bytes', async () => {
+    const metrics = await metricsOf([
+      { n: 1, l: 1, at: 1, s: 'a', d: 0, tags: [], high: '\u{1f600}', price: price(1) },
+      { n: 1, l: 1, at: 1, s: 'a', d: 0, tags: [], high: 'z', price: price(1) },
+    ]);
+    expect(Buffer.from(metrics.lowerBounds[id('high')] ?? '', 'hex').toString()).toBe('z');
+    expect(Buffer.from(metrics.upperBounds[id('high')] ?? '', 'hex').toString()).toBe('\u{1f600}');
+  });
+
+  it('leaves out string bounds where UTF-16 and UTF-8 order part (U+E000 and up beside surrogate pairs)', async () => {
     // JavaScript orders U+FFFD above U+1F600 (by UTF-16 units); Iceberg orders by UTF-8 bytes, the other way.
     const metrics = await metricsOf([
       { n: 1, l: 1, at: 1, s: 'a', d: 0, tags: [], high: '\u{fffd}', price: price(1) },
@@ -200,5 +209,18 @@ describe('column metrics of a data file', () => {
     expect(metrics.lowerBounds[id('high')]).toBeUndefined();
     expect(metrics.upperBounds[id('high')]).toBeUndefined();
     expect(metrics.lowerBounds[id('s')]).toBe(Buffer.from('a').toString('hex'));
+  });
+
+  it('bounds a file by UTF-8 order when its row groups each hold one kind (one group per row here)', async () => {
+    const metrics = await metricsOf(
+      [
+        { n: 1, l: 1, at: 1, s: 'a', d: 0, tags: [], high: '\u{1f600}', price: price(1) },
+        { n: 1, l: 1, at: 1, s: 'a', d: 0, tags: [], high: '\u{fffd}', price: price(1) },
+      ],
+      1,
+    );
+    expect(metrics.splitOffsets).toHaveLength(2);
+    expect(Buffer.from(metrics.lowerBounds[id('high')] ?? '', 'hex').toString()).toBe('\u{fffd}');
+    expect(Buffer.from(metrics.upperBounds[id('high')] ?? '', 'hex').toString()).toBe('\u{1f600}');
   });
 });
