@@ -12,7 +12,7 @@ import type { BrokerStartOptions } from './commands/broker.js';
 import type { ConsumeOptions } from './commands/consume.js';
 import type { DashboardCommandOptions } from './commands/dashboard.js';
 import type { DemoCommandOptions } from './commands/demo.js';
-import type { EtlDdlOptions, EtlPlanOptions, EtlReplayOptions, EtlRollbackOptions, EtlRunOptions, EtlStatusOptions } from './commands/etl.js';
+import type { EtlDdlOptions, EtlExpireOptions, EtlPlanOptions, EtlReplayOptions, EtlRollbackOptions, EtlRunOptions, EtlStatusOptions } from './commands/etl.js';
 import type { GroupsConnection, ResetOptions } from './commands/groups.js';
 import type { MirrorStartOptions } from './commands/mirror.js';
 import type { ProduceOptions } from './commands/produce.js';
@@ -350,6 +350,15 @@ export function buildProgram(io: CommandIo): Command {
     .description('print HiveQL for the load: a CREATE EXTERNAL TABLE per topic and an ADD PARTITION per committed hour (hive section and layout of the load file); for format iceberg, how Spark, Trino, Java and DuckDB find its tables')
     .requiredOption('--load <file>', 'the load file (YAML)')
     .action(async (options: EtlDdlOptions) => (await import('./commands/etl.js')).etlDdl(io, options));
+  etl
+    .command('expire')
+    .description('format iceberg: expire the snapshots of the load\'s tables older than --older-than (keeping the newest --retain-last of main\'s history), then delete the files only they reached')
+    .requiredOption('--load <file>', 'the load file (YAML)')
+    .option('--older-than <duration>', 'snapshots committed longer ago than this may expire: 90m, 12h, 5d (default 5d, Iceberg\'s history.expire.max-snapshot-age-ms)')
+    .option('--retain-last <n>', 'the newest snapshots of main\'s history always kept (default 1)')
+    .option('--zookeeper <connect>', 'HOST:PORT[/chroot] for the lease shared with runs; without it the lease is in-process only')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (default info)')
+    .action(async (options: EtlExpireOptions) => (await import('./commands/etl.js')).etlExpire(io, options));
   etl
     .command('replay')
     .description(

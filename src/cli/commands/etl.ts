@@ -77,6 +77,15 @@ export interface EtlRollbackOptions {
   readonly logLevel?: string;
 }
 
+export interface EtlExpireOptions {
+  readonly load: string;
+  /** A duration (5d, 12h): snapshots committed longer ago may expire. */
+  readonly olderThan?: string;
+  readonly retainLast?: string;
+  readonly zookeeper?: string;
+  readonly logLevel?: string;
+}
+
 export interface EtlPlanOptions {
   readonly load: string;
   readonly acceptGap?: boolean;
@@ -345,6 +354,41 @@ export async function etlRollback(io: CommandIo, options: EtlRollbackOptions, en
   } finally {
     await store.close();
   }
+}
+
+/**
+ * `etl expire`: snapshot expiry of an Iceberg load's tables (iceberg/table-expiry.ts), under the
+ * load's lease so no run of the load commits meanwhile.
+ */
+export async function etlExpire(io: CommandIo, options: EtlExpireOptions): Promise<void> {
+  const { expireSnapshots } = await import('../../etl/iceberg/table-expiry.js');
+  const { findIcebergTables } = await import('../../etl/tables/iceberg-registration.js');
+  const { acquireLease } = await import('../../etl/load/lease.js');
+  const logger = createLogger({ name: 'etl', level: logLevel(options.logLevel) });
+  const load = await readLoadFile(options.load);
+  if (load.iceberg === undefined) throw new TributaryError({ code: 'CONFIG_INVALID', message: `load ${load.name} writes ${load.format} files, not Iceberg tables: etl expire has no snapshots to expire`, details: { load: load.name } });
+  const olderThanMs = parseDurationFlag('--older-than', options.olderThan ?? '5d');
+  const retainLast = options.retainLast === undefined ? 1 : Number(options.retainLast);
+  if (!Number.isSafeInteger(retainLast) || retainLast < 1) throw invalidFlag('--retain-last', options.retainLast ?? '', 'must be a whole number of snapshots, at least 1');
+  const warehouse = openLoadWarehouse(load, logger);
+  const { store, numberRuns } = await openStore(options.zookeeper, logger);
+  const lease = await acquireLease(store, load.name, { attempt: `expire${Date.now().toString(36)}`, numberRuns });
+  try {
+    for (const table of await findIcebergTables(load, warehouse)) {
+      const report = await expireSnapshots({ warehouse, dir: table.dir, location: table.location }, { olderThanMs: Date.now() - olderThanMs, retainLast });
+      io.writeOut(`${table.topic}: ${report.expired.length} snapshot${report.expired.length === 1 ? '' : 's'} expired, ${report.kept} kept, ${report.deletedFiles} files deleted${report.version === undefined ? '' : ` (metadata v${report.version})`}; ${table.location}\n`);
+    }
+  } finally {
+    await lease.release();
+    await store.close();
+  }
+}
+
+function parseDurationFlag(flag: string, text: string): number {
+  const match = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
+  const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
+  if (match === null) throw invalidFlag(flag, text, 'must be a whole number and a unit, e.g. 90m, 12h, 5d (units ms, s, m, h, d)');
+  return Number(match[1]) * (units[match[2] ?? ''] ?? 0);
 }
 
 /** --hour H (the hour [H, H+1h)) or --from/--to, not both. */

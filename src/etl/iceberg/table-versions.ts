@@ -7,7 +7,7 @@
 import { randomUUID } from 'node:crypto';
 import { hasWarehouseCode } from '../warehouse/errors.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
-import { parseIcebergJson } from './iceberg-json.js';
+import { parseIcebergJson, stringifyIcebergJson } from './iceberg-json.js';
 import { checkedTableMetadata, type TableMetadata } from './table-metadata.js';
 
 const HINT = 'version-hint.text';
@@ -88,4 +88,23 @@ export async function writeHint(table: IcebergTable, version: number): Promise<v
   } catch {
     // Readers probe past a stale hint (Java) or see the previous version (DuckDB) until the next commit rewrites it.
   }
+}
+
+/**
+ * Makes `metadata` version `loaded.version + 1`: written under a temporary name, then renamed to
+ * `v<N+1>.metadata.json`, a rename that refuses an existing target. Answers false (and removes the
+ * temporary file) when another writer made that version first; then the hint.
+ */
+export async function publishVersion(table: IcebergTable, loaded: LoadedTable, metadata: TableMetadata): Promise<boolean> {
+  const temp = `${metadataDir(table)}/.${randomUUID()}.metadata.json.tmp`;
+  await table.warehouse.create(temp, Buffer.from(stringifyIcebergJson(metadata), 'utf8'));
+  try {
+    await table.warehouse.rename(temp, versionPath(table, loaded.version + 1));
+  } catch (error) {
+    await table.warehouse.delete(temp).catch(() => false);
+    if (hasWarehouseCode(error, 'WAREHOUSE_FILE_EXISTS')) return false;
+    throw error;
+  }
+  await writeHint(table, loaded.version + 1);
+  return true;
 }

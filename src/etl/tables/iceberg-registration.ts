@@ -21,6 +21,8 @@ export interface IcebergTableFound {
   /** The topic, or the dead-letter table's name `<load>_dead_letters`. */
   readonly topic: string;
   readonly kind: 'data' | 'dead-letters';
+  /** The table's folder in the warehouse. */
+  readonly dir: string;
   readonly location: string;
   readonly version: number;
   readonly snapshots: number;
@@ -49,6 +51,7 @@ export async function findIcebergTables(load: LoadDefinition, warehouse: Warehou
     found.push({
       topic,
       kind: entry.kind,
+      dir: entry.dir,
       location: loaded.metadata.location,
       version: loaded.version,
       snapshots: loaded.metadata.snapshots?.length ?? 0,

@@ -12,7 +12,8 @@
  * first run's records only; a run with nothing new makes no snapshot; `etl ddl` prints Spark's
  * catalog settings and Trino's register_table for the table; `etl replay` of one hour makes one
  * overwrite snapshot replacing exactly that hour's files with the same records, and `etl rollback`
- * moves main back to the snapshot before it.
+ * moves main back to the snapshot before it; `etl expire` then drops every other snapshot and the
+ * files only they reached (the replay's), the table still whole, and the next run appends.
  *
  * Schema evolution across three registry versions of a subject (a top-level field added, then a
  * field added inside a nested record): each run evolves the table's schema, existing columns keep
@@ -225,6 +226,22 @@ describe.each<WarehouseKind>(['local folder', 'HDFS'])('format: iceberg on %s', 
       expect(rolledBack.snapshots).toHaveLength(3);
       expect(rolledBack.files.map((file) => file.path).sort()).toEqual(dump.files.map((file) => file.path).sort());
       expect(rolledBack.records).toHaveLength(produced.length);
+
+      // Expiry: everything but main's newest snapshot goes (the first commit, and the rolled-back replay),
+      // with the files only they reached; the table still reads every record, and loads go on.
+      const expire = await runEtl(['expire', '--load', loadFile, '--older-than', '0ms', '--retain-last', '1']);
+      expect(expire.status, messagesOf(expire)).toBe(0);
+      expect(expire.stdout).toContain(`${topic}: 2 snapshots expired, 1 kept`);
+      const expired = await readIcebergTable(location, { runDir: services().runDir });
+      expect(expired.snapshots.map((snapshot) => snapshot.snapshotId)).toEqual([dump.currentSnapshotId]);
+      expect(expired.records.map(positionOf).sort()).toEqual(produced.map((record) => `${record.partition}/${record.offset}`).sort());
+      const hourFolder = await warehouse.warehouse.list(`${warehouse.root}/${topic}/data/_event_time_hour=${hourIso.slice(0, 13).replace('T', '-')}`);
+      expect(hourFolder.filter((entry) => entry.name.includes('.replay-'))).toEqual([]);
+      expect(hourFolder.length).toBe(rebuilt.length);
+      const third = await producePageViews(env, topic, { count: 30, partitions: PARTITIONS, hours: 4, firstId: produced.length });
+      const afterExpiry = await runEtl(['run', '--load', loadFile, '--no-progress']);
+      expect(afterExpiry.status, messagesOf(afterExpiry)).toBe(0);
+      expect((await readIcebergTable(location, { runDir: services().runDir })).records).toHaveLength(produced.length + third.length);
 
     },
     SLOW,

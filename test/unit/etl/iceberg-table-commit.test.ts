@@ -3,7 +3,7 @@
  * versions, hint, snapshot chain, manifests with field ids, a commit id made at most once, racing
  * writers each landing once, and a stale hint probed past.
  */
-import { mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, readdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -11,7 +11,8 @@ import { parseDataFileSchema } from '../../../src/etl/files/data-files.js';
 import { parseIcebergJson, stringifyIcebergJson } from '../../../src/etl/iceberg/iceberg-json.js';
 import { HOUR_PARTITION_FIELDS, hourSpecOf, rowSchemaOf } from '../../../src/etl/iceberg/load-tables.js';
 import { decodeManifest, decodeManifestList, readManifestContainer } from '../../../src/etl/iceberg/manifest-avro.js';
-import { appendSnapshot, loadTable, type AppendCommit, type IcebergTable } from '../../../src/etl/iceberg/table-commit.js';
+import { appendSnapshot, loadTable, setMain, type AppendCommit, type IcebergTable } from '../../../src/etl/iceberg/table-commit.js';
+import { expireSnapshots } from '../../../src/etl/iceberg/table-expiry.js';
 import { mainAncestry } from '../../../src/etl/iceberg/table-metadata.js';
 import { evolveSchema } from '../../../src/etl/iceberg/schema-evolution.js';
 import { openWarehouse } from '../../../src/etl/warehouse/open-warehouse.js';
@@ -154,6 +155,29 @@ describe('appending snapshots to a file-system table', () => {
       [0, 1n, 1n, false, 'load-1-1.parquet'],
     ]);
     expect(list[1]?.min_sequence_number).toBe(1n);
+  });
+
+  it('expires old snapshots and deletes only what no kept snapshot reaches', async () => {
+    const first = await appendSnapshot(table, commit('load/1', 2));
+    const second = await appendSnapshot(table, commit('load/2', 1));
+    const replay = await appendSnapshot(table, { ...commit('replay/1', 1), remove: (file) => file.path.endsWith('load-1-0.parquet') });
+    await setMain(table, second.snapshotId, replay.snapshotId);
+    // Data files exist for the whole story, so deletions can be seen.
+    const dataFolder = join(folder, 'db', 'events', 'data', '_event_time_hour=2026-08-21-10');
+    await mkdir(dataFolder, { recursive: true });
+    for (const name of ['load-1-0', 'load-1-1', 'load-2-0', 'replay-1-0']) await writeFile(join(dataFolder, `${name}.parquet`), 'x');
+    const report = await expireSnapshots(table, { olderThanMs: Number.MAX_SAFE_INTEGER, retainLast: 1 });
+    expect(report.expired.sort()).toEqual([String(first.snapshotId), String(replay.snapshotId)].sort());
+    expect(report.kept).toBe(1);
+    const metadata = (await loadTable(table))!.metadata;
+    expect(metadata.snapshots?.map((snapshot) => snapshot['snapshot-id'])).toEqual([second.snapshotId]);
+    expect(metadata['snapshot-log']?.map((entry) => entry['snapshot-id'])).toEqual([second.snapshotId]);
+    // The replay's file went; the files the kept snapshot reads stayed.
+    expect((await readdir(dataFolder)).sort()).toEqual(['load-1-0.parquet', 'load-1-1.parquet', 'load-2-0.parquet']);
+    // Every manifest list and manifest the kept snapshot names is still there.
+    const list = decodeManifestList(await readFile(join(metadataFolder(), metadata.snapshots![0]!['manifest-list'].split('/').at(-1)!)));
+    for (const row of list) await readFile(join(metadataFolder(), row.manifest_path.split('/').at(-1)!));
+    expect((await readdir(metadataFolder())).filter((name) => name.startsWith('snap-'))).toHaveLength(1);
   });
 
   it('refuses to build on a table whose main lost a snapshot of the load (rolled back by another tool)', async () => {
