@@ -167,7 +167,7 @@ describe('appending snapshots to a file-system table', () => {
     await mkdir(dataFolder, { recursive: true });
     for (const name of ['load-1-0', 'load-1-1', 'load-2-0', 'replay-1-0']) await writeFile(join(dataFolder, `${name}.parquet`), 'x');
     const report = await expireSnapshots(table, { olderThanMs: Number.MAX_SAFE_INTEGER, retainLast: 1 });
-    expect(report.expired.sort()).toEqual([String(first.snapshotId), String(replay.snapshotId)].sort());
+    expect([...report.expired].sort()).toEqual([String(first.snapshotId), String(replay.snapshotId)].sort());
     expect(report.kept).toBe(1);
     const metadata = (await loadTable(table))!.metadata;
     expect(metadata.snapshots?.map((snapshot) => snapshot['snapshot-id'])).toEqual([second.snapshotId]);
