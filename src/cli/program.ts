@@ -12,7 +12,7 @@ import type { BrokerStartOptions } from './commands/broker.js';
 import type { ConsumeOptions } from './commands/consume.js';
 import type { DashboardCommandOptions } from './commands/dashboard.js';
 import type { DemoCommandOptions } from './commands/demo.js';
-import type { EtlDdlOptions, EtlExpireOptions, EtlPlanOptions, EtlReplayOptions, EtlRollbackOptions, EtlRunOptions, EtlStatusOptions } from './commands/etl.js';
+import type { EtlDdlOptions, EtlExpireOptions, EtlOrphansOptions, EtlPlanOptions, EtlReplayOptions, EtlRollbackOptions, EtlRunOptions, EtlStatusOptions } from './commands/etl.js';
 import type { GroupsConnection, ResetOptions } from './commands/groups.js';
 import type { MirrorStartOptions } from './commands/mirror.js';
 import type { ProduceOptions } from './commands/produce.js';
@@ -359,6 +359,15 @@ export function buildProgram(io: CommandIo): Command {
     .option('--zookeeper <connect>', 'HOST:PORT[/chroot] for the lease shared with runs; without it the lease is in-process only')
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (default info)')
     .action(async (options: EtlExpireOptions) => (await import('./commands/etl.js')).etlExpire(io, options));
+  etl
+    .command('orphans')
+    .description('format iceberg: delete files under the load\'s tables that no snapshot reaches (lost commit races, killed replays), older than --older-than')
+    .requiredOption('--load <file>', 'the load file (YAML)')
+    .option('--older-than <duration>', 'only files older than this: 90m, 12h, 3d (default 3d, as Spark\'s remove_orphan_files)')
+    .option('--dry-run', 'list the orphans, delete nothing')
+    .option('--zookeeper <connect>', 'HOST:PORT[/chroot] for the lease shared with runs; without it the lease is in-process only')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (default info)')
+    .action(async (options: EtlOrphansOptions) => (await import('./commands/etl.js')).etlOrphans(io, options));
   etl
     .command('replay')
     .description(

@@ -384,6 +384,44 @@ export async function etlExpire(io: CommandIo, options: EtlExpireOptions): Promi
   }
 }
 
+export interface EtlOrphansOptions {
+  readonly load: string;
+  readonly olderThan?: string;
+  readonly dryRun?: boolean;
+  readonly zookeeper?: string;
+  readonly logLevel?: string;
+}
+
+/**
+ * `etl orphans`: deletes files under an Iceberg load's tables that no snapshot reaches
+ * (iceberg/table-orphans.ts), under the load's lease, after rolling claimed commits forward so
+ * none of their files waits unreferenced.
+ */
+export async function etlOrphans(io: CommandIo, options: EtlOrphansOptions): Promise<void> {
+  const { removeOrphans } = await import('../../etl/iceberg/table-orphans.js');
+  const { findIcebergTables } = await import('../../etl/tables/iceberg-registration.js');
+  const { acquireLease } = await import('../../etl/load/lease.js');
+  const { recoverCommits } = await import('../../etl/load/commit.js');
+  const logger = createLogger({ name: 'etl', level: logLevel(options.logLevel) });
+  const load = await readLoadFile(options.load);
+  if (load.iceberg === undefined) throw new TributaryError({ code: 'CONFIG_INVALID', message: `load ${load.name} writes ${load.format} files, not Iceberg tables: etl orphans applies to format iceberg`, details: { load: load.name } });
+  const olderThanMs = parseDurationFlag('--older-than', options.olderThan ?? '3d');
+  const warehouse = openLoadWarehouse(load, logger);
+  const { store, numberRuns } = await openStore(options.zookeeper, logger);
+  const attempt = `orphans${Date.now().toString(36)}`;
+  const lease = await acquireLease(store, load.name, { attempt, numberRuns });
+  try {
+    await recoverCommits({ warehouse, root: load.warehouse.root, load: load.name, attempt, logger: logger.child({ load: load.name }) });
+    for (const table of await findIcebergTables(load, warehouse)) {
+      const report = await removeOrphans({ warehouse, dir: table.dir, location: table.location }, { olderThanMs: Date.now() - olderThanMs, dryRun: options.dryRun === true });
+      io.writeOut(`${table.topic}: ${report.orphans.length} orphan file${report.orphans.length === 1 ? '' : 's'}${options.dryRun === true ? ' (dry run: none deleted)' : `, ${report.deleted} deleted`}${report.orphans.map((path) => `\n  ${path}`).join('')}\n`);
+    }
+  } finally {
+    await lease.release();
+    await store.close();
+  }
+}
+
 function parseDurationFlag(flag: string, text: string): number {
   const match = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
   const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };

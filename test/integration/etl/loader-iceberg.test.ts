@@ -13,7 +13,8 @@
  * catalog settings and Trino's register_table for the table; `etl replay` of one hour makes one
  * overwrite snapshot replacing exactly that hour's files with the same records, and `etl rollback`
  * moves main back to the snapshot before it; `etl expire` then drops every other snapshot and the
- * files only they reached (the replay's), the table still whole, and the next run appends.
+ * files only they reached (the replay's), the table still whole, and the next run appends; `etl
+ * orphans` deletes files no snapshot reaches and nothing else.
  *
  * Schema evolution across three registry versions of a subject (a top-level field added, then a
  * field added inside a nested record): each run evolves the table's schema, existing columns keep
@@ -241,6 +242,20 @@ describe.each<WarehouseKind>(['local folder', 'HDFS'])('format: iceberg on %s', 
       const third = await producePageViews(env, topic, { count: 30, partitions: PARTITIONS, hours: 4, firstId: produced.length });
       const afterExpiry = await runEtl(['run', '--load', loadFile, '--no-progress']);
       expect(afterExpiry.status, messagesOf(afterExpiry)).toBe(0);
+      expect((await readIcebergTable(location, { runDir: services().runDir })).records).toHaveLength(produced.length + third.length);
+
+      // Orphans: files no snapshot reaches (a killed replay's, a lost race's manifest) go; nothing referenced does.
+      const strayData = `${warehouse.root}/${topic}/data/_event_time_hour=${hourIso.slice(0, 13).replace('T', '-')}/stray.replay-dead.parquet`;
+      const strayManifest = `${warehouse.root}/${topic}/metadata/00000000-dead-m0.avro`;
+      await warehouse.warehouse.create(strayData, Buffer.from('left by a killed replay'));
+      await warehouse.warehouse.create(strayManifest, Buffer.from('left by a lost race'));
+      const dryRun = await runEtl(['orphans', '--load', loadFile, '--older-than', '0ms', '--dry-run']);
+      expect(dryRun.status, messagesOf(dryRun)).toBe(0);
+      expect(dryRun.stdout).toContain(`${topic}: 2 orphan files (dry run: none deleted)`);
+      const orphans = await runEtl(['orphans', '--load', loadFile, '--older-than', '0ms']);
+      expect(orphans.status, messagesOf(orphans)).toBe(0);
+      expect(orphans.stdout).toContain(`${topic}: 2 orphan files, 2 deleted`);
+      expect([await warehouse.warehouse.stat(strayData), await warehouse.warehouse.stat(strayManifest)]).toEqual([undefined, undefined]);
       expect((await readIcebergTable(location, { runDir: services().runDir })).records).toHaveLength(produced.length + third.length);
 
     },
