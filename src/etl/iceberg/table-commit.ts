@@ -41,7 +41,7 @@ import {
   type PartitionFieldSchema,
 } from './manifest-avro.js';
 import { removeFiles, type LiveFile } from './manifest-rewrite.js';
-import { loadTable, metadataDir, versionPath, writeHint, type IcebergTable, type LoadedTable } from './table-versions.js';
+import { loadTable, metadataDir, publishVersion, versionPath, writeHint, type IcebergTable, type LoadedTable } from './table-versions.js';
 import { currentSchema, currentSnapshot, defaultSpec, mainAncestry, newTableMetadata, withMain, withSnapshot, type PartitionSpec, type Snapshot, type TableMetadata } from './table-metadata.js';
 import { nameMappingOf, type IcebergSchema, type NameMapping } from './table-schema.js';
 import { evolveSchema } from './schema-evolution.js';
@@ -404,16 +404,10 @@ export async function setMain(table: IcebergTable, target: bigint, expected: big
     }
     const location = loaded.metadata.location.replace(/\/+$/, '');
     const metadata = withMain(loaded.metadata, target, `${location}/${relativeToTable(table, loaded.path)}`, nowMs());
-    const temp = `${metadataDir(table)}/.${randomUUID()}.metadata.json.tmp`;
-    await table.warehouse.create(temp, Buffer.from(stringifyIcebergJson(metadata), 'utf8'));
-    try {
-      await table.warehouse.rename(temp, versionPath(table, loaded.version + 1));
-    } catch (error) {
-      await table.warehouse.delete(temp).catch(() => false);
-      if (!hasWarehouseCode(error, 'WAREHOUSE_FILE_EXISTS') || attempt >= MAX_ATTEMPTS) throw error;
-      continue;
-    }
-    await writeHint(table, loaded.version + 1);
+    if (await publishVersion(table, loaded, metadata)) return loaded.version + 1;
+    if (attempt >= MAX_ATTEMPTS) throw etlError('ETL_ICEBERG_COMMIT_CONFLICT', `Iceberg table ${table.warehouse.describe(table.dir)}: the rollback lost the race for the next metadata version ${attempt} times; nothing was changed. Run again`, { retriable: true, details: { table: table.dir } });
+  }
+}
     return loaded.version + 1;
   }
 }
