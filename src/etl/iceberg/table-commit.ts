@@ -408,8 +408,5 @@ export async function setMain(table: IcebergTable, target: bigint, expected: big
     if (attempt >= MAX_ATTEMPTS) throw etlError('ETL_ICEBERG_COMMIT_CONFLICT', `Iceberg table ${table.warehouse.describe(table.dir)}: the rollback lost the race for the next metadata version ${attempt} times; nothing was changed. Run again`, { retriable: true, details: { table: table.dir } });
   }
 }
-    return loaded.version + 1;
-  }
-}
 
 export { loadTable, type IcebergTable, type LoadedTable } from './table-versions.js';
