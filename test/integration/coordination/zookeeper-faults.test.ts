@@ -32,7 +32,11 @@ describe('ZooKeeper faults', () => {
     expect(result.quorumMs, context).toHaveLength(2);
     expect(result.recoverMs, context).toHaveLength(3);
     expect(result.atRisk, context).toBeGreaterThan(100);
-    expect([result.lost, result.logDuplicates, result.groupMissing, result.staleDeliveries], context).toEqual([0, 0, 0, 0]);
+    expect([result.lost, result.logDuplicates, result.groupMissing], context).toEqual([0, 0, 0]);
+    // One record the member took from its stream just before SIGSTOP may be printed after SIGCONT
+    // (whether one was in flight depends on when the signal lands); more is split brain, which the
+    // scenario reports as a violation (checked above).
+    expect(result.staleDeliveries, context).toBeLessThanOrEqual(1);
     // The paused member's session expired (and it registered again under a new one).
     expect(result.sessionsExpired, context).toBeGreaterThanOrEqual(1);
   }, 120_000);

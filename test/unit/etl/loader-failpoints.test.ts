@@ -10,7 +10,7 @@ describe('failpoints', () => {
 
   it('refuse unknown names and counts below 1, listing the names', () => {
     for (const spec of ['after-lunch', 'after-rename:0', 'after-rename:x', '']) {
-      expect(() => parseFailpoint(spec)).toThrow(/is not <name>\[:<n>\] with n ≥ 1 and a name among after-stage, after-claim, after-rename, before-publish, after-publish/);
+      expect(() => parseFailpoint(spec)).toThrow(/is not <name>\[:<n>\] with n ≥ 1 and a name among after-stage, after-claim, after-rename, after-table-commit, before-publish, after-publish/);
     }
   });
 
