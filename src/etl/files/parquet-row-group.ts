@@ -64,6 +64,7 @@ class OffsetByteWriter extends ByteWriter {
 }
 
 const isStringColumn = (element: SchemaElement): boolean => element.type === 'BYTE_ARRAY' && (element.logical_type?.type === 'STRING' || element.converted_type === 'UTF8');
+const BEYOND_D7FF = /[\uD800-\uFFFF]/;
 const SURROGATE = /[\uD800-\uDFFF]/;
 const HIGH_BMP = /[\uE000-\uFFFF]/;
 
@@ -79,7 +80,8 @@ function anyOrderedApart(values: readonly unknown[]): boolean {
   let surrogate = false;
   let high = false;
   for (const value of values) {
-    if (typeof value !== 'string') continue;
+    // Most strings hold nothing from U+D800 up: one test, and only the rare others are classified.
+    if (typeof value !== 'string' || !BEYOND_D7FF.test(value)) continue;
     surrogate ||= SURROGATE.test(value);
     high ||= HIGH_BMP.test(value);
     if (surrogate && high) return true;

@@ -16,8 +16,8 @@
  * and their bytes depend only on the records, so a roll-forward rewrites nothing.
  */
 import type { Logger } from '../../common/logger.js';
-import { parseDataFileSchema } from '../files/data-files.js';
-import { loadDir, topicHourFolder } from '../layout.js';
+import { parseDataFileSchema, type DataFileCodec } from '../files/data-files.js';
+import { HOUR_MS, loadDir, topicHourFolder } from '../layout.js';
 import { decodeQuarantine } from '../load/quarantine.js';
 import type { Manifest } from '../load/manifest.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
@@ -26,8 +26,6 @@ import { writeRowFile } from './row-files.js';
 import { appendSnapshot, NAME_MAPPING_KEY, type AppendOutcome, type AppendedFile } from './table-commit.js';
 import { tableRow, tableRowType } from './table-row.js';
 import { nameMappingOf } from './table-schema.js';
-
-const HOUR_MS = 3_600_000;
 
 export const DEAD_LETTER_TYPE = parseDataFileSchema({
   type: 'record',
@@ -69,7 +67,7 @@ export async function publishDeadLetters(warehouse: WarehouseFileSystem, manifes
     const name = quarantine.path.slice(quarantine.path.lastIndexOf('/') + 1).replace(/\.jsonl$/, '');
     for (const [hour, rows] of [...byHour].sort(([a], [b]) => a - b)) {
       const path = `${entry.dir}/${topicHourFolder(hour, 'iceberg')}/${String(manifest.seq).padStart(10, '0')}-${name}.parquet`;
-      files.push(await writeRowFile({ warehouse, path, rowType, codec: manifest.output.codec === 'deflate' ? 'zstd' : (manifest.output.codec as 'null' | 'snappy' | 'gzip' | 'zstd'), hour }, rows));
+      files.push(await writeRowFile({ warehouse, path, rowType, codec: manifest.output.codec as DataFileCodec, hour }, rows));
     }
   }
   const outcome = await appendSnapshot(

@@ -17,7 +17,7 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { etlError } from '../errors.js';
-import type { IcebergField, IcebergSchema, IcebergStruct, IcebergType } from './table-schema.js';
+import { highestFieldId, type IcebergField, type IcebergSchema, type IcebergStruct, type IcebergType } from './table-schema.js';
 
 export interface EvolvedSchema {
   /** The rows' schema with the table's ids (schema id: the table's current one, or the next when it changed). */
@@ -29,7 +29,7 @@ export interface EvolvedSchema {
 
 /** The rows' schema with the table's ids; `table` undefined: a new table, the rows' ids as they are. */
 export function evolveSchema(table: { readonly schema: IcebergSchema; readonly lastColumnId: number; readonly schemaIds: readonly number[] } | undefined, rows: IcebergSchema, where: string): EvolvedSchema {
-  if (table === undefined) return { schema: { ...rows, 'schema-id': 0 }, lastColumnId: highestId(rows), changes: [] };
+  if (table === undefined) return { schema: { ...rows, 'schema-id': 0 }, lastColumnId: highestFieldId(rows), changes: [] };
   const state = { last: table.lastColumnId, changes: [] as string[], where };
   const fields = evolveFields(table.schema.fields, rows.fields, '', state);
   for (const field of table.schema.fields) if (!rows.fields.some((row) => row.name === field.name)) state.changes.push(`dropped ${field.name}`);
@@ -125,28 +125,6 @@ function incompatible(path: string, table: string, rows: string, where: string):
       'Nothing was read or committed. Register a compatible schema version, or load the new shape into another table (another warehouse root)',
     { details: { field: path, table, rows } },
   );
-}
-
-function highestId(struct: IcebergStruct): number {
-  let highest = 0;
-  const visit = (type: IcebergType): void => {
-    if (typeof type === 'string') return;
-    if (type.type === 'struct') {
-      for (const field of type.fields) {
-        highest = Math.max(highest, field.id);
-        visit(field.type);
-      }
-    } else if (type.type === 'list') {
-      highest = Math.max(highest, type['element-id']);
-      visit(type.element);
-    } else {
-      highest = Math.max(highest, type['key-id'], type['value-id']);
-      visit(type.key);
-      visit(type.value);
-    }
-  };
-  visit(struct);
-  return highest;
 }
 
 /** Each id of `fresh` mapped to the id the same path has in `evolved` (the same rows' schema, with the table's ids). */

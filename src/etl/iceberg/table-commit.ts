@@ -43,7 +43,7 @@ import {
 import { removeFiles, type LiveFile } from './manifest-rewrite.js';
 import { loadTable, metadataDir, publishVersion, versionPath, writeHint, type IcebergTable, type LoadedTable } from './table-versions.js';
 import { currentSchema, currentSnapshot, defaultSpec, mainAncestry, newTableMetadata, withMain, withSnapshot, type PartitionSpec, type Snapshot, type TableMetadata } from './table-metadata.js';
-import { nameMappingOf, type IcebergSchema, type NameMapping } from './table-schema.js';
+import { highestFieldId, nameMappingOf, type IcebergSchema, type NameMapping } from './table-schema.js';
 import { evolveSchema } from './schema-evolution.js';
 
 /** Summary key naming the loader commit a snapshot made (`<load>/<seq>`). */
@@ -126,7 +126,7 @@ interface WrittenAttempt {
 
 async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined, commit: AppendCommit, attempt: number): Promise<WrittenAttempt> {
   const { warehouse } = table;
-  let base = loaded?.metadata ?? newTableMetadata({ uuid: randomUUID(), location: table.location, schema: { ...commit.schema, 'schema-id': 0 }, lastColumnId: lastColumnIdOf(commit.schema), spec: commit.spec, properties: commit.properties, nowMs: commit.nowMs() });
+  let base = loaded?.metadata ?? newTableMetadata({ uuid: randomUUID(), location: table.location, schema: { ...commit.schema, 'schema-id': 0 }, lastColumnId: highestFieldId(commit.schema), spec: commit.spec, properties: commit.properties, nowMs: commit.nowMs() });
   if (loaded !== undefined) {
     checkHistoryKept(table, base, commit);
     base = withRowSchema(table, base, commit);
@@ -354,21 +354,6 @@ function freshSnapshotId(metadata: TableMetadata, commitId: string, attempt: num
     const id = digest.readBigUInt64BE(0) & 0x7fff_ffff_ffff_ffffn;
     if (id !== 0n && !used.has(id)) return id;
   }
-}
-
-function lastColumnIdOf(schema: IcebergSchema): number {
-  let highest = 0;
-  const visit = (type: unknown): void => {
-    if (typeof type !== 'object' || type === null) return;
-    const node = type as Record<string, unknown>;
-    for (const key of ['id', 'element-id', 'key-id', 'value-id']) if (typeof node[key] === 'number') highest = Math.max(highest, node[key]);
-    for (const value of Object.values(node)) {
-      if (Array.isArray(value)) value.forEach(visit);
-      else visit(value);
-    }
-  };
-  visit(schema);
-  return highest;
 }
 
 function relativeToTable(table: IcebergTable, path: string): string {

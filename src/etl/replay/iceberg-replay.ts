@@ -30,7 +30,9 @@ import { compileTransform } from '../records/transform.js';
 import { writeRowFile } from '../iceberg/row-files.js';
 import { HOUR_PARTITION_FIELDS, hourSpecOf, planTableSchemas, rowSchemaOf, tableLocation } from '../iceberg/load-tables.js';
 import { idMapping } from '../iceberg/schema-evolution.js';
-import { appendSnapshot, loadTable, setMain, type AppendedFile } from '../iceberg/table-commit.js';
+import { appendSnapshot, loadTable, setMain, type AppendedFile, type LoadedTable } from '../iceberg/table-commit.js';
+import { decodeManifest, decodeManifestList, ENTRY_DELETED } from '../iceberg/manifest-avro.js';
+import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
 import { currentSnapshot, mainAncestry } from '../iceberg/table-metadata.js';
 import { tableRow, tableRowType } from '../iceberg/table-row.js';
 import { HOUR_MS, hourKey, rangeName, topicDir, topicHourDir } from '../layout.js';
@@ -116,7 +118,7 @@ export async function replayIcebergWindow(options: IcebergReplayOptions): Promis
       const table = { warehouse, dir, location: tableLocation(warehouse, dir, load.iceberg?.fileSystem) };
       const before = await loadTable(table);
       if (before === undefined) continue;
-      await checkCounts(options, table, hours, files);
+      await checkCounts(options, table.dir, before, hours, files);
       const outcome = await appendSnapshot(table, {
         commitId: `${load.name}/replay/${attempt}`,
         schema,
@@ -216,10 +218,10 @@ async function windowRanges(options: IcebergReplayOptions): Promise<ReplayRange[
 }
 
 /** Refuses a replay that would change an hour's record count (records moving hours, or dropped). */
-async function checkCounts(options: IcebergReplayOptions, table: Parameters<typeof loadTable>[0], hours: ReadonlySet<number>, files: readonly AppendedFile[]): Promise<void> {
+async function checkCounts(options: IcebergReplayOptions, dir: string, loaded: LoadedTable, hours: ReadonlySet<number>, files: readonly AppendedFile[]): Promise<void> {
   const totals = new Map<number, number>();
   for (const file of files) totals.set(file.hour, (totals.get(file.hour) ?? 0) + file.records);
-  const live = await liveRecordsPerHour(options, table, hours);
+  const live = await liveRecordsPerHour(options.warehouse, dir, loaded, hours);
   const changed = [...hours].filter((hour) => (totals.get(hour) ?? 0) !== (live.get(hour) ?? 0));
   if (changed.length > 0) {
     throw new TributaryError({
@@ -233,16 +235,14 @@ async function checkCounts(options: IcebergReplayOptions, table: Parameters<type
 }
 
 /** Records per hour of the window in the table's current snapshot, from its manifests. */
-async function liveRecordsPerHour(options: IcebergReplayOptions, table: Parameters<typeof loadTable>[0], hours: ReadonlySet<number>): Promise<Map<number, number>> {
-  const { decodeManifestList, decodeManifest, ENTRY_DELETED } = await import('../iceberg/manifest-avro.js');
-  const loaded = await loadTable(table);
+async function liveRecordsPerHour(warehouse: WarehouseFileSystem, dir: string, loaded: LoadedTable, hours: ReadonlySet<number>): Promise<Map<number, number>> {
   const counts = new Map<number, number>();
-  const snapshot = loaded === undefined ? undefined : currentSnapshot(loaded.metadata);
-  if (loaded === undefined || snapshot === undefined) return counts;
+  const snapshot = currentSnapshot(loaded.metadata);
+  if (snapshot === undefined) return counts;
   const location = loaded.metadata.location.replace(/\/+$/, '');
-  const pathOf = (uri: string): string => `${table.dir}/${uri.slice(location.length + 1)}`;
-  for (const row of decodeManifestList(await options.warehouse.open(pathOf(snapshot['manifest-list'])))) {
-    for (const entry of decodeManifest(await options.warehouse.open(pathOf(row.manifest_path)))) {
+  const pathOf = (uri: string): string => `${dir}/${uri.slice(location.length + 1)}`;
+  for (const row of decodeManifestList(await warehouse.open(pathOf(snapshot['manifest-list'])))) {
+    for (const entry of decodeManifest(await warehouse.open(pathOf(row.manifest_path)))) {
       const hour = Number(entry.data_file.partition['_event_time_hour']);
       if (entry.status === ENTRY_DELETED || !hours.has(hour)) continue;
       counts.set(hour, (counts.get(hour) ?? 0) + Number(entry.data_file.record_count));
