@@ -23,12 +23,23 @@ export interface RunJobData extends LoadFileData {
   readonly trigger: 'schedule' | 'manual';
 }
 
+/** A maintenance job of an Iceberg load: its steps and their settings are the load file's `iceberg.maintenance`. */
+export type MaintainJobData = LoadFileData;
+
 export interface TaskJobData extends LoadFileData {
   readonly task: RangeTask;
 }
 
 export interface CommitJobData extends LoadFileData {
   readonly plan: RunPlan;
+}
+
+export interface MaintainJobResult {
+  readonly load: string;
+  /** Per table: the replace snapshot made (absent: nothing to compact), files rewritten and written. */
+  readonly compaction?: readonly { readonly topic: string; readonly snapshot?: string; readonly inputFiles: number; readonly outputFiles: number }[];
+  readonly expiry?: readonly { readonly topic: string; readonly expired: number; readonly deletedFiles: number }[];
+  readonly orphans?: readonly { readonly topic: string; readonly deleted: number }[];
 }
 
 export interface TaskJobResult {
@@ -131,6 +142,7 @@ const rangeResult = z.strictObject({
 
 const runJobData = z.strictObject({ ...loadFileShape, acceptGap: z.boolean().default(false), trigger: z.enum(['schedule', 'manual']).default('schedule') });
 const taskJobData = z.strictObject({ ...loadFileShape, task: rangeTask });
+const maintainJobData = z.strictObject(loadFileShape);
 const commitJobData = z.strictObject({ ...loadFileShape, plan: runPlan });
 const taskJobResult = z.strictObject({ worker: text, result: rangeResult });
 
@@ -151,6 +163,10 @@ function check<Schema extends z.ZodType>(schema: Schema, input: unknown, what: s
 // leaves absent optional keys absent, which is what those interfaces mean by them.
 export function parseRunJobData(input: unknown, what: string): RunJobData {
   return check(runJobData, input, what);
+}
+
+export function parseMaintainJobData(input: unknown, what: string): MaintainJobData {
+  return check(maintainJobData, input, what);
 }
 
 export function parseTaskJobData(input: unknown, what: string): TaskJobData {

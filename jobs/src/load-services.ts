@@ -13,6 +13,11 @@ export function loadOf(data: LoadFileData): LoadDefinition {
   return parseLoadFile(data.loadText, data.loadFile);
 }
 
+/** The warehouse and registry of a load, for its maintenance jobs (which read no Kafka). */
+export function maintenanceServices(load: LoadDefinition, logger: Logger): { warehouse: ReturnType<typeof openWarehouse>; registry: ReturnType<typeof loadRegistryClient> } {
+  return { warehouse: openWarehouse(load.warehouse.url, { baseDirectory: load.warehouse.baseDirectory, logger }), registry: loadRegistryClient(load, logger, process.env) };
+}
+
 /** With the load's audit connections when it has an audit section (connected only if a phase uses them). */
 export async function withLoadServices<T>(load: LoadDefinition, logger: Logger, work: (services: LoadServices) => Promise<T>): Promise<T> {
   const warehouse = openWarehouse(load.warehouse.url, { baseDirectory: load.warehouse.baseDirectory, logger });

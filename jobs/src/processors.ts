@@ -4,6 +4,7 @@
  *   run     plan under the lease; unless a run of the load is still unfinished, queue the flow
  *   task    stage one partition range; return the staged files and this worker's id
  *   commit  commit the run from its children's results
+ *   maintain  the maintenance of an Iceberg load's tables its load file asks for (table-maintenance.ts)
  *
  * Failures pass through asJobFailure: retriable ones are retried with backoff, the others fail
  * the job at once with the reason.
@@ -13,10 +14,11 @@ import type { Logger } from '../../src/common/logger.js';
 import type { CoordinationStore } from '../../src/coordination/store.js';
 import type { FailpointName } from '../../src/etl/load/failpoints.js';
 import { commitPhase, planPhase, taskPhase } from '../../src/etl/load/phases.js';
+import { maintainLoad } from '../../src/etl/maintenance/table-maintenance.js';
 import type { FlowProducer, Job, Queue } from 'bullmq';
 import { failingAsJob } from './failures.js';
-import { parseCommitJobData, parseRunJobData, parseTaskJobData, parseTaskJobResult, type CommitJobResult, type RunJobResult, type TaskJobResult } from './job-data.js';
-import { loadOf, withLoadServices } from './load-services.js';
+import { parseCommitJobData, parseMaintainJobData, parseRunJobData, parseTaskJobData, parseTaskJobResult, type CommitJobResult, type MaintainJobResult, type RunJobResult, type TaskJobResult } from './job-data.js';
+import { loadOf, maintenanceServices, withLoadServices } from './load-services.js';
 import { commitJobId, runFlow, unfinishedRunOf } from './run-flow.js';
 
 export interface ProcessorContext {
@@ -116,6 +118,34 @@ export function processCommit(context: ProcessorContext): (job: Job) => Promise<
                 warnings: [report.audit.tier.failed?.error.message, report.audit.markersFailed?.message].filter((warning): warning is string => warning !== undefined),
               },
             }),
+      };
+    });
+}
+
+export function processMaintain(context: ProcessorContext): (job: Job) => Promise<MaintainJobResult> {
+  return (job) =>
+    failingAsJob(async () => {
+      const data = parseMaintainJobData(job.data, describeJob(job));
+      const load = loadOf(data);
+      if (load.iceberg?.maintenance === undefined) {
+        throw new TributaryError({ code: 'CONFIG_INVALID', message: `load file ${data.loadFile} (load ${load.name}) has no iceberg.maintenance section: nothing to maintain. Its scheduler is removed at the scheduler's next pass`, details: { load: load.name } });
+      }
+      const log = context.logger.child({ job: job.id, load: load.name });
+      const report = await maintainLoad({ load, ...maintenanceServices(load, log), logger: log, store: context.store, numberRuns: context.numberRuns });
+      return {
+        load: load.name,
+        ...(report.compaction === undefined
+          ? {}
+          : {
+              compaction: report.compaction.map((table) => ({
+                topic: table.topic,
+                ...(table.snapshotId === undefined ? {} : { snapshot: table.snapshotId }),
+                inputFiles: table.hours.reduce((sum, hour) => sum + hour.inputFiles, 0),
+                outputFiles: table.hours.reduce((sum, hour) => sum + hour.outputFiles, 0),
+              })),
+            }),
+        ...(report.expiry === undefined ? {} : { expiry: report.expiry.map((table) => ({ topic: table.topic, expired: table.expired.length, deletedFiles: table.deletedFiles })) }),
+        ...(report.orphans === undefined ? {} : { orphans: report.orphans.map((table) => ({ topic: table.topic, deleted: table.deleted })) }),
       };
     });
 }

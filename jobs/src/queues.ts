@@ -5,6 +5,8 @@
  *                      enqueued by hand; it plans the run and fans it out as a flow
  *   tributary-tasks    the flow's children: one partition range each (fetch, decode, stage)
  *   tributary-commits  the flow's parent: commits the run once every child succeeded
+ *   tributary-maintenance  one job per maintenance of an Iceberg load's tables (compaction, expiry,
+ *                      orphan removal): scheduled by the load's `iceberg.maintenance.schedule`
  *
  * Every process of one deployment uses the same key prefix (BullMQ's default `bull`, so a
  * dashboard finds the queues without being told).
@@ -18,11 +20,12 @@ export const QUEUE_NAMES = {
   runs: 'tributary-runs',
   tasks: 'tributary-tasks',
   commits: 'tributary-commits',
+  maintenance: 'tributary-maintenance',
 } as const;
 
 export type QueuePurpose = keyof typeof QUEUE_NAMES;
 
-export const JOB_NAMES = { run: 'run', task: 'task', commit: 'commit' } as const;
+export const JOB_NAMES = { run: 'run', task: 'task', commit: 'commit', maintain: 'maintain' } as const;
 
 export const DEFAULT_QUEUE_PREFIX = 'bull';
 
@@ -39,6 +42,8 @@ export const JOB_OPTIONS = {
   run: { attempts: 5, backoff: { type: 'exponential', delay: 5_000 }, ...history },
   task: { attempts: 5, backoff: { type: 'exponential', delay: 2_000 }, ...history },
   commit: { attempts: 8, backoff: { type: 'exponential', delay: 5_000 }, ...history },
+  // A compaction that lost to a replay, or a lease held by a run, is tried again a little later.
+  maintain: { attempts: 3, backoff: { type: 'exponential', delay: 30_000 }, ...history },
 } as const satisfies Record<string, DefaultJobOptions>;
 
 const redisUrlSchema = z.url({ protocol: /^rediss?$/, error: 'expected a Redis URL, e.g. redis://127.0.0.1:6379 (rediss:// for TLS)' });

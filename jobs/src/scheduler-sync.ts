@@ -8,10 +8,37 @@
  * - a file that is not a valid load file, or a load name that two files declare: refuse it with
  *   the reason and change nothing about it; the scheduler of a file that cannot be read now (being
  *   edited, say) is kept as it is rather than removed.
+ *
+ * The maintenance queue's schedulers follow the same rules, from `iceberg.maintenance.schedule`
+ * (MAINTENANCE_SCHEDULES).
  */
-import type { RunJobData } from './job-data.js';
+import type { LoadDefinition } from '../../src/etl/load-file.js';
+import type { MaintainJobData, RunJobData } from './job-data.js';
 import type { LoadFileEntry } from './load-directory.js';
 import { JOB_OPTIONS, SCHEDULE_TIMEZONE } from './queues.js';
+
+/** Which schedule of a load file a queue's schedulers follow, and what their jobs carry. */
+export interface ScheduleKind {
+  /** The load file's field, for messages. */
+  readonly field: string;
+  scheduleOf(load: LoadDefinition): string | undefined;
+  dataOf(entry: { readonly file: string; readonly text: string }): RunJobData | MaintainJobData;
+  readonly options: { readonly attempts: number; readonly backoff: { readonly type: string; readonly delay: number } };
+}
+
+export const RUN_SCHEDULES: ScheduleKind = {
+  field: 'schedule',
+  scheduleOf: (load) => load.schedule,
+  dataOf: (entry) => ({ loadFile: entry.file, loadText: entry.text, acceptGap: false, trigger: 'schedule' }),
+  options: JOB_OPTIONS.run,
+};
+
+export const MAINTENANCE_SCHEDULES: ScheduleKind = {
+  field: 'iceberg.maintenance.schedule',
+  scheduleOf: (load) => load.iceberg?.maintenance?.schedule,
+  dataOf: (entry) => ({ loadFile: entry.file, loadText: entry.text }),
+  options: JOB_OPTIONS.maintain,
+};
 
 /** A scheduler as BullMQ lists it (getJobSchedulers). */
 export interface ExistingScheduler {
@@ -24,7 +51,7 @@ export interface ExistingScheduler {
 export interface SchedulerUpsert {
   readonly id: string;
   readonly pattern: string;
-  readonly data: RunJobData;
+  readonly data: RunJobData | MaintainJobData;
   readonly reason: string;
 }
 
@@ -43,8 +70,9 @@ function templateFile(scheduler: ExistingScheduler): string | undefined {
   return typeof data?.loadFile === 'string' ? data.loadFile : undefined;
 }
 
-function differences(scheduler: ExistingScheduler, wanted: SchedulerUpsert): string[] {
+function differences(scheduler: ExistingScheduler, wanted: SchedulerUpsert, kind: ScheduleKind): string[] {
   const data = (scheduler.template?.data ?? {}) as Partial<RunJobData>;
+  const wantedData = wanted.data as Partial<RunJobData>;
   const opts = scheduler.template?.opts;
   const changed: string[] = [];
   if (scheduler.pattern !== wanted.pattern) changed.push(`schedule '${scheduler.pattern ?? '(none)'}' → '${wanted.pattern}'`);
@@ -52,14 +80,14 @@ function differences(scheduler: ExistingScheduler, wanted: SchedulerUpsert): str
   if (data.loadFile !== wanted.data.loadFile) changed.push(`file ${data.loadFile ?? '(none)'} → ${wanted.data.loadFile}`);
   // A new schedule is an edit of the file too; say so only when the edit was something else.
   else if (data.loadText !== wanted.data.loadText && scheduler.pattern === wanted.pattern) changed.push('load file edited');
-  if (data.trigger !== wanted.data.trigger || data.acceptGap !== wanted.data.acceptGap) changed.push('run options');
+  if (data.trigger !== wantedData.trigger || data.acceptGap !== wantedData.acceptGap) changed.push('run options');
   const backoff = opts?.backoff as { type?: unknown; delay?: unknown } | undefined;
   // Compared field by field: Redis gives the backoff back with its keys in another order.
-  if (opts?.attempts !== JOB_OPTIONS.run.attempts || backoff?.type !== JOB_OPTIONS.run.backoff.type || backoff.delay !== JOB_OPTIONS.run.backoff.delay) changed.push('retry options');
+  if (opts?.attempts !== kind.options.attempts || backoff?.type !== kind.options.backoff.type || backoff.delay !== kind.options.backoff.delay) changed.push('retry options');
   return changed;
 }
 
-export function planSchedulerSync(entries: readonly LoadFileEntry[], existing: readonly ExistingScheduler[]): SchedulerSyncPlan {
+export function planSchedulerSync(entries: readonly LoadFileEntry[], existing: readonly ExistingScheduler[], kind: ScheduleKind = RUN_SCHEDULES): SchedulerSyncPlan {
   const refusals: { file: string; message: string }[] = [];
   const heldFiles = new Set<string>();
   const heldNames = new Set<string>();
@@ -83,11 +111,12 @@ export function planSchedulerSync(entries: readonly LoadFileEntry[], existing: r
     }
     const [entry] = files;
     if (entry === undefined) continue;
-    if (entry.load.schedule === undefined) {
+    const pattern = kind.scheduleOf(entry.load);
+    if (pattern === undefined) {
       unscheduled.add(name);
       continue;
     }
-    wanted.set(name, { id: name, pattern: entry.load.schedule, data: { loadFile: entry.file, loadText: entry.text, acceptGap: false, trigger: 'schedule' }, reason: 'new load' });
+    wanted.set(name, { id: name, pattern, data: kind.dataOf(entry), reason: 'new load' });
   }
 
   const upserts: SchedulerUpsert[] = [];
@@ -100,7 +129,7 @@ export function planSchedulerSync(entries: readonly LoadFileEntry[], existing: r
     if (wanted.has(id)) continue;
     const file = templateFile(scheduler);
     if (heldNames.has(id) || (file !== undefined && heldFiles.has(file))) held.push(id);
-    else if (unscheduled.has(id)) removals.push({ id, reason: `load ${id} has no schedule any more` });
+    else if (unscheduled.has(id)) removals.push({ id, reason: `load ${id} has no ${kind.field} any more` });
     else removals.push({ id, reason: `no load file declares load ${id} any more${file === undefined ? '' : ` (it was ${file})`}` });
   }
   for (const upsert of wanted.values()) {
@@ -109,7 +138,7 @@ export function planSchedulerSync(entries: readonly LoadFileEntry[], existing: r
       upserts.push(upsert);
       continue;
     }
-    const changed = differences(current, upsert);
+    const changed = differences(current, upsert, kind);
     if (changed.length === 0) unchanged.push(upsert.id);
     else upserts.push({ ...upsert, reason: changed.join(', ') });
   }

@@ -12,8 +12,8 @@ import { resolve } from 'node:path';
 import { Queue, type ConnectionOptions } from 'bullmq';
 import type { Logger } from '../../src/common/logger.js';
 import { readLoadDirectory } from './load-directory.js';
-import { JOB_NAMES, JOB_OPTIONS, QUEUE_NAMES, SCHEDULE_TIMEZONE } from './queues.js';
-import { planSchedulerSync, type SchedulerSyncPlan } from './scheduler-sync.js';
+import { JOB_NAMES, QUEUE_NAMES, SCHEDULE_TIMEZONE } from './queues.js';
+import { MAINTENANCE_SCHEDULES, planSchedulerSync, RUN_SCHEDULES, type ScheduleKind, type SchedulerSyncPlan } from './scheduler-sync.js';
 
 export interface LoadSchedulerOptions {
   readonly connection: ConnectionOptions;
@@ -26,6 +26,8 @@ export interface LoadSchedulerOptions {
 export interface SyncReport extends SchedulerSyncPlan {
   /** Upserts BullMQ refused (a cron pattern it cannot read), with the reason. */
   readonly failed: readonly { readonly id: string; readonly file: string; readonly message: string }[];
+  /** The same for the maintenance queue's schedulers (iceberg.maintenance.schedule); refusals are the runs'. */
+  readonly maintenance: SchedulerSyncPlan & { readonly failed: SyncReport['failed'] };
 }
 
 export interface LoadScheduler {
@@ -43,36 +45,44 @@ export async function startLoadScheduler(options: LoadSchedulerOptions): Promise
   const { logger } = options;
   const directory = resolve(options.directory);
   const queue = new Queue(QUEUE_NAMES.runs, { connection: options.connection, prefix: options.prefix });
+  const maintenanceQueue = new Queue(QUEUE_NAMES.maintenance, { connection: options.connection, prefix: options.prefix });
   // A refusal is logged when it first appears, not on every pass.
   let reported = new Set<string>();
 
-  const pass = async (): Promise<SyncReport> => {
-    const entries = await readLoadDirectory(directory);
-    const plan = planSchedulerSync(entries, await queue.getJobSchedulers());
+  const apply = async (target: Queue, kind: ScheduleKind, jobName: string, plan: SchedulerSyncPlan): Promise<SyncReport['failed']> => {
     const failed: { id: string; file: string; message: string }[] = [];
     for (const upsert of plan.upserts) {
       try {
-        await queue.upsertJobScheduler(upsert.id, { pattern: upsert.pattern, tz: SCHEDULE_TIMEZONE }, { name: JOB_NAMES.run, data: upsert.data, opts: JOB_OPTIONS.run });
-        logger.info({ load: upsert.id, pattern: upsert.pattern, file: upsert.data.loadFile, why: upsert.reason, event: 'scheduler-upserted' }, 'scheduled');
+        await target.upsertJobScheduler(upsert.id, { pattern: upsert.pattern, tz: SCHEDULE_TIMEZONE }, { name: jobName, data: upsert.data, opts: kind.options });
+        logger.info({ queue: target.name, load: upsert.id, pattern: upsert.pattern, file: upsert.data.loadFile, why: upsert.reason, event: 'scheduler-upserted' }, 'scheduled');
       } catch (error) {
         failed.push({
           id: upsert.id,
           file: upsert.data.loadFile,
-          message: `load file ${upsert.data.loadFile}: schedule '${upsert.pattern}' of load ${upsert.id} cannot be scheduled: ${(error as Error).message}. Fix the schedule (cron: minute hour day-of-month month day-of-week)`,
+          message: `load file ${upsert.data.loadFile}: ${kind.field} '${upsert.pattern}' of load ${upsert.id} cannot be scheduled: ${(error as Error).message}. Fix the schedule (cron: minute hour day-of-month month day-of-week)`,
         });
       }
     }
     for (const removal of plan.removals) {
-      await queue.removeJobScheduler(removal.id);
-      logger.info({ load: removal.id, why: removal.reason, event: 'scheduler-removed' }, 'scheduler removed');
+      await target.removeJobScheduler(removal.id);
+      logger.info({ queue: target.name, load: removal.id, why: removal.reason, event: 'scheduler-removed' }, 'scheduler removed');
     }
-    const problems = [...plan.refusals, ...failed];
+    return failed;
+  };
+
+  const pass = async (): Promise<SyncReport> => {
+    const entries = await readLoadDirectory(directory);
+    const plan = planSchedulerSync(entries, await queue.getJobSchedulers(), RUN_SCHEDULES);
+    const failed = await apply(queue, RUN_SCHEDULES, JOB_NAMES.run, plan);
+    const maintenancePlan = planSchedulerSync(entries, await maintenanceQueue.getJobSchedulers(), MAINTENANCE_SCHEDULES);
+    const maintenanceFailed = await apply(maintenanceQueue, MAINTENANCE_SCHEDULES, JOB_NAMES.maintain, maintenancePlan);
+    const problems = [...plan.refusals, ...failed, ...maintenanceFailed];
     const now = new Set(problems.map((problem) => `${problem.file}\n${problem.message}`));
     for (const problem of problems) {
       if (!reported.has(`${problem.file}\n${problem.message}`)) logger.error({ file: problem.file, reason: problem.message, event: 'load-refused' }, 'load file refused');
     }
     reported = now;
-    return { ...plan, failed };
+    return { ...plan, failed, maintenance: { ...maintenancePlan, refusals: [], failed: maintenanceFailed } };
   };
 
   // Passes never overlap: a request during a pass runs once after it.
@@ -95,10 +105,10 @@ export async function startLoadScheduler(options: LoadSchedulerOptions): Promise
 
   let initial: SyncReport;
   try {
-    await queue.waitUntilReady();
+    await Promise.all([queue.waitUntilReady(), maintenanceQueue.waitUntilReady()]);
     initial = await sync();
   } catch (error) {
-    await queue.close();
+    await Promise.all([queue.close(), maintenanceQueue.close()]);
     throw error;
   }
 
@@ -124,7 +134,7 @@ export async function startLoadScheduler(options: LoadSchedulerOptions): Promise
       clearTimeout(debounce);
       watcher?.close();
       await Promise.allSettled([running, queued]);
-      await queue.close();
+      await Promise.all([queue.close(), maintenanceQueue.close()]);
     },
   };
 }

@@ -6,7 +6,7 @@
  */
 import { FlowProducer, Queue, UnrecoverableError, Worker, type ConnectionOptions, type Job } from 'bullmq';
 import { failureReason } from './failures.js';
-import { processCommit, processRun, processTask, type ProcessorContext } from './processors.js';
+import { processCommit, processMaintain, processRun, processTask, type ProcessorContext } from './processors.js';
 import { QUEUE_NAMES, type QueuePurpose } from './queues.js';
 
 export interface JobWorkersOptions extends Omit<ProcessorContext, 'flows' | 'commits'> {
@@ -35,8 +35,8 @@ export async function startJobWorkers(options: JobWorkersOptions): Promise<JobWo
   const flows = new FlowProducer({ connection, prefix });
   const commits = new Queue(QUEUE_NAMES.commits, { connection, prefix });
   const context: ProcessorContext = { ...options, flows, commits };
-  const inFlight: Record<QueuePurpose, Set<string>> = { runs: new Set(), tasks: new Set(), commits: new Set() };
-  const processors: Record<QueuePurpose, (job: Job) => Promise<unknown>> = { runs: processRun(context), tasks: processTask(context), commits: processCommit(context) };
+  const inFlight: Record<QueuePurpose, Set<string>> = { runs: new Set(), tasks: new Set(), commits: new Set(), maintenance: new Set() };
+  const processors: Record<QueuePurpose, (job: Job) => Promise<unknown>> = { runs: processRun(context), tasks: processTask(context), commits: processCommit(context), maintenance: processMaintain(context) };
 
   const workers = (Object.keys(QUEUE_NAMES) as QueuePurpose[]).map((purpose) => {
     const queue = QUEUE_NAMES[purpose];
@@ -81,14 +81,14 @@ export async function startJobWorkers(options: JobWorkersOptions): Promise<JobWo
     await Promise.all([flows.close(), commits.close()]).catch((error: unknown) => logger.warn({ err: error }, 'closing the flow producer failed'));
   };
   return {
-    inFlight: () => ({ runs: [...inFlight.runs], tasks: [...inFlight.tasks], commits: [...inFlight.commits] }),
+    inFlight: () => ({ runs: [...inFlight.runs], tasks: [...inFlight.tasks], commits: [...inFlight.commits], maintenance: [...inFlight.maintenance] }),
     async stop(graceMs) {
       const closed = await closeWithinGrace(() => Promise.all(workers.map((worker) => worker.close())).then(() => undefined), graceMs);
       if (closed) {
         await closeConnections();
         return { released: [] };
       }
-      return { released: [...inFlight.runs, ...inFlight.tasks, ...inFlight.commits] };
+      return { released: [...inFlight.runs, ...inFlight.tasks, ...inFlight.commits, ...inFlight.maintenance] };
     },
   };
 }

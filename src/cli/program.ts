@@ -12,7 +12,8 @@ import type { BrokerStartOptions } from './commands/broker.js';
 import type { ConsumeOptions } from './commands/consume.js';
 import type { DashboardCommandOptions } from './commands/dashboard.js';
 import type { DemoCommandOptions } from './commands/demo.js';
-import type { EtlDdlOptions, EtlExpireOptions, EtlOrphansOptions, EtlPlanOptions, EtlReplayOptions, EtlRollbackOptions, EtlRunOptions, EtlStatusOptions } from './commands/etl.js';
+import type { EtlDdlOptions, EtlPlanOptions, EtlReplayOptions, EtlRollbackOptions, EtlRunOptions, EtlStatusOptions } from './commands/etl.js';
+import type { EtlCompactOptions, EtlExpireOptions, EtlOrphansOptions } from './commands/etl-tables.js';
 import type { GroupsConnection, ResetOptions } from './commands/groups.js';
 import type { MirrorStartOptions } from './commands/mirror.js';
 import type { ProduceOptions } from './commands/produce.js';
@@ -358,7 +359,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--retain-last <n>', 'the newest snapshots of main\'s history always kept (default 1)')
     .option('--zookeeper <connect>', 'HOST:PORT[/chroot] for the lease shared with runs; without it the lease is in-process only')
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (default info)')
-    .action(async (options: EtlExpireOptions) => (await import('./commands/etl.js')).etlExpire(io, options));
+    .action(async (options: EtlExpireOptions) => (await import('./commands/etl-tables.js')).etlExpire(io, options));
   etl
     .command('orphans')
     .description('format iceberg: delete files under the load\'s tables that no snapshot reaches (lost commit races, killed replays), older than --older-than')
@@ -367,7 +368,21 @@ export function buildProgram(io: CommandIo): Command {
     .option('--dry-run', 'list the orphans, delete nothing')
     .option('--zookeeper <connect>', 'HOST:PORT[/chroot] for the lease shared with runs; without it the lease is in-process only')
     .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (default info)')
-    .action(async (options: EtlOrphansOptions) => (await import('./commands/etl.js')).etlOrphans(io, options));
+    .action(async (options: EtlOrphansOptions) => (await import('./commands/etl-tables.js')).etlOrphans(io, options));
+  etl
+    .command('compact')
+    .description(
+      'format iceberg: rewrite the small files of each hour of the load\'s tables as files near --target-file-size, one replace snapshot per table ' +
+        '(same rows; runs beside loads; a replay of those hours meanwhile makes it stop without changing anything)',
+    )
+    .requiredOption('--load <file>', 'the load file (YAML)')
+    .option('--topic <topic>', 'only this topic\'s table')
+    .option('--target-file-size <size>', 'bytes, or KiB/MiB/GiB, a rewritten file aims at (default 128MiB); files under 75% of it are small')
+    .option('--min-input-files <n>', 'an hour is rewritten when it has at least this many small files (default 5, as Spark\'s rewrite_data_files)')
+    .option('--from <time>', 'only hours from this one (UTC, ISO 8601); with --to')
+    .option('--to <time>', 'only hours before this one (exclusive); with --from')
+    .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (default info)')
+    .action(async (options: EtlCompactOptions) => (await import('./commands/etl-tables.js')).etlCompact(io, options));
   etl
     .command('replay')
     .description(

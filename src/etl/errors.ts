@@ -37,6 +37,8 @@ export const ETL_ERROR_CODES = [
   'ETL_ICEBERG_SCHEMA_CHANGED',
   /** Other writers kept taking the next metadata version of an Iceberg table first. */
   'ETL_ICEBERG_COMMIT_CONFLICT',
+  /** A compaction's input files were removed by another writer (a replay) before it committed; nothing was committed. */
+  'ETL_ICEBERG_COMPACTION_STALE',
 ] as const;
 
 export type EtlErrorCode = (typeof ETL_ERROR_CODES)[number];

@@ -21,6 +21,11 @@
  *   format: avro                     # avro | parquet | iceberg (an Iceberg v2 table per topic, Parquet data files)
  *   iceberg: { fileSystem: hdfs://nn:8020 }   # optional, format iceberg: the URI engines reach a webhdfs
  *                                    # warehouse at, written into the table metadata (default webhdfs://…)
+ *     maintenance:                   # optional: a scheduled maintenance job of the load's tables (BullMQ)
+ *       schedule: '30 2 * * *'       # cron (UTC): compaction, then snapshot expiry, then orphan removal
+ *       compaction: { targetFileBytes: 134217728, minInputFiles: 5 }   # or false; these are the defaults
+ *       expiry: { olderThan: 5d, retainLast: 1 }                       # or false; Iceberg's defaults
+ *       orphans: { olderThan: 3d }                                     # or false; Spark's default
  *   codec: deflate                   # as data-files.ts allows for the format
  *   timeField: header.time           # optional: record field (dotted) with event time in ms; else record timestamp
  *   maxRecordsPerRun: 1000000        # optional, per partition and run; absent: up to the high watermark
@@ -108,7 +113,23 @@ export interface LoadDefinition {
 export interface IcebergTableSettings {
   /** `hdfs://NAMENODE:PORT` (scheme and authority) that engines reach a webhdfs warehouse at; absent: the webhdfs:// URI itself. */
   readonly fileSystem?: string;
+  /** A scheduled maintenance job of the load's tables. */
+  readonly maintenance?: IcebergMaintenanceSettings;
 }
+
+/** What a maintenance job of an Iceberg load does; a step left out (false) is not done. */
+export interface IcebergMaintenanceSettings {
+  /** Cron (UTC) of the maintenance job. */
+  readonly schedule: string;
+  readonly compaction?: { readonly targetFileBytes: number; readonly minInputFiles: number };
+  readonly expiry?: { readonly olderThanMs: number; readonly retainLast: number };
+  readonly orphans?: { readonly olderThanMs: number };
+}
+
+export const DEFAULT_EXPIRY = { olderThanMs: 5 * 86_400_000, retainLast: 1 } as const;
+export const DEFAULT_ORPHAN_AGE_MS = 3 * 86_400_000;
+/** Orphan removal younger than this could delete the files of a commit in progress. */
+const MIN_ORPHAN_AGE_MS = 3_600_000;
 
 export interface HiveTableSettings {
   readonly database: string;
@@ -232,6 +253,33 @@ const loadFileSchema = z
           .string()
           .regex(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#\s]+$/, 'expected the file system URI engines reach the warehouse at, scheme and authority only, e.g. hdfs://namenode:8020')
           .optional(),
+        maintenance: z
+          .strictObject({
+            schedule: cronSchema,
+            compaction: z
+              .union([
+                z.literal(false),
+                z.strictObject({
+                  targetFileBytes: z.number().int().min(MIN_FILE_BYTES, `a target below ${MIN_FILE_BYTES} bytes (1 MiB) would leave small files small`).max(Number.MAX_SAFE_INTEGER).default(128 * 1024 * 1024),
+                  minInputFiles: z.number().int().min(2, 'compacting fewer than 2 files rewrites a file as itself').default(5),
+                }),
+              ])
+              .default({ targetFileBytes: 128 * 1024 * 1024, minInputFiles: 5 }),
+            expiry: z
+              .union([z.literal(false), z.strictObject({ olderThan: durationSchema.default(DEFAULT_EXPIRY.olderThanMs), retainLast: z.number().int().min(1, 'keep at least the current snapshot').default(DEFAULT_EXPIRY.retainLast) })])
+              .default({ olderThan: DEFAULT_EXPIRY.olderThanMs, retainLast: DEFAULT_EXPIRY.retainLast }),
+            orphans: z
+              .union([
+                z.literal(false),
+                z.strictObject({
+                  olderThan: durationSchema
+                    .refine((ms) => ms >= MIN_ORPHAN_AGE_MS, 'files younger than 1h may belong to a commit in progress: give at least 1h (the default is 3d)')
+                    .default(DEFAULT_ORPHAN_AGE_MS),
+                }),
+              ])
+              .default({ olderThan: DEFAULT_ORPHAN_AGE_MS }),
+          })
+          .optional(),
       })
       .optional(),
     hive: z
@@ -347,8 +395,25 @@ export function parseLoadFile(text: string, file: string): LoadDefinition {
     ...(parsed.transform === undefined ? {} : { transform: parsed.transform }),
     ...(parsed.audit === undefined ? {} : { audit: auditSettings(parsed.audit, parsed.source) }),
     layout: parsed.format === 'iceberg' ? 'iceberg' : (parsed.layout ?? 'hourly'),
-    ...(parsed.format === 'iceberg' ? { iceberg: parsed.iceberg?.fileSystem === undefined ? {} : { fileSystem: parsed.iceberg.fileSystem } } : {}),
+    ...(parsed.format === 'iceberg' ? { iceberg: icebergSettings(parsed.iceberg) } : {}),
     ...(parsed.hive === undefined ? {} : { hive: hiveSettings(parsed.hive, parsed.topics) }),
+  };
+}
+
+function icebergSettings(iceberg: z.output<typeof loadFileSchema>['iceberg']): IcebergTableSettings {
+  const maintenance = iceberg?.maintenance;
+  return {
+    ...(iceberg?.fileSystem === undefined ? {} : { fileSystem: iceberg.fileSystem }),
+    ...(maintenance === undefined
+      ? {}
+      : {
+          maintenance: {
+            schedule: maintenance.schedule.trim(),
+            ...(maintenance.compaction === false ? {} : { compaction: maintenance.compaction }),
+            ...(maintenance.expiry === false ? {} : { expiry: { olderThanMs: maintenance.expiry.olderThan, retainLast: maintenance.expiry.retainLast } }),
+            ...(maintenance.orphans === false ? {} : { orphans: { olderThanMs: maintenance.orphans.olderThan } }),
+          },
+        }),
   };
 }
 

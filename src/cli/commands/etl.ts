@@ -77,15 +77,6 @@ export interface EtlRollbackOptions {
   readonly logLevel?: string;
 }
 
-export interface EtlExpireOptions {
-  readonly load: string;
-  /** A duration (5d, 12h): snapshots committed longer ago may expire. */
-  readonly olderThan?: string;
-  readonly retainLast?: string;
-  readonly zookeeper?: string;
-  readonly logLevel?: string;
-}
-
 export interface EtlPlanOptions {
   readonly load: string;
   readonly acceptGap?: boolean;
@@ -104,7 +95,7 @@ export interface EtlDdlOptions {
 }
 
 /** ZooKeeper when given (the lease then fences other processes), else an in-process store. */
-async function openStore(zookeeper: string | undefined, logger: Logger): Promise<{ store: CoordinationStore; numberRuns: boolean }> {
+export async function openStore(zookeeper: string | undefined, logger: Logger): Promise<{ store: CoordinationStore; numberRuns: boolean }> {
   if (zookeeper === undefined) return { store: new MemoryCoordination({ logger }).session(), numberRuns: false };
   const { ZooKeeperStore } = await import('../../coordination/zookeeper-store.js');
   return { store: await ZooKeeperStore.connect(parseConfig(zookeeperConnectSchema, zookeeper, '--zookeeper'), { logger }), numberRuns: true };
@@ -127,11 +118,11 @@ function progressIntervalMs(value: string | undefined): number {
   return seconds * 1000;
 }
 
-function logLevel(value: string | undefined): LogLevel {
+export function logLevel(value: string | undefined): LogLevel {
   return parseConfig(logLevelSchema, value ?? 'info', '--log-level');
 }
 
-function openLoadWarehouse(load: LoadDefinition, logger: Logger): WarehouseFileSystem {
+export function openLoadWarehouse(load: LoadDefinition, logger: Logger): WarehouseFileSystem {
   return openWarehouse(load.warehouse.url, { baseDirectory: load.warehouse.baseDirectory, logger });
 }
 
@@ -356,73 +347,7 @@ export async function etlRollback(io: CommandIo, options: EtlRollbackOptions, en
   }
 }
 
-/**
- * `etl expire`: snapshot expiry of an Iceberg load's tables (iceberg/table-expiry.ts), under the
- * load's lease so no run of the load commits meanwhile.
- */
-export async function etlExpire(io: CommandIo, options: EtlExpireOptions): Promise<void> {
-  const { expireSnapshots } = await import('../../etl/iceberg/table-expiry.js');
-  const { findIcebergTables } = await import('../../etl/tables/iceberg-registration.js');
-  const { acquireLease } = await import('../../etl/load/lease.js');
-  const logger = createLogger({ name: 'etl', level: logLevel(options.logLevel) });
-  const load = await readLoadFile(options.load);
-  if (load.iceberg === undefined) throw new TributaryError({ code: 'CONFIG_INVALID', message: `load ${load.name} writes ${load.format} files, not Iceberg tables: etl expire has no snapshots to expire`, details: { load: load.name } });
-  const olderThanMs = parseDurationFlag('--older-than', options.olderThan ?? '5d');
-  const retainLast = options.retainLast === undefined ? 1 : Number(options.retainLast);
-  if (!Number.isSafeInteger(retainLast) || retainLast < 1) throw invalidFlag('--retain-last', options.retainLast ?? '', 'must be a whole number of snapshots, at least 1');
-  const warehouse = openLoadWarehouse(load, logger);
-  const { store, numberRuns } = await openStore(options.zookeeper, logger);
-  const lease = await acquireLease(store, load.name, { attempt: `expire${Date.now().toString(36)}`, numberRuns });
-  try {
-    for (const table of await findIcebergTables(load, warehouse)) {
-      const report = await expireSnapshots({ warehouse, dir: table.dir, location: table.location }, { olderThanMs: Date.now() - olderThanMs, retainLast });
-      io.writeOut(`${table.topic}: ${report.expired.length} snapshot${report.expired.length === 1 ? '' : 's'} expired, ${report.kept} kept, ${report.deletedFiles} files deleted${report.version === undefined ? '' : ` (metadata v${report.version})`}; ${table.location}\n`);
-    }
-  } finally {
-    await lease.release();
-    await store.close();
-  }
-}
-
-export interface EtlOrphansOptions {
-  readonly load: string;
-  readonly olderThan?: string;
-  readonly dryRun?: boolean;
-  readonly zookeeper?: string;
-  readonly logLevel?: string;
-}
-
-/**
- * `etl orphans`: deletes files under an Iceberg load's tables that no snapshot reaches
- * (iceberg/table-orphans.ts), under the load's lease, after rolling claimed commits forward so
- * none of their files waits unreferenced.
- */
-export async function etlOrphans(io: CommandIo, options: EtlOrphansOptions): Promise<void> {
-  const { removeOrphans } = await import('../../etl/iceberg/table-orphans.js');
-  const { findIcebergTables } = await import('../../etl/tables/iceberg-registration.js');
-  const { acquireLease } = await import('../../etl/load/lease.js');
-  const { recoverCommits } = await import('../../etl/load/commit.js');
-  const logger = createLogger({ name: 'etl', level: logLevel(options.logLevel) });
-  const load = await readLoadFile(options.load);
-  if (load.iceberg === undefined) throw new TributaryError({ code: 'CONFIG_INVALID', message: `load ${load.name} writes ${load.format} files, not Iceberg tables: etl orphans applies to format iceberg`, details: { load: load.name } });
-  const olderThanMs = parseDurationFlag('--older-than', options.olderThan ?? '3d');
-  const warehouse = openLoadWarehouse(load, logger);
-  const { store, numberRuns } = await openStore(options.zookeeper, logger);
-  const attempt = `orphans${Date.now().toString(36)}`;
-  const lease = await acquireLease(store, load.name, { attempt, numberRuns });
-  try {
-    await recoverCommits({ warehouse, root: load.warehouse.root, load: load.name, attempt, logger: logger.child({ load: load.name }) });
-    for (const table of await findIcebergTables(load, warehouse)) {
-      const report = await removeOrphans({ warehouse, dir: table.dir, location: table.location }, { olderThanMs: Date.now() - olderThanMs, dryRun: options.dryRun === true });
-      io.writeOut(`${table.topic}: ${report.orphans.length} orphan file${report.orphans.length === 1 ? '' : 's'}${options.dryRun === true ? ' (dry run: none deleted)' : `, ${report.deleted} deleted`}${report.orphans.map((path) => `\n  ${path}`).join('')}\n`);
-    }
-  } finally {
-    await lease.release();
-    await store.close();
-  }
-}
-
-function parseDurationFlag(flag: string, text: string): number {
+export function parseDurationFlag(flag: string, text: string): number {
   const match = /^(\d+)(ms|s|m|h|d)$/.exec(text.trim());
   const units: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000, d: 86_400_000 };
   if (match === null) throw invalidFlag(flag, text, 'must be a whole number and a unit, e.g. 90m, 12h, 5d (units ms, s, m, h, d)');
@@ -469,6 +394,6 @@ export function parseTimeFlag(flag: string, text: string): Date {
   return time;
 }
 
-function invalidFlag(flag: string, value: string, why: string): TributaryError {
+export function invalidFlag(flag: string, value: string, why: string): TributaryError {
   return new TributaryError({ code: 'CONFIG_INVALID', message: `${flag} ${JSON.stringify(value)} ${why}`, details: { flag, value } });
 }

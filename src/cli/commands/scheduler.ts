@@ -32,7 +32,11 @@ export async function runScheduler(io: CommandIo, options: SchedulerCommandOptio
   const logger = createLogger({ name: 'scheduler', level: flags.logLevel });
   const scheduler = await startLoadScheduler({ connection, prefix: flags.prefix, directory: flags.loads, intervalMs: flags.intervalMs, logger });
   try {
-    io.writeOut(`scheduler: ${summary(scheduler.initial)} in ${scheduler.directory}; queue ${QUEUE_NAMES.runs} (prefix ${flags.prefix}); reading the folder on change and every ${flags.intervalMs} ms\n`);
+    const maintained = scheduler.initial.maintenance.upserts.length + scheduler.initial.maintenance.unchanged.length;
+    io.writeOut(
+      `scheduler: ${summary(scheduler.initial)} in ${scheduler.directory}; queue ${QUEUE_NAMES.runs}` +
+        `${maintained === 0 ? '' : `, ${maintained} Iceberg maintenance schedule${maintained === 1 ? '' : 's'} on queue ${QUEUE_NAMES.maintenance}`} (prefix ${flags.prefix}); reading the folder on change and every ${flags.intervalMs} ms\n`,
+    );
     const signal = await new Promise<string>((resolve) => {
       process.once('SIGTERM', () => resolve('SIGTERM'));
       process.once('SIGINT', () => resolve('SIGINT'));

@@ -1,7 +1,8 @@
 /**
- * One Parquet data file of table rows written whole, for the table writers that hold their rows
- * in memory (replays, dead letters), with the column metrics the table's manifest keeps. The
- * loader's own data files stream through the slice writer instead.
+ * One Parquet data file of table rows, for the table writers outside the load's slice writer
+ * (replays, dead letters, compaction), with the column metrics the table's manifest keeps. Rows
+ * may come from an async iterable (compaction reads them file by file); the file's bytes are held
+ * until written.
  */
 import type { Type } from 'avsc';
 import { openDataFileWriter, type DataFileCodec } from '../files/data-files.js';
@@ -26,11 +27,20 @@ export interface RowFile {
  * Writes `rows` as the file at `path`. The bytes depend only on the rows and the options, so a
  * file already there with the same length is taken as this one written before (a roll-forward).
  */
-export async function writeRowFile(file: RowFile, rows: readonly Record<string, unknown>[]): Promise<AppendedFile> {
+export async function writeRowFile(file: RowFile, rows: Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>): Promise<AppendedFile> {
   const chunks: Buffer[] = [];
   const writer = openDataFileWriter({ format: 'parquet', codec: file.codec, schema: file.rowType, identity: file.path, fieldIds: file.fieldIds }, (chunk) => chunks.push(chunk));
-  for (const row of rows) await writer.append(row);
-  await writer.finish(file.metadata ?? {});
+  let records = 0;
+  try {
+    for await (const row of rows) {
+      await writer.append(row);
+      records += 1;
+    }
+    await writer.finish(file.metadata ?? {});
+  } catch (error) {
+    await writer.abandon().catch(() => undefined);
+    throw error;
+  }
   const statistics = writer.statistics();
   const bytes = Buffer.concat(chunks);
   try {
@@ -39,5 +49,5 @@ export async function writeRowFile(file: RowFile, rows: readonly Record<string, 
     const existing = hasWarehouseCode(error, 'WAREHOUSE_FILE_EXISTS') ? await file.warehouse.stat(file.path) : undefined;
     if (existing?.length !== bytes.length) throw error;
   }
-  return { path: file.path, hour: file.hour, records: rows.length, bytes: bytes.length, ...(statistics === undefined ? {} : { metrics: icebergMetrics(statistics) }) };
+  return { path: file.path, hour: file.hour, records, bytes: bytes.length, ...(statistics === undefined ? {} : { metrics: icebergMetrics(statistics) }) };
 }

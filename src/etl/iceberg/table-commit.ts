@@ -78,6 +78,13 @@ export interface AppendCommit {
   readonly summary: Readonly<Record<string, string>>;
   /** Live files of the current snapshot to remove in this one (an overwrite: replay, rollback); default none. */
   readonly remove?: ((file: LiveFile) => boolean) | undefined;
+  /**
+   * A rewrite of existing rows (compaction): the snapshot is a `replace`; it must remove exactly
+   * these files (URIs), all still live, else ETL_ICEBERG_COMPACTION_STALE and nothing is committed;
+   * the added files carry `dataSequenceNumber`, the sequence number of the snapshot the rewrite
+   * read (Java's use-starting-sequence-number), as their rows are that old.
+   */
+  readonly rewrite?: { readonly removes: ReadonlySet<string>; readonly dataSequenceNumber: number } | undefined;
   readonly nowMs: () => number;
 }
 
@@ -98,6 +105,14 @@ export async function appendSnapshot(table: IcebergTable, commit: AppendCommit):
     }
     const version = (loaded?.version ?? 0) + 1;
     const written = await writeAttempt(table, loaded, commit, attempt);
+    if (written.stale !== undefined) {
+      await Promise.all(written.files.map((path) => table.warehouse.delete(path).catch(() => false)));
+      throw etlError(
+        'ETL_ICEBERG_COMPACTION_STALE',
+        `Iceberg table ${table.warehouse.describe(table.dir)}: ${written.stale.length} of the files this rewrite replaces are no longer live (another writer removed them since it read them, e.g. a replay), so its rows would come back; nothing was committed. Run it again: it reads the table as it is now`,
+        { retriable: true, details: { table: table.dir, commitId: commit.commitId, gone: written.stale } },
+      );
+    }
     try {
       await table.warehouse.rename(written.metadataTemp, versionPath(table, version));
     } catch (error) {
@@ -122,6 +137,8 @@ interface WrittenAttempt {
   readonly metadataTemp: string;
   /** Everything written (to remove if the attempt loses). */
   readonly files: readonly string[];
+  /** A rewrite's files no longer live in the base: the attempt must not be committed. */
+  readonly stale?: readonly string[];
 }
 
 async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined, commit: AppendCommit, attempt: number): Promise<WrittenAttempt> {
@@ -142,10 +159,11 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
   const uri = (path: string): string => `${location}/${relativeToTable(table, path)}`;
   const written: string[] = [];
 
+  const dataSequence = commit.rewrite === undefined ? undefined : BigInt(Math.min(commit.rewrite.dataSequenceNumber, sequenceNumber));
   const entries: ManifestEntryRecord[] = commit.files.map((file) => ({
     status: ENTRY_ADDED,
     snapshot_id: snapshotId,
-    sequence_number: null,
+    sequence_number: dataSequence ?? null,
     file_sequence_number: null,
     data_file: dataFileRecord(uri(file.path), file, commit.partitionFields),
   }));
@@ -166,7 +184,7 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
     partition_spec_id: spec['spec-id'],
     content: 0,
     sequence_number: BigInt(sequenceNumber),
-    min_sequence_number: BigInt(sequenceNumber),
+    min_sequence_number: dataSequence ?? BigInt(sequenceNumber),
     added_snapshot_id: snapshotId,
     added_files_count: commit.files.length,
     existing_files_count: 0,
@@ -179,15 +197,21 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
   };
   let parentRows = parent === undefined ? [] : decodeManifestList(await warehouse.open(warehousePathOf(table, location, parent['manifest-list'])));
   let removed: readonly LiveFile[] = [];
-  if (commit.remove !== undefined) {
+  const remove = commit.remove ?? (commit.rewrite === undefined ? undefined : (file: LiveFile): boolean => commit.rewrite!.removes.has(file.path));
+  if (remove !== undefined) {
     const rewrite = await removeFiles(
       { warehouse, metadataDir: metadataDir(table), uri, pathOf: (name) => warehousePathOf(table, location, name), snapshotId, sequenceNumber, partitionFields: commit.partitionFields, manifestMetadata },
       parentRows,
-      commit.remove,
+      remove,
     );
     written.push(...rewrite.written);
     parentRows = rewrite.rows;
     removed = rewrite.removed;
+  }
+  if (commit.rewrite !== undefined) {
+    const gone = new Set(removed.map((file) => file.path));
+    const stale = [...commit.rewrite.removes].filter((path) => !gone.has(path));
+    if (stale.length > 0 || removed.length !== commit.rewrite.removes.size) return { snapshotId, metadataTemp: '', files: written, stale };
   }
   const listPath = `${metadataDir(table)}/snap-${snapshotId}-1-${unique}.avro`;
   await warehouse.create(listPath, encodeManifestList([...(entries.length > 0 ? [newRow] : []), ...parentRows], snapshotId, parent?.['snapshot-id'], sequenceNumber));
@@ -206,7 +230,7 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
     'timestamp-ms': now,
     'manifest-list': uri(listPath),
     summary: {
-      operation: removed.length === 0 ? 'append' : entries.length === 0 ? 'delete' : 'overwrite',
+      operation: commit.rewrite !== undefined ? 'replace' : removed.length === 0 ? 'append' : entries.length === 0 ? 'delete' : 'overwrite',
       'added-data-files': String(commit.files.length),
       'added-records': String(addedRecords),
       'added-files-size': String(addedBytes),

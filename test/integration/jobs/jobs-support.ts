@@ -44,6 +44,7 @@ export function openTestQueues(prefix: string): TestQueues {
     runs: new Queue(QUEUE_NAMES.runs, { connection, prefix }),
     tasks: new Queue(QUEUE_NAMES.tasks, { connection, prefix }),
     commits: new Queue(QUEUE_NAMES.commits, { connection, prefix }),
+    maintenance: new Queue(QUEUE_NAMES.maintenance, { connection, prefix }),
   };
   return {
     prefix,
