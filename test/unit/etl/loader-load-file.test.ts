@@ -139,3 +139,27 @@ describe('load files', () => {
     }
   });
 });
+
+describe('iceberg maintenance in a load file', () => {
+  const iceberg = VALID.replace('format: avro\ncodec: deflate', 'format: iceberg\ncodec: zstd');
+
+  it('reads the schedule with Iceberg\'s and Spark\'s defaults, and leaves out a step set to false', () => {
+    const load = parseLoadFile(`${iceberg}iceberg:\n  maintenance:\n    schedule: '30 2 * * *'\n`, '/jobs/t.yaml');
+    expect(load.iceberg?.maintenance).toEqual({
+      schedule: '30 2 * * *',
+      compaction: { targetFileBytes: 128 * 1024 * 1024, minInputFiles: 5 },
+      expiry: { olderThanMs: 5 * 86_400_000, retainLast: 1 },
+      orphans: { olderThanMs: 3 * 86_400_000 },
+    });
+    const partial = parseLoadFile(`${iceberg}iceberg:\n  maintenance:\n    schedule: '0 * * * *'\n    compaction: false\n    expiry: { olderThan: 12h }\n    orphans: false\n`, '/jobs/t.yaml');
+    expect(partial.iceberg?.maintenance).toEqual({ schedule: '0 * * * *', expiry: { olderThanMs: 12 * 3_600_000, retainLast: 1 } });
+  });
+
+  it('refuses orphan removal younger than an hour and a compaction of fewer than 2 files, naming the field', () => {
+    const orphans = refusal(`${iceberg}iceberg:\n  maintenance:\n    schedule: '0 * * * *'\n    orphans: { olderThan: 10m }\n`);
+    expect(orphans.message).toContain('iceberg.maintenance.orphans.olderThan');
+    expect(orphans.message).toContain('may belong to a commit in progress');
+    const compaction = refusal(`${iceberg}iceberg:\n  maintenance:\n    schedule: '0 * * * *'\n    compaction: { minInputFiles: 1 }\n`);
+    expect(compaction.message).toContain('iceberg.maintenance.compaction.minInputFiles');
+  });
+});

@@ -3,7 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { parseLoadFile } from '../../../src/etl/load-file.js';
 import type { LoadFileEntry } from '../../../jobs/src/load-directory.js';
 import { JOB_OPTIONS, SCHEDULE_TIMEZONE } from '../../../jobs/src/queues.js';
-import { planSchedulerSync, type ExistingScheduler } from '../../../jobs/src/scheduler-sync.js';
+import { MAINTENANCE_SCHEDULES, planSchedulerSync, RUN_SCHEDULES, type ExistingScheduler } from '../../../jobs/src/scheduler-sync.js';
 
 function loadText(name: string, schedule?: string): string {
   return [
@@ -93,5 +93,41 @@ describe('planSchedulerSync', () => {
     const views = entry('/jobs/views.yaml', 'views', '5 * * * *');
     const plan = planSchedulerSync([views], [existing(views, { tz: undefined, template: { ...existing(views).template, opts: { attempts: 1 } } })]);
     expect(plan.upserts.map((upsert) => upsert.reason)).toEqual([`time zone (local) → ${SCHEDULE_TIMEZONE}, retry options`]);
+  });
+});
+
+describe('planSchedulerSync for the maintenance queue', () => {
+  const icebergText = (name: string, maintenance: string | undefined): string =>
+    [
+      `name: ${name}`,
+      'source: { bootstrap: [127.0.0.1:9092] }',
+      `topics: [${name}-topic]`,
+      'registry: http://127.0.0.1:8081',
+      'warehouse: { url: /tmp/warehouse, root: data }',
+      'format: iceberg',
+      'codec: zstd',
+      "schedule: '5 * * * *'",
+      ...(maintenance === undefined ? [] : ['iceberg:', '  maintenance:', `    schedule: '${maintenance}'`]),
+    ].join('\n');
+  const icebergEntry = (name: string, maintenance: string | undefined): LoadFileEntry => {
+    const text = icebergText(name, maintenance);
+    return { file: `/jobs/${name}.yaml`, ok: true, load: parseLoadFile(text, `/jobs/${name}.yaml`), text };
+  };
+
+  it('follows iceberg.maintenance.schedule: a scheduler per load that has one, carrying the file; removed when the section goes', () => {
+    const kept = icebergEntry('tables', '30 2 * * *');
+    const plan = planSchedulerSync([kept, icebergEntry('plain', undefined)], [], MAINTENANCE_SCHEDULES);
+    expect(plan.upserts).toEqual([{ id: 'tables', pattern: '30 2 * * *', data: { loadFile: '/jobs/tables.yaml', loadText: icebergText('tables', '30 2 * * *') }, reason: 'new load' }]);
+
+    const inRedis: ExistingScheduler = {
+      key: 'tables',
+      pattern: '30 2 * * *',
+      tz: SCHEDULE_TIMEZONE,
+      template: { data: { loadFile: '/jobs/tables.yaml', loadText: icebergText('tables', '30 2 * * *') }, opts: { attempts: JOB_OPTIONS.maintain.attempts, backoff: { delay: JOB_OPTIONS.maintain.backoff.delay, type: JOB_OPTIONS.maintain.backoff.type } } },
+    };
+    expect(planSchedulerSync([kept], [inRedis], MAINTENANCE_SCHEDULES).unchanged).toEqual(['tables']);
+    expect(planSchedulerSync([icebergEntry('tables', undefined)], [inRedis], MAINTENANCE_SCHEDULES).removals).toEqual([{ id: 'tables', reason: 'load tables has no iceberg.maintenance.schedule any more' }]);
+    // The runs queue's plan of the same files is unaffected by the section.
+    expect(planSchedulerSync([kept], [], RUN_SCHEDULES).upserts.map((upsert) => upsert.pattern)).toEqual(['5 * * * *']);
   });
 });
