@@ -79,13 +79,28 @@ export interface AppendCommit {
   /** Live files of the current snapshot to remove in this one (an overwrite: replay, rollback); default none. */
   readonly remove?: ((file: LiveFile) => boolean) | undefined;
   /**
-   * A rewrite of existing rows (compaction): the snapshot is a `replace`; it must remove exactly
-   * these files (URIs), all still live, else ETL_ICEBERG_COMPACTION_STALE and nothing is committed;
-   * the added files carry `dataSequenceNumber`, the sequence number of the snapshot the rewrite
-   * read (Java's use-starting-sequence-number), as their rows are that old.
+   * Files (URIs) the snapshot must remove, every one still live in the base it is made on; else
+   * ETL_ICEBERG_COMPACTION_STALE and nothing is committed (another writer removed one since they
+   * were read). Implies `remove` of exactly these when `remove` is not given.
    */
-  readonly rewrite?: { readonly removes: ReadonlySet<string>; readonly dataSequenceNumber: number } | undefined;
+  readonly removesExactly?: ReadonlySet<string> | undefined;
+  /**
+   * A rewrite of existing rows (compaction): the snapshot is a `replace`, and the added files carry
+   * `dataSequenceNumber`, the sequence number of the snapshot the rewrite read (Java's
+   * use-starting-sequence-number), as their rows are that old.
+   */
+  readonly rewrite?: { readonly dataSequenceNumber: number } | undefined;
+  /**
+   * Files an earlier snapshot removed, added back as they were (a rollback under later snapshots):
+   * ADDED entries with their own data sequence numbers, besides `files`.
+   */
+  readonly restore?: readonly RestoredFile[] | undefined;
   readonly nowMs: () => number;
+}
+
+export interface RestoredFile {
+  readonly dataFile: ManifestEntryRecord['data_file'];
+  readonly dataSequenceNumber: bigint;
 }
 
 export interface AppendOutcome {
@@ -109,7 +124,7 @@ export async function appendSnapshot(table: IcebergTable, commit: AppendCommit):
       await Promise.all(written.files.map((path) => table.warehouse.delete(path).catch(() => false)));
       throw etlError(
         'ETL_ICEBERG_COMPACTION_STALE',
-        `Iceberg table ${table.warehouse.describe(table.dir)}: ${written.stale.length} of the files this rewrite replaces are no longer live (another writer removed them since it read them, e.g. a replay), so its rows would come back; nothing was committed. Run it again: it reads the table as it is now`,
+        `Iceberg table ${table.warehouse.describe(table.dir)}: ${written.stale.length} of the files this commit replaces are no longer live (another writer removed them since they were read, e.g. a replay or a compaction), so rows would be lost or come back twice; nothing was committed. Run it again: it reads the table as it is now`,
         { retriable: true, details: { table: table.dir, commitId: commit.commitId, gone: written.stale } },
       );
     }
@@ -160,13 +175,17 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
   const written: string[] = [];
 
   const dataSequence = commit.rewrite === undefined ? undefined : BigInt(Math.min(commit.rewrite.dataSequenceNumber, sequenceNumber));
-  const entries: ManifestEntryRecord[] = commit.files.map((file) => ({
-    status: ENTRY_ADDED,
-    snapshot_id: snapshotId,
-    sequence_number: dataSequence ?? null,
-    file_sequence_number: null,
-    data_file: dataFileRecord(uri(file.path), file, commit.partitionFields),
-  }));
+  const restored = commit.restore ?? [];
+  const entries: ManifestEntryRecord[] = [
+    ...commit.files.map((file) => ({
+      status: ENTRY_ADDED,
+      snapshot_id: snapshotId,
+      sequence_number: dataSequence ?? null,
+      file_sequence_number: null,
+      data_file: dataFileRecord(uri(file.path), file, commit.partitionFields),
+    })),
+    ...restored.map((file) => ({ status: ENTRY_ADDED, snapshot_id: snapshotId, sequence_number: file.dataSequenceNumber, file_sequence_number: null, data_file: file.dataFile })),
+  ];
   const manifestMetadata = { schemaJson: JSON.stringify(schema), schemaId: schema['schema-id'], partitionSpecJson: JSON.stringify(spec.fields), partitionSpecId: spec['spec-id'] };
   const manifestPath = `${metadataDir(table)}/${unique}-m0.avro`;
   const manifestBytes = encodeManifest(entries, commit.partitionFields, manifestMetadata);
@@ -175,18 +194,20 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
     written.push(manifestPath);
   }
 
-  const hours = commit.files.map((file) => file.hour);
-  const addedRecords = commit.files.reduce((sum, file) => sum + file.records, 0);
-  const addedBytes = commit.files.reduce((sum, file) => sum + file.bytes, 0);
+  const hours = [...commit.files.map((file) => file.hour), ...restored.flatMap((file) => Object.values(file.dataFile.partition).filter((value): value is number => typeof value === 'number'))];
+  const addedRecords = commit.files.reduce((sum, file) => sum + file.records, 0) + restored.reduce((sum, file) => sum + Number(file.dataFile.record_count), 0);
+  const addedBytes = commit.files.reduce((sum, file) => sum + file.bytes, 0) + restored.reduce((sum, file) => sum + Number(file.dataFile.file_size_in_bytes), 0);
+  const addedFiles = entries.length;
+  const leastAddedSequence = entries.reduce((least, entry) => (entry.sequence_number !== null && entry.sequence_number < least ? entry.sequence_number : least), BigInt(sequenceNumber));
   const newRow: ManifestFileRecord = {
     manifest_path: uri(manifestPath),
     manifest_length: BigInt(manifestBytes.length),
     partition_spec_id: spec['spec-id'],
     content: 0,
     sequence_number: BigInt(sequenceNumber),
-    min_sequence_number: dataSequence ?? BigInt(sequenceNumber),
+    min_sequence_number: leastAddedSequence,
     added_snapshot_id: snapshotId,
-    added_files_count: commit.files.length,
+    added_files_count: addedFiles,
     existing_files_count: 0,
     deleted_files_count: 0,
     added_rows_count: BigInt(addedRecords),
@@ -197,7 +218,8 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
   };
   let parentRows = parent === undefined ? [] : decodeManifestList(await warehouse.open(warehousePathOf(table, location, parent['manifest-list'])));
   let removed: readonly LiveFile[] = [];
-  const remove = commit.remove ?? (commit.rewrite === undefined ? undefined : (file: LiveFile): boolean => commit.rewrite!.removes.has(file.path));
+  const exactly = commit.removesExactly;
+  const remove = commit.remove ?? (exactly === undefined ? undefined : (file: LiveFile): boolean => exactly.has(file.path));
   if (remove !== undefined) {
     const rewrite = await removeFiles(
       { warehouse, metadataDir: metadataDir(table), uri, pathOf: (name) => warehousePathOf(table, location, name), snapshotId, sequenceNumber, partitionFields: commit.partitionFields, manifestMetadata },
@@ -208,10 +230,10 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
     parentRows = rewrite.rows;
     removed = rewrite.removed;
   }
-  if (commit.rewrite !== undefined) {
+  if (exactly !== undefined) {
     const gone = new Set(removed.map((file) => file.path));
-    const stale = [...commit.rewrite.removes].filter((path) => !gone.has(path));
-    if (stale.length > 0 || removed.length !== commit.rewrite.removes.size) return { snapshotId, metadataTemp: '', files: written, stale };
+    const stale = [...exactly].filter((path) => !gone.has(path));
+    if (stale.length > 0 || removed.length !== exactly.size) return { snapshotId, metadataTemp: '', files: written, stale };
   }
   const listPath = `${metadataDir(table)}/snap-${snapshotId}-1-${unique}.avro`;
   await warehouse.create(listPath, encodeManifestList([...(entries.length > 0 ? [newRow] : []), ...parentRows], snapshotId, parent?.['snapshot-id'], sequenceNumber));
@@ -231,14 +253,14 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
     'manifest-list': uri(listPath),
     summary: {
       operation: commit.rewrite !== undefined ? 'replace' : removed.length === 0 ? 'append' : entries.length === 0 ? 'delete' : 'overwrite',
-      'added-data-files': String(commit.files.length),
+      'added-data-files': String(addedFiles),
       'added-records': String(addedRecords),
       'added-files-size': String(addedBytes),
       ...(removed.length === 0 ? {} : { 'deleted-data-files': String(removed.length), 'deleted-records': String(removedRecords), 'removed-files-size': String(removedBytes) }),
       'changed-partition-count': String(new Set([...hours, ...removedHours]).size),
       'total-records': total('total-records', addedRecords, removedRecords),
       'total-files-size': total('total-files-size', addedBytes, removedBytes),
-      'total-data-files': total('total-data-files', commit.files.length, removed.length),
+      'total-data-files': total('total-data-files', addedFiles, removed.length),
       'total-delete-files': previous['total-delete-files'] ?? '0',
       'total-position-deletes': previous['total-position-deletes'] ?? '0',
       'total-equality-deletes': previous['total-equality-deletes'] ?? '0',

@@ -165,7 +165,8 @@ export async function compactTable(table: IcebergTable, request: CompactionReque
       properties: {},
       files: written,
       summary: request.summary,
-      rewrite: { removes: new Set(plan.flatMap(({ groups }) => groups.flat().map((file) => file.uri))), dataSequenceNumber: snapshot['sequence-number'] },
+      removesExactly: new Set(plan.flatMap(({ groups }) => groups.flat().map((file) => file.uri))),
+      rewrite: { dataSequenceNumber: snapshot['sequence-number'] },
       nowMs: request.nowMs ?? Date.now,
     });
     return { hours, snapshotId: String(outcome.snapshotId), version: outcome.version };

@@ -7,10 +7,11 @@
  *                       hours ▸ write each hour's files under new names ▸ check every hour keeps its
  *                       record count ▸ one `overwrite` snapshot per table: the window's live files
  *                       DELETED, the new ones ADDED (summary `tributary.replay` = the window)
- *   rollback [from, to) the newest replay snapshot of the load overlapping the window must be the
- *                       table's current one: `main` moves back to its parent, a new metadata version
- *                       and no new snapshot. Rolling back under later commits would drop them from
- *                       the table while the load counts them as loaded, so that is refused.
+ *   rollback [from, to) the newest replay snapshot of the load overlapping the window (not rolled
+ *                       back already): when it is the table's current one, `main` moves back to its
+ *                       parent, a new metadata version and no new snapshot; under later snapshots
+ *                       (loads since), an `overwrite` snapshot undoes it alone (iceberg-restore.ts),
+ *                       since moving `main` back would drop records the load counts as loaded.
  *
  * The commit log is not touched: offsets stay committed, and later runs neither load these
  * records again nor skip any. A replay killed before its snapshot leaves only unreferenced files
@@ -37,7 +38,7 @@ import { currentSnapshot, mainAncestry } from '../iceberg/table-metadata.js';
 import { tableRow, tableRowType } from '../iceberg/table-row.js';
 import { HOUR_MS, hourKey, rangeName, topicDir, topicHourDir } from '../layout.js';
 import type { ReaderSchema } from '../load/plan.js';
-import { replayError } from './errors.js';
+import { restoreBeforeReplay, ROLLED_BACK_KEY } from './iceberg-restore.js';
 import { boundsOf, checkWindow, missingRanges, missingRangesError, type ReplayRange } from './ranges.js';
 import type { SwapServices } from './session.js';
 
@@ -54,8 +55,8 @@ export interface IcebergReplayOptions extends LoadServices, Pick<SwapServices, '
 export interface IcebergTableChange {
   readonly topic: string;
   readonly location: string;
-  /** `replay`: an overwrite snapshot; `rollback`: main moved back to `snapshotId`. */
-  readonly operation: 'replay' | 'rollback';
+  /** `replay`: an overwrite snapshot; `rollback`: main moved back to `snapshotId`; `restore`: an overwrite snapshot undoing the replay under later ones. */
+  readonly operation: 'replay' | 'rollback' | 'restore';
   readonly snapshotId: string;
   readonly version: number;
   readonly hours: readonly string[];
@@ -163,20 +164,21 @@ export async function rollbackIcebergWindow(options: Pick<IcebergReplayOptions, 
       const loaded = await loadTable(table);
       if (loaded === undefined) continue;
       const history = mainAncestry(loaded.metadata);
-      const replay = history.find((snapshot) => snapshot.summary['tributary.load'] === load.name && overlaps(snapshot.summary[REPLAY_KEY], options.from, options.to));
+      const undone = new Set(history.map((snapshot) => snapshot.summary[ROLLED_BACK_KEY]).filter((id): id is string => id !== undefined));
+      const replay = history.find(
+        (snapshot) => snapshot.summary['tributary.load'] === load.name && overlaps(snapshot.summary[REPLAY_KEY], options.from, options.to) && !undone.has(String(snapshot['snapshot-id'])),
+      );
       if (replay === undefined) continue;
       const current = currentSnapshot(loaded.metadata);
       const parent = replay['parent-snapshot-id'];
-      if (current?.['snapshot-id'] !== replay['snapshot-id'] || parent === undefined) {
-        throw replayError(
-          'ETL_ROLLBACK_NOT_LIVE',
-          `Iceberg table ${warehouse.describe(dir)}: the replay of ${replay.summary[REPLAY_KEY] ?? '?'} (snapshot ${replay['snapshot-id']}) has ${history.indexOf(replay)} snapshot(s) on top of it; ` +
-            'moving main back would drop their records from the table while the load counts them as loaded. Nothing was changed. Replay the window again (with the code you want) instead',
-          { table: dir, snapshot: String(replay['snapshot-id']) },
-        );
+      const hours = windowHours(replay.summary[REPLAY_KEY]);
+      if (current?.['snapshot-id'] === replay['snapshot-id'] && parent !== undefined) {
+        const version = await setMain(table, parent, replay['snapshot-id']);
+        changes.push({ topic, location: loaded.metadata.location, operation: 'rollback', snapshotId: String(parent), version, hours, records: Number(replay.summary['added-records'] ?? 0), filesAdded: 0 });
+        continue;
       }
-      const version = await setMain(table, parent, replay['snapshot-id']);
-      changes.push({ topic, location: loaded.metadata.location, operation: 'rollback', snapshotId: String(parent), version, hours: windowHours(replay.summary[REPLAY_KEY]), records: Number(replay.summary['added-records'] ?? 0), filesAdded: 0 });
+      const restored = await restoreBeforeReplay(table, loaded, replay, { 'tributary.load': load.name, 'tributary.topic': topic, 'tributary.rollback': replay.summary[REPLAY_KEY] ?? '' });
+      changes.push({ topic, location: loaded.metadata.location, operation: 'restore', snapshotId: String(restored.snapshotId), version: restored.version, hours, records: restored.records, filesAdded: 0 });
     }
     return changes;
   } finally {
@@ -190,7 +192,9 @@ export function formatIcebergChanges(changes: readonly IcebergTableChange[], ope
   const lines = changes.map((change) =>
     change.operation === 'replay'
       ? `${change.topic}: overwrite snapshot ${change.snapshotId} (metadata v${change.version}) replaced hours ${change.hours.join(', ')}: ${change.records} records in ${change.filesAdded} files; ${change.location}`
-      : `${change.topic}: main moved back to snapshot ${change.snapshotId} (metadata v${change.version}), before the replay of ${change.hours.join(', ')}; ${change.location}`,
+      : change.operation === 'rollback'
+        ? `${change.topic}: main moved back to snapshot ${change.snapshotId} (metadata v${change.version}), before the replay of ${change.hours.join(', ')}; ${change.location}`
+        : `${change.topic}: overwrite snapshot ${change.snapshotId} (metadata v${change.version}) put back the files the replay of ${change.hours.join(', ')} replaced (${change.records} records), keeping the snapshots made since; ${change.location}`,
   );
   return `${lines.join('\n')}\n(the previous version stays readable by time travel; npx tributary etl status --load ${loadFile} lists the snapshots)\n`;
 }

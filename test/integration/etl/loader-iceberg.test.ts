@@ -244,6 +244,27 @@ describe.each<WarehouseKind>(['local folder', 'HDFS'])('format: iceberg on %s', 
       expect(afterExpiry.status, messagesOf(afterExpiry)).toBe(0);
       expect((await readIcebergTable(location, { runDir: services().runDir })).records).toHaveLength(produced.length + third.length);
 
+      // A replay with a load on top, then rollback: an overwrite snapshot undoes the replay alone, the load's records kept.
+      const replayAgain = await runEtl(['replay', '--load', loadFile, '--from', hourIso, '--to', new Date((oneHour + 1) * HOUR).toISOString(), '--no-progress']);
+      expect(replayAgain.status, messagesOf(replayAgain)).toBe(0);
+      const replayId = (await readIcebergTable(location, { runDir: services().runDir })).currentSnapshotId;
+      const fourth = await producePageViews(env, topic, { count: 20, partitions: PARTITIONS, hours: 4, firstId: produced.length + third.length });
+      const onTop = await runEtl(['run', '--load', loadFile, '--no-progress']);
+      expect(onTop.status, messagesOf(onTop)).toBe(0);
+      const undo = await runEtl(['rollback', '--load', loadFile, '--hour', hourIso]);
+      expect(undo.status, messagesOf(undo)).toBe(0);
+      expect(undo.stdout).toContain(`put back the files the replay of ${hourIso.slice(0, 13)}`);
+      const undone = await readIcebergTable(location, { runDir: services().runDir });
+      const undoSnapshot = undone.snapshots.find((snapshot) => snapshot.snapshotId === undone.currentSnapshotId)!;
+      expect([undoSnapshot.operation, undoSnapshot.summary['tributary.rolled-back']]).toEqual(['overwrite', replayId]);
+      expect(undone.files.filter((file) => file.path.includes('.replay-'))).toEqual([]);
+      const everything = [...produced, ...third, ...fourth];
+      expect(undone.records.map(positionOf).sort()).toEqual(everything.map((record) => `${record.partition}/${record.offset}`).sort());
+      for (const record of everything) expect(undone.records.find((row) => positionOf(row) === `${record.partition}/${record.offset}`)).toEqual(expectedRow(topic, record));
+      // Done once: the same rollback again finds no replay left to undo.
+      const again = await runEtl(['rollback', '--load', loadFile, '--hour', hourIso]);
+      expect(again.stdout, messagesOf(again)).toContain('rollback: nothing to do in the window');
+
       // Orphans: files no snapshot reaches (a killed replay's, a lost race's manifest) go; nothing referenced does.
       const strayData = `${warehouse.root}/${topic}/data/_event_time_hour=${hourIso.slice(0, 13).replace('T', '-')}/stray.replay-dead.parquet`;
       const strayManifest = `${warehouse.root}/${topic}/metadata/00000000-dead-m0.avro`;
@@ -256,7 +277,7 @@ describe.each<WarehouseKind>(['local folder', 'HDFS'])('format: iceberg on %s', 
       expect(orphans.status, messagesOf(orphans)).toBe(0);
       expect(orphans.stdout).toContain(`${topic}: 2 orphan files, 2 deleted`);
       expect([await warehouse.warehouse.stat(strayData), await warehouse.warehouse.stat(strayManifest)]).toEqual([undefined, undefined]);
-      expect((await readIcebergTable(location, { runDir: services().runDir })).records).toHaveLength(produced.length + third.length);
+      expect((await readIcebergTable(location, { runDir: services().runDir })).records).toHaveLength(everything.length);
 
     },
     SLOW,

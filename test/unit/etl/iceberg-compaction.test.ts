@@ -170,7 +170,8 @@ describe('compacting a table', () => {
         properties: {},
         files: [merged],
         summary: {},
-        rewrite: { removes: new Set([liveA!.uri, liveB!.uri]), dataSequenceNumber: start },
+        removesExactly: new Set([liveA!.uri, liveB!.uri]),
+        rewrite: { dataSequenceNumber: start },
         nowMs: Date.now,
       });
     await rewrite('load/compact/x');
@@ -189,7 +190,8 @@ describe('compacting a table', () => {
       properties: {},
       files: [await dataFile(v1Rows, 'merged-2', HOUR, 0, 15)],
       summary: {},
-      rewrite: { removes: new Set([liveC!.uri, (await live()).find((entry) => entry.uri.endsWith('merged.parquet'))!.uri]), dataSequenceNumber: start },
+      removesExactly: new Set([liveC!.uri, (await live()).find((entry) => entry.uri.endsWith('merged.parquet'))!.uri]),
+      rewrite: { dataSequenceNumber: start },
       nowMs: Date.now,
     });
     await expect(stale).rejects.toMatchObject({ code: 'ETL_ICEBERG_COMPACTION_STALE', retriable: true });
