@@ -393,12 +393,14 @@ class RestCatalogTable implements TableCatalog {
   }
 
   private loaded(result: LoadTableResult): LoadedTable {
-    const location = result.metadata.location.replace(/\/+$/, '');
-    const inside = result.metadataLocation.startsWith(`${location}/`);
+    // Java's Hadoop paths print a location given as file:///x as file:/x: the same folder.
+    const location = sameFileUri(result.metadata.location.replace(/\/+$/, ''));
+    const metadataLocation = sameFileUri(result.metadataLocation);
+    const inside = metadataLocation.startsWith(`${location}/`);
     return {
       version: metadataVersion(result.metadataLocation),
       metadata: result.metadata,
-      path: inside ? `${this.dir}/${result.metadataLocation.slice(location.length + 1)}` : result.metadataLocation,
+      path: inside ? `${this.dir}/${metadataLocation.slice(location.length + 1)}` : result.metadataLocation,
       metadataLocation: result.metadataLocation,
     };
   }
@@ -409,6 +411,11 @@ export function metadataVersion(location: string): number {
   const name = location.slice(location.lastIndexOf('/') + 1);
   const match = /^(\d+)-.*\.metadata\.json(?:\.\w+)?$/.exec(name) ?? /^v(\d+)(?:\.\w+)?\.metadata\.json$/.exec(name);
   return match === null ? 0 : Number(match[1]);
+}
+
+/** `file:///x` and `file://localhost/x` as `file:/x`; other URIs as they are. */
+function sameFileUri(uri: string): string {
+  return uri.replace(/^file:\/\/(?:localhost)?\//, 'file:/');
 }
 
 function ok(answer: Answer): boolean {

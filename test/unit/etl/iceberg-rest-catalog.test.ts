@@ -340,11 +340,12 @@ describe('a table kept by a catalog, through table-versions.ts', () => {
     const { catalog, exchanges } = await connect({
       [`POST ${namespacesPath}`]: [{ status: 200, body: { namespace: ['analytics'] } }, { status: 409, body: { error: { message: 'exists', type: 'AlreadyExistsException', code: 409 } } }],
       [`POST ${tablesPath}`]: [{ status: 200, body: { 'metadata-location': `${LOCATION}/metadata/00000-a.metadata.json`, metadata: created } }],
-      [`POST ${TABLE_PATH}`]: [{ status: 200, body: { 'metadata-location': `${LOCATION}/metadata/00001-b.metadata.json`, metadata: { ...appended(created, 5n, 'load/1') } } }],
+      // Java prints the file:/// location of the table's folder as file:/ in the metadata file's: the same folder.
+      [`POST ${TABLE_PATH}`]: [{ status: 200, body: { 'metadata-location': 'file:/warehouse/db/events/metadata/00001-b.metadata.json', metadata: { ...appended(created, 5n, 'load/1') } } }],
     });
     const table: IcebergTable = { warehouse: openWarehouse('/tmp/unused'), dir: 'db/events', location: LOCATION, catalog: catalog.table(id, 'db/events') };
     const outcome = await commitMetadata(table, undefined, next);
-    expect(outcome).toMatchObject({ outcome: 'committed', loaded: { version: 1, path: 'db/events/metadata/00001-b.metadata.json', metadataLocation: `${LOCATION}/metadata/00001-b.metadata.json` } });
+    expect(outcome).toMatchObject({ outcome: 'committed', loaded: { version: 1, path: 'db/events/metadata/00001-b.metadata.json', metadataLocation: 'file:/warehouse/db/events/metadata/00001-b.metadata.json' } });
     const requests = exchanges.slice(1).map((exchange) => ({ what: `${exchange.method} ${new URL(exchange.url).pathname.slice('/api'.length)}`, body: parseIcebergJson(exchange.body ?? 'null') as Record<string, unknown> }));
     expect(requests.map((request) => request.what)).toEqual([`POST ${namespacesPath}`, `POST ${namespacesPath}`, `POST ${tablesPath}`, `POST ${TABLE_PATH}`]);
     expect(requests[0]?.body).toEqual({ namespace: ['analytics'], properties: {} });
