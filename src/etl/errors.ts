@@ -31,6 +31,10 @@ export const ETL_ERROR_CODES = [
   'ETL_AUDIT_UNAVAILABLE',
   /** The local spill file of an open data file could not be written (disk full?); nothing was committed. */
   'ETL_SPILL_FAILED',
+  /** An Iceberg REST catalog could not be reached, refused the credentials, or refused or garbled a request; nothing was committed. */
+  'ETL_ICEBERG_CATALOG_FAILED',
+  /** An Iceberg REST catalog's commit failed in a way that leaves unknown whether it landed (5xx, a lost answer); the next run finds out by commit id. */
+  'ETL_ICEBERG_COMMIT_STATE_UNKNOWN',
   /** An Iceberg table's metadata cannot be read, or is not a table this loader continues. */
   'ETL_ICEBERG_METADATA_INVALID',
   /** The rows a load writes cannot become an Iceberg table's schema (a change Iceberg cannot make), or the table changed since the plan. */

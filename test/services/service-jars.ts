@@ -25,6 +25,13 @@ export interface JarSet {
 
 export const HADOOP_JARS: JarSet = { name: `hadoop-${HADOOP_VERSION}`, profile: 'hdfs' };
 
+/**
+ * Apache Iceberg's REST catalog test server (RESTCatalogServer of iceberg-open-api 1.10.0's test
+ * fixtures) with what it runs on (Jetty 11, a JDBC catalog on sqlite, the Hadoop client), and the
+ * Iceberg Java API's RESTCatalog client and generic reader that check its tables (iceberg-rest.ts).
+ */
+export const ICEBERG_REST_FIXTURE_JARS: JarSet = { name: 'iceberg-rest-fixture-1.10.0', profile: 'iceberg-rest-fixture' };
+
 export const KAFKA_VERSION = '3.9.1';
 
 /** Apache Kafka's Java clients and tools, for the compatibility tests. */

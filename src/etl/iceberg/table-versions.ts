@@ -3,6 +3,9 @@
  * current (the hint, then probing forward; without a readable hint, the highest listed), reading
  * it, making the next version by a rename that refuses an existing target, and pointing
  * `version-hint.text` at the newest (no newline: DuckDB and PyIceberg read it literally).
+ *
+ * A table with a `catalog` (rest-catalog.ts) keeps its versions there instead: loadTable asks the
+ * catalog, publishVersion and commitMetadata commit through it, and no hint is written.
  */
 import { randomUUID } from 'node:crypto';
 import { hasWarehouseCode } from '../warehouse/errors.js';
@@ -18,13 +21,40 @@ export interface IcebergTable {
   readonly dir: string;
   /** The URI that names the folder in metadata (`file:///…`, `webhdfs://…`, `hdfs://…`) for a new table; an existing one keeps its own. */
   readonly location: string;
+  /** Where the table's current metadata is kept when not in `metadata/v<N>.metadata.json` files. */
+  readonly catalog?: TableCatalog | undefined;
 }
 
 export interface LoadedTable {
   readonly version: number;
   readonly metadata: TableMetadata;
-  /** Warehouse path of v<version>.metadata.json. */
+  /**
+   * Warehouse path of v<version>.metadata.json; of a catalog's table, the warehouse path of its
+   * current metadata file when that is under the table's folder, else `metadataLocation` itself.
+   */
   readonly path: string;
+  /** A catalog's table: the URI of its current metadata file, as the catalog names it. */
+  readonly metadataLocation?: string | undefined;
+}
+
+/** The answer to a commit: made (and the table as it now is), or refused because the table moved since it was loaded. */
+export type CommitOutcome = { readonly outcome: 'committed'; readonly loaded: LoadedTable } | { readonly outcome: 'conflict'; readonly reason: string };
+
+/**
+ * A catalog that keeps one table's current metadata (rest-catalog.ts), in place of the
+ * file-system table's `v<N>.metadata.json` files and their rename.
+ */
+export interface TableCatalog {
+  /** Names the table in messages, e.g. `https://catalog/api (namespace db, table events)`. */
+  readonly name: string;
+  /** The table's current version and metadata, or undefined if the catalog has no such table. */
+  load(): Promise<LoadedTable | undefined>;
+  /**
+   * Makes `next` the table's metadata, provided the table is still as `base` says (undefined: the
+   * table does not exist yet, and is created). A conflict changed nothing: reload, rebuild, try
+   * again. Throws (ETL_ICEBERG_COMMIT_STATE_UNKNOWN) when it cannot tell whether the commit landed.
+   */
+  commit(base: LoadedTable | undefined, next: TableMetadata): Promise<CommitOutcome>;
 }
 
 export function metadataDir(table: IcebergTable): string {
@@ -37,6 +67,7 @@ export function versionPath(table: IcebergTable, version: number): string {
 
 /** The table's current version and metadata, or undefined if it has none yet. */
 export async function loadTable(table: IcebergTable): Promise<LoadedTable | undefined> {
+  if (table.catalog !== undefined) return table.catalog.load();
   const version = await currentVersion(table);
   if (version === undefined) return undefined;
   const path = versionPath(table, version);
@@ -74,6 +105,7 @@ async function currentVersion(table: IcebergTable): Promise<number | undefined> 
 
 /** Points version-hint.text at `version` (best effort: a failure only leaves readers to probe). */
 export async function writeHint(table: IcebergTable, version: number): Promise<void> {
+  if (table.catalog !== undefined) return;
   const { warehouse } = table;
   const hint = `${metadataDir(table)}/${HINT}`;
   try {
@@ -96,6 +128,7 @@ export async function writeHint(table: IcebergTable, version: number): Promise<v
  * temporary file) when another writer made that version first; then the hint.
  */
 export async function publishVersion(table: IcebergTable, loaded: LoadedTable, metadata: TableMetadata): Promise<boolean> {
+  if (table.catalog !== undefined) return (await table.catalog.commit(loaded, metadata)).outcome === 'committed';
   const temp = `${metadataDir(table)}/.${randomUUID()}.metadata.json.tmp`;
   await table.warehouse.create(temp, Buffer.from(stringifyIcebergJson(metadata), 'utf8'));
   try {
@@ -107,4 +140,16 @@ export async function publishVersion(table: IcebergTable, loaded: LoadedTable, m
   }
   await writeHint(table, loaded.version + 1);
   return true;
+}
+
+/**
+ * Makes `metadata` the version after `loaded` (undefined: the table's first), through the
+ * table's catalog if it has one, else as publishVersion does (v<N+1>.metadata.json, then the hint).
+ */
+export async function commitMetadata(table: IcebergTable, loaded: LoadedTable | undefined, metadata: TableMetadata): Promise<CommitOutcome> {
+  if (table.catalog !== undefined) return table.catalog.commit(loaded, metadata);
+  const version = (loaded?.version ?? 0) + 1;
+  const published = await publishVersion(table, { version: version - 1, metadata, path: loaded?.path ?? versionPath(table, 0) }, metadata);
+  if (!published) return { outcome: 'conflict', reason: `${table.warehouse.describe(versionPath(table, version))} exists already` };
+  return { outcome: 'committed', loaded: { version, metadata, path: versionPath(table, version) } };
 }
