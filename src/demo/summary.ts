@@ -27,7 +27,7 @@ export function formatDemoSummary(result: DemoResult): string {
   for (const table of result.icebergTables ?? []) {
     lines.push(`Iceberg table ${table.topic}: ${table.location} (metadata v${table.version}, ${table.snapshots} snapshot${table.snapshots === 1 ? '' : 's'}, ${table.records} records)`);
     lines.push(`  query it: npx tributary etl ddl --load ${result.loadFile}   (Spark's catalog settings, Trino's register_table)`);
-    lines.push(`            Spark: spark.read.format("iceberg").load("${table.location}"); Java: new HadoopTables(conf).load("${table.location}")`);
+    lines.push(`            Spark (with etl ddl's settings): spark.read.format("iceberg").load("${table.location}"); Java: new HadoopTables(conf).load("${table.location}")`);
     lines.push('');
   }
   lines.push(result.auditReport.trimEnd());

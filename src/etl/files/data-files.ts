@@ -40,6 +40,8 @@ export interface DataFileOptions {
   readonly encoder?: ParquetWriterOptions['encoder'];
   /** Parquet: field ids renumbered (an Iceberg table's ids for the schema's own numbering). */
   readonly fieldIds?: ParquetWriterOptions['fieldIds'];
+  /** Parquet: millisecond times and timestamps as MICROS columns, as Iceberg tables have them. */
+  readonly microseconds?: boolean | undefined;
 }
 
 export interface DecodedDataFile {
@@ -139,6 +141,7 @@ export function openDataFileWriter(options: Omit<DataFileOptions, 'metadata'>, e
       encodeRowGroup: options.encodeRowGroup,
       encoder: options.encoder,
       fieldIds: options.fieldIds,
+      microseconds: options.microseconds,
     }, emit);
   return {
     get records() {

@@ -15,6 +15,8 @@ import { parseDataFileSchema } from './schema-types.js';
 export interface EncodeRequest {
   readonly id: number;
   readonly schema: string;
+  /** The plan's option (parquet-schema.ts ParquetPlanOptions). */
+  readonly microseconds: boolean;
   readonly codec: CompressionCodec;
   readonly rows: Uint8Array;
   readonly rowCount: number;
@@ -27,10 +29,11 @@ const plans = new Map<string, { type: Type; plan: ParquetRecordPlan }>();
 
 parentPort?.on('message', (request: EncodeRequest) => {
   try {
-    let planned = plans.get(request.schema);
+    const key = `${request.microseconds ? 'µs' : 'ms'}\n${request.schema}`;
+    let planned = plans.get(key);
     if (planned === undefined) {
       const type = parseDataFileSchema(request.schema);
-      plans.set(request.schema, (planned = { type, plan: planParquetRecord(type) }));
+      plans.set(key, (planned = { type, plan: planParquetRecord(type, undefined, { microseconds: request.microseconds }) }));
     }
     const rows = Buffer.from(request.rows.buffer, request.rows.byteOffset, request.rows.byteLength);
     const encoded = encodeRowGroup({ ...planned, codec: request.codec, rows, rowCount: request.rowCount, start: request.start, firstRow: request.firstRow, ordinal: request.ordinal });

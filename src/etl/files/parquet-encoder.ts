@@ -25,7 +25,7 @@ import { encodeRowGroup, type EncodedRowGroup, type RowGroupInput } from './parq
 import type { EncodeRequest } from './parquet-encoder-worker.js';
 
 export interface RowGroupEncoder {
-  encode(input: RowGroupInput & { readonly schemaText: string }): Promise<EncodedRowGroup>;
+  encode(input: RowGroupInput & { readonly schemaText: string; readonly microseconds: boolean }): Promise<EncodedRowGroup>;
 }
 
 /** Encodes on the calling thread. */
@@ -57,14 +57,14 @@ class WorkerEncoder implements RowGroupEncoder {
     this.heapMb = Math.max(MIN_HEAP_MB, Math.ceil((HEAP_PER_ROW_BYTE * rowGroupBytes) / 2 ** 20));
   }
 
-  encode(input: RowGroupInput & { readonly schemaText: string }): Promise<EncodedRowGroup> {
+  encode(input: RowGroupInput & { readonly schemaText: string; readonly microseconds: boolean }): Promise<EncodedRowGroup> {
     // A group larger than the heap was sized for (another load of the process) is encoded here: same bytes.
     if (input.rows.length > this.rowGroupBytes + ROW_SLACK_BYTES) return INLINE_ENCODER.encode(input);
     const worker = this.start();
     const id = (this.nextId += 1);
     // A copy the worker owns: the caller's rows may share memory with other Buffers.
     const rows = new Uint8Array(input.rows);
-    const request: EncodeRequest = { id, schema: input.schemaText, codec: input.codec, rows, rowCount: input.rowCount, start: input.start, firstRow: input.firstRow, ordinal: input.ordinal };
+    const request: EncodeRequest = { id, schema: input.schemaText, microseconds: input.microseconds, codec: input.codec, rows, rowCount: input.rowCount, start: input.start, firstRow: input.firstRow, ordinal: input.ordinal };
     return new Promise<EncodedRowGroup>((resolve, reject) => {
       this.waiting.set(id, { resolve, reject });
       if (this.waiting.size === 1) worker.ref();

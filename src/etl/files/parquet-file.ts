@@ -50,8 +50,12 @@ export const PARQUET_AVRO_SCHEMA_KEY = 'parquet.avro.schema';
 /** What older parquet-avro versions wrote; read, never written. */
 const LEGACY_AVRO_SCHEMA_KEY = 'avro.schema';
 const MAGIC = 0x31524150; // "PAR1" little-endian
-/** A constant, so files do not change with the version; parquet-mr applies no workaround to it. */
-export const CREATED_BY = 'tributary (hyparquet-writer 0.17.0)';
+/**
+ * A constant, so files do not change with the version. In parquet-mr's `<app> version <v> (build <b>)`
+ * form: a writer it cannot parse gets its string and decimal statistics ignored (PARQUET-251), so
+ * row groups would not be pruned on them; an application other than parquet-mr gets no workaround.
+ */
+export const CREATED_BY = 'tributary version 0.1.0 (build hyparquet-writer-0.17.0)';
 /** parquet-mr's parquet.block.size. */
 export const DEFAULT_ROW_GROUP_BYTES = 128 * 1024 * 1024;
 /** Rows are Avro-encoded into blocks of about this size before they go to the row store. */
@@ -104,6 +108,8 @@ export interface ParquetWriterOptions {
   readonly encodeRowGroup?: (<T>(rowBytes: number, work: () => Promise<T>) => Promise<T>) | undefined;
   /** Field ids renumbered: the schema's own numbering (parquet-schema.ts) → the ids written (an Iceberg table's). */
   readonly fieldIds?: ReadonlyMap<number, number> | undefined;
+  /** Millisecond times and timestamps written as MICROS columns (Iceberg's units; parquet-schema.ts). */
+  readonly microseconds?: boolean | undefined;
 }
 
 
@@ -177,6 +183,7 @@ export class ParquetStreamWriter {
   private readonly newStore: () => RowStore;
   private readonly encodeRowGroup: <T>(rowBytes: number, work: () => Promise<T>) => Promise<T>;
   private readonly encoder: RowGroupEncoder;
+  private readonly microseconds: boolean;
   private readonly schemaText: string;
   private pending: PendingRows;
   /** The encoding of the last closed row group (they run one after the other). */
@@ -190,7 +197,8 @@ export class ParquetStreamWriter {
     options: ParquetWriterOptions,
     emit: (chunk: Buffer) => void,
   ) {
-    this.plan = planParquetRecord(type, options.fieldIds);
+    this.microseconds = options.microseconds === true;
+    this.plan = planParquetRecord(type, options.fieldIds, { microseconds: this.microseconds });
     this.codec = options.compression;
     this.rowGroupBytes = options.rowGroupBytes ?? DEFAULT_ROW_GROUP_BYTES;
     this.newStore = options.rowStore ?? memoryRowStore;
@@ -301,6 +309,7 @@ export class ParquetStreamWriter {
       plan: this.plan,
       type: this.type,
       schemaText: this.schemaText,
+      microseconds: this.microseconds,
       codec: this.codec,
       rows,
       rowCount: group.rows,
@@ -351,7 +360,13 @@ export async function readParquetFile(bytes: Buffer): Promise<ParquetFileContent
     const schemaText = metadata[PARQUET_AVRO_SCHEMA_KEY] ?? metadata[LEGACY_AVRO_SCHEMA_KEY];
     if (schemaText === undefined) throw corrupt(`has no ${PARQUET_AVRO_SCHEMA_KEY} in its metadata, so the Avro records it holds are unknown`);
     const schemaJson: unknown = JSON.parse(schemaText);
-    const plan = planParquetRecord(parseDataFileSchema(schemaJson));
+    const type = parseDataFileSchema(schemaJson);
+    const plain = planParquetRecord(type);
+    // A file of an Iceberg table holds millisecond times as MICROS columns (its Avro schema still says millis).
+    const footerLeaves = footer.schema.filter((element) => element.num_children === undefined);
+    const unitOf = (element: SchemaElement | undefined): unknown => (element?.logical_type as { unit?: unknown } | undefined)?.unit;
+    const scaled = plain.leaves.some((leaf, index) => unitOf(leaf.element) === 'MILLIS' && unitOf(footerLeaves[index]) === 'MICROS');
+    const plan = scaled ? planParquetRecord(type, undefined, { microseconds: true }) : plain;
     // The plan converts raw primitives itself (INT64 as BigInt, byte arrays as bytes): hyparquet's
     // conversions would turn timestamps into Dates and decimals into doubles. Strings stay strings
     // (map keys become object keys), groups keep LIST/MAP.

@@ -82,17 +82,27 @@ interface PlanState {
   readonly leaves: LeafPlan[];
   /** Records being planned around this point: meeting one again means recursion. */
   readonly enclosing: ReadonlySet<string>;
+  readonly microseconds: boolean;
+}
+
+export interface ParquetPlanOptions {
+  /**
+   * Millisecond times and timestamps as MICROS columns (values × 1000), as the Iceberg spec has
+   * them (its time and timestamps are microseconds; Iceberg 1.10's vectorized reader refuses
+   * TIMESTAMP(MILLIS)). The Avro values stay milliseconds; reading converts back.
+   */
+  readonly microseconds?: boolean;
 }
 
 /**
  * Plans the Parquet form of `type`, which must be a record. `renumbered` renumbers the ids (an
  * Iceberg table's ids for the schema's own numbering); every id must be in it.
  */
-export function planParquetRecord(type: Type, renumbered?: ReadonlyMap<number, number>): ParquetRecordPlan {
+export function planParquetRecord(type: Type, renumbered?: ReadonlyMap<number, number>, options: ParquetPlanOptions = {}): ParquetRecordPlan {
   if (type.typeName !== 'record') throw unsupported('(top level)', `is ${describe(type)}; a Parquet file holds records`);
   const record = type as types.RecordType;
   if (record.fields.length === 0) throw unsupported('(top level)', `is the record ${record.name ?? ''} without fields; Parquet has no empty groups`);
-  const state: PlanState = { elements: [], leaves: [], enclosing: new Set([record.name ?? '']) };
+  const state: PlanState = { elements: [], leaves: [], enclosing: new Set([record.name ?? '']), microseconds: options.microseconds === true };
   const root: SchemaElement = { name: 'root', num_children: record.fields.length };
   state.elements.push(root);
   const ids = new FieldIds();
@@ -184,7 +194,7 @@ function planValue(type: Type, path: string, element: SchemaElement, ids: FieldI
     case 'union:wrapped':
       throw unsupported(path, `is the union ${describe(type)}; Parquet holds only ["null", T] unions, as an optional T, and nothing nested in another union`);
     default: {
-      const primitive = primitiveOf(type, path);
+      const primitive = primitiveOf(type, path, state.microseconds);
       Object.assign(element, primitive.element);
       return leafNode(path, schemaPath, element, definition, repetition, primitive, state);
     }
@@ -203,7 +213,7 @@ interface Primitive {
 const same = (value: unknown): unknown => value;
 const STRING: Partial<SchemaElement> = { type: 'BYTE_ARRAY', converted_type: 'UTF8', logical_type: { type: 'STRING' } };
 
-function primitiveOf(type: Type, path: string): Primitive {
+function primitiveOf(type: Type, path: string, microseconds = false): Primitive {
   const name = avroTypeName(type);
   switch (name) {
     case 'boolean':
@@ -235,7 +245,7 @@ function primitiveOf(type: Type, path: string): Primitive {
       };
     }
     default:
-      if (name.startsWith('logical:')) return logicalOf(type as types.LogicalType, path);
+      if (name.startsWith('logical:')) return logicalOf(type as types.LogicalType, path, microseconds);
       throw unsupported(path, `is ${describe(type)}, which has no Parquet column type`);
   }
 }
@@ -258,7 +268,7 @@ const ANNOTATES: Readonly<Record<string, readonly string[]>> = {
 
 const TIME_UNITS = { millis: 'MILLIS', micros: 'MICROS', nanos: 'NANOS' } as const;
 
-function logicalOf(type: types.LogicalType, path: string): Primitive {
+function logicalOf(type: types.LogicalType, path: string, microseconds: boolean): Primitive {
   const logicalName = type.typeName.slice('logical:'.length);
   const underlying = type.underlyingType;
   const underlyingName = avroTypeName(underlying);
@@ -267,11 +277,13 @@ function logicalOf(type: types.LogicalType, path: string): Primitive {
   const schema = type.schema({ exportAttrs: true }) as { precision?: unknown; scale?: unknown; size?: unknown };
   const timestamp = /^(local-)?timestamp-(millis|micros|nanos)$/.exec(logicalName);
   if (timestamp !== null) {
-    const unit = TIME_UNITS[timestamp[2] as keyof typeof TIME_UNITS];
+    const scaled = microseconds && timestamp[2] === 'millis';
+    const unit = scaled ? 'MICROS' : TIME_UNITS[timestamp[2] as keyof typeof TIME_UNITS];
     const converted = unit === 'MILLIS' ? 'TIMESTAMP_MILLIS' : unit === 'MICROS' ? 'TIMESTAMP_MICROS' : undefined;
     const adjusted = timestamp[1] === undefined;
     return {
       ...plain,
+      ...(scaled ? { write: millisToMicros, read: microsToMillis } : {}),
       element: { type: 'INT64', ...(adjusted && converted !== undefined ? { converted_type: converted } : {}), logical_type: { type: 'TIMESTAMP', isAdjustedToUTC: adjusted, unit } },
     };
   }
@@ -281,6 +293,7 @@ function logicalOf(type: types.LogicalType, path: string): Primitive {
     // A time of day has no zone (Iceberg's time is TIME(MICROS, false)); the converted types
     // TIME_MILLIS / TIME_MICROS would say UTC-adjusted, so there are none.
     case 'time-millis':
+      if (microseconds) return { element: { type: 'INT64', logical_type: { type: 'TIME', isAdjustedToUTC: false, unit: 'MICROS' } }, write: millisToMicros, read: microsToMillis };
       return { ...plain, element: { type: 'INT32', logical_type: { type: 'TIME', isAdjustedToUTC: false, unit: 'MILLIS' } } };
     case 'time-micros':
       return { ...plain, element: { type: 'INT64', logical_type: { type: 'TIME', isAdjustedToUTC: false, unit: 'MICROS' } } };
@@ -470,6 +483,16 @@ function mapEntries(value: unknown): [unknown, unknown][] {
 
 function toBigInt(value: unknown): unknown {
   return BigInt(value as number);
+}
+
+function millisToMicros(value: unknown): unknown {
+  return BigInt(value as number) * 1000n;
+}
+
+function microsToMillis(value: unknown, path: string): unknown {
+  const micros = BigInt(value as bigint);
+  if (micros % 1000n !== 0n) throw dataFileError('DATA_FILE_CORRUPT', `Parquet file: field ${path} holds ${micros} µs, not a whole number of the milliseconds its Avro schema says`, { field: path });
+  return readLong(micros / 1000n, path);
 }
 
 function readLong(value: unknown, path: string): unknown {

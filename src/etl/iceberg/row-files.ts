@@ -29,7 +29,7 @@ export interface RowFile {
  */
 export async function writeRowFile(file: RowFile, rows: Iterable<Record<string, unknown>> | AsyncIterable<Record<string, unknown>>): Promise<AppendedFile> {
   const chunks: Buffer[] = [];
-  const writer = openDataFileWriter({ format: 'parquet', codec: file.codec, schema: file.rowType, identity: file.path, fieldIds: file.fieldIds }, (chunk) => chunks.push(chunk));
+  const writer = openDataFileWriter({ format: 'parquet', codec: file.codec, schema: file.rowType, identity: file.path, fieldIds: file.fieldIds, microseconds: true }, (chunk) => chunks.push(chunk));
   let records = 0;
   try {
     for await (const row of rows) {

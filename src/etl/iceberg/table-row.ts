@@ -12,8 +12,9 @@
  *
  * The Avro type of the rows (what the Parquet writer takes) is the record's type with these two
  * fields appended; field ids follow from it (files/parquet-schema.ts, table-schema.ts). Both times
- * are timestamp-millis, as the loader's event times are: micros would pass 2^53 (the exact-long
- * limit) for event times after 2255, which the loader accepts up to 9999.
+ * are timestamp-millis in Avro, as the loader's event times are (micros would pass 2^53, the
+ * exact-long limit, for event times after 2255, which the loader accepts up to 9999); the Parquet
+ * files of a table hold them, like every millisecond time, as MICROS columns (Iceberg's unit).
  */
 import type { Type } from 'avsc';
 import { etlError } from '../errors.js';

@@ -137,6 +137,8 @@ class OpenFile {
         compressOffThread: context.maxFileBytes === undefined,
         encoder: context.encoderThread === true ? workerEncoder(rowGroupBytes) : undefined,
         fieldIds,
+        // An Iceberg table's times are microseconds (its spec; Iceberg 1.10's vectorized reader refuses MILLIS).
+        microseconds: context.layout === 'iceberg',
       },
       (chunk) => this.spill.write(chunk),
     );

@@ -94,6 +94,11 @@ export function formatIcebergRegistration(load: LoadDefinition, tables: readonly
   lines.push('--   --conf spark.sql.catalog.tributary=org.apache.iceberg.spark.SparkCatalog');
   lines.push('--   --conf spark.sql.catalog.tributary.type=hadoop');
   lines.push(`--   --conf spark.sql.catalog.tributary.warehouse=${warehouseUri}`);
+  // A path read goes through Iceberg's default_iceberg catalog, a Hive one unless set: without Hive's classes it fails.
+  lines.push('--   and for the path reads below (Iceberg\'s default_iceberg catalog, else a Hive one):');
+  lines.push('--   --conf spark.sql.catalog.default_iceberg=org.apache.iceberg.spark.SparkCatalog');
+  lines.push('--   --conf spark.sql.catalog.default_iceberg.type=hadoop');
+  lines.push(`--   --conf spark.sql.catalog.default_iceberg.warehouse=${warehouseUri}`);
   for (const table of tables) {
     const name = namespace === '' || table.kind === 'dead-letters' ? undefined : `tributary.${namespace}.${identifier(table.topic)}`;
     lines.push(name === undefined ? `--   spark.read.format("iceberg").load(${JSON.stringify(table.location)})` : `SELECT count(*) FROM ${name};   -- or spark.read.format("iceberg").load(${JSON.stringify(table.location)})`);
