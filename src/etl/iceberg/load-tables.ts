@@ -115,7 +115,9 @@ export async function planTableSchemas(
   for (const [topic, reader] of readerSchemas) {
     const recordType = load.transform === undefined ? reader.fileType : compileTransform(load.transform, reader, topic).outputType;
     const dir = topicDir(load.warehouse.root, topic);
-    const loaded = await loadTable(await icebergTableOf(warehouse, { ...topicTablePlace(load, warehouse, topic), location: warehouse.describe(dir) }, env));
+    const place = { ...topicTablePlace(load, warehouse, topic), location: warehouse.describe(dir) };
+    const loaded = await loadTable(await icebergTableOf(warehouse, place, env));
+    if (loaded === undefined && place.catalog !== undefined) await refuseFolderTable(warehouse, place);
     const current = loaded === undefined ? undefined : currentSchema(loaded.metadata);
     const table = loaded === undefined || current === undefined ? undefined : { schema: current, lastColumnId: loaded.metadata['last-column-id'], schemaIds: loaded.metadata.schemas.map((schema) => schema['schema-id']) };
     const evolved = evolveSchema(table, rowSchemaOf(recordType), warehouse.describe(dir));
@@ -123,6 +125,23 @@ export async function planTableSchemas(
     schemas.set(topic, evolved.schema);
   }
   return schemas;
+}
+
+/**
+ * A catalog load whose catalog has no table yet, over a folder that holds a file-system table
+ * (committed before the load named a catalog): creating the catalog's table there would give the
+ * folder two sources of truth. Refused; registering the table in the catalog is the way over.
+ */
+async function refuseFolderTable(warehouse: WarehouseFileSystem, place: TablePlace): Promise<void> {
+  const folderTable = await loadTable({ warehouse, dir: place.dir, location: place.location });
+  if (folderTable === undefined || place.catalog === undefined) return;
+  const name = [...place.catalog.namespace, place.catalog.name].join('.');
+  throw etlError(
+    'ETL_ICEBERG_METADATA_INVALID',
+    `Iceberg table ${warehouse.describe(place.dir)} is a file-system table (metadata v${folderTable.version}), and the catalog ${place.catalog.uri} has no table ${name}: ` +
+      `the load would make a second table over the same files. Register it in the catalog first (POST …/namespaces/{ns}/register with metadata-location ${warehouse.describe(folderTable.path)}), or leave iceberg.catalog out; nothing was read or written`,
+    { details: { table: place.dir, catalog: place.catalog.uri, name, version: folderTable.version } },
+  );
 }
 
 /**
