@@ -14,8 +14,9 @@ export function loadOf(data: LoadFileData): LoadDefinition {
 }
 
 /** The warehouse and registry of a load, for its maintenance jobs (which read no Kafka). */
-export function maintenanceServices(load: LoadDefinition, logger: Logger): { warehouse: ReturnType<typeof openWarehouse>; registry: ReturnType<typeof loadRegistryClient> } {
-  return { warehouse: openWarehouse(load.warehouse.url, { baseDirectory: load.warehouse.baseDirectory, logger }), registry: loadRegistryClient(load, logger, process.env) };
+export function maintenanceServices(load: LoadDefinition, logger: Logger): { warehouse: ReturnType<typeof openWarehouse>; registry: ReturnType<typeof loadRegistryClient>; env: NodeJS.ProcessEnv } {
+  // The Iceberg REST catalog's secrets, too, are read on the worker (files or environment), never carried by jobs.
+  return { warehouse: openWarehouse(load.warehouse.url, { baseDirectory: load.warehouse.baseDirectory, logger }), registry: loadRegistryClient(load, logger, process.env), env: process.env };
 }
 
 /** With the load's audit connections when it has an audit section (connected only if a phase uses them). */
@@ -27,7 +28,7 @@ export async function withLoadServices<T>(load: LoadDefinition, logger: Logger, 
   const audit = openLoadAudit(load, registry, logger, auditSecurity === undefined ? {} : { security: auditSecurity });
   const source = await KafkaLoadSource.connect(load.source.bootstrap, logger, loadClientSecurity(load, 'source', process.env));
   try {
-    return await work({ load, warehouse, source, registry, logger, audit });
+    return await work({ load, warehouse, source, registry, logger, audit, env: process.env });
   } finally {
     source.close();
     await audit?.close().catch((error: unknown) => logger.warn({ err: error }, 'the audit connections did not close cleanly'));

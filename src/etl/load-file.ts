@@ -21,6 +21,20 @@
  *   format: avro                     # avro | parquet | iceberg (an Iceberg v2 table per topic, Parquet data files)
  *   iceberg: { fileSystem: hdfs://nn:8020 }   # optional, format iceberg: the URI engines reach a webhdfs
  *                                    # warehouse at, written into the table metadata (default webhdfs://…)
+ *     catalog:                       # optional: keep the tables in an Iceberg REST catalog instead of
+ *                                    # v<N>.metadata.json files (iceberg/load-catalog.ts); files stay in the warehouse
+ *       type: rest
+ *       uri: https://catalog:8181    # the catalog's base URI (requests go to <uri>/v1/…)
+ *       warehouse: analytics         # optional: the catalog's warehouse name (GET /v1/config?warehouse=)
+ *       namespace: [db, events]      # or 'db.events'
+ *       tables: { page-views: page_views }   # optional; default: the topic with characters other than
+ *                                    # A-Z a-z 0-9 _ made `_`; the dead-letter table is <load>_dead_letters
+ *       credential.file: catalog.credential   # optional: OAuth2 client_id:client_secret (first line), else
+ *                                    # $TRIBUTARY_ICEBERG_CREDENTIAL; or token.file (a bearer token), else
+ *                                    # $TRIBUTARY_ICEBERG_TOKEN; never inline (job data goes through Redis)
+ *       scope: catalog               # optional: the OAuth2 scope (default catalog)
+ *       ssl.ca.location: ca.pem      # optional: PEM CA certificates for an https catalog
+ *                                    # (relative paths from this file's folder)
  *     maintenance:                   # optional: a scheduled maintenance job of the load's tables (BullMQ)
  *       schedule: '30 2 * * *'       # cron (UTC): compaction, then snapshot expiry, then orphan removal
  *       compaction: { targetFileBytes: 134217728, minInputFiles: 5 }   # or false; these are the defaults
@@ -113,9 +127,34 @@ export interface LoadDefinition {
 export interface IcebergTableSettings {
   /** `hdfs://NAMENODE:PORT` (scheme and authority) that engines reach a webhdfs warehouse at; absent: the webhdfs:// URI itself. */
   readonly fileSystem?: string;
+  /** The REST catalog that keeps the tables' metadata (absent: file-system tables, v<N>.metadata.json). */
+  readonly catalog?: IcebergCatalogSettings;
   /** A scheduled maintenance job of the load's tables. */
   readonly maintenance?: IcebergMaintenanceSettings;
 }
+
+/** An Iceberg REST catalog of a load's tables: where it is, which namespace, and where its secrets are (never the secrets). */
+export interface IcebergCatalogSettings {
+  readonly type: 'rest';
+  /** The catalog's base URI, http(s)://host[:port][/path]. */
+  readonly uri: string;
+  /** The catalog's warehouse name, sent to GET /v1/config. */
+  readonly warehouse?: string;
+  readonly namespace: readonly string[];
+  /** Table names by topic, as the file gives them; other topics get defaultCatalogTableName. */
+  readonly tables: Readonly<Record<string, string>>;
+  /** Absolute path of the file holding the OAuth2 client credential `client_id:client_secret`. */
+  readonly credentialFile?: string;
+  /** Absolute path of the file holding a bearer token. */
+  readonly tokenFile?: string;
+  readonly scope?: string;
+  /** Absolute path of PEM CA certificates for an https catalog. */
+  readonly caFile?: string;
+}
+
+/** A catalog table or namespace level name as this loader makes them. */
+export const CATALOG_NAME_PATTERN = /^[A-Za-z0-9_][A-Za-z0-9_-]{0,254}$/;
+const catalogName = z.string().regex(CATALOG_NAME_PATTERN, 'a catalog name is 1–255 characters of A–Z, a–z, 0–9, "_" and "-", not starting with "-"');
 
 /** What a maintenance job of an Iceberg load does; a step left out (false) is not done. */
 export interface IcebergMaintenanceSettings {
@@ -253,6 +292,35 @@ const loadFileSchema = z
           .string()
           .regex(/^[A-Za-z][A-Za-z0-9+.-]*:\/\/[^/?#\s]+$/, 'expected the file system URI engines reach the warehouse at, scheme and authority only, e.g. hdfs://namenode:8020')
           .optional(),
+        catalog: z
+          .strictObject({
+            type: z.literal('rest', { error: 'expected rest (an Iceberg REST catalog); the other catalog kinds are not supported' }),
+            uri: z.url({ protocol: /^https?$/, error: 'expected the catalog\'s base URI, e.g. https://catalog:8181 (requests go to <uri>/v1/…)' }),
+            warehouse: z.string().min(1, 'is empty; name the catalog\'s warehouse, or leave warehouse out').optional(),
+            namespace: z.preprocess((value) => (typeof value === 'string' ? value.split('.') : value), z.array(catalogName).min(1, 'name at least one namespace level, e.g. [db] or db.events')),
+            tables: z.record(topicName, catalogName).optional(),
+            credential: z.unknown().optional(),
+            token: z.unknown().optional(),
+            'credential.file': z.string().min(1, 'is empty; name the file holding client_id:client_secret').optional(),
+            'token.file': z.string().min(1, 'is empty; name the file holding the token').optional(),
+            scope: z.string().min(1, 'is empty; leave scope out for the default (catalog)').optional(),
+            'ssl.ca.location': z.string().min(1, 'is empty; name a PEM file of CA certificates').optional(),
+          })
+          .superRefine((catalog, context) => {
+            for (const key of ['credential', 'token'] as const) {
+              if (catalog[key] !== undefined) {
+                context.addIssue({
+                  code: 'custom',
+                  path: [key],
+                  message: `${key} would put the secret in the load file (and in every job sent through Redis): use ${key}.file or ${key === 'credential' ? 'TRIBUTARY_ICEBERG_CREDENTIAL' : 'TRIBUTARY_ICEBERG_TOKEN'}`,
+                });
+              }
+            }
+            if (catalog['credential.file'] !== undefined && catalog['token.file'] !== undefined) {
+              context.addIssue({ code: 'custom', path: ['token.file'], message: 'give credential.file (exchanged for tokens) or token.file, not both' });
+            }
+          })
+          .optional(),
         maintenance: z
           .strictObject({
             schedule: cronSchema,
@@ -325,6 +393,11 @@ const loadFileSchema = z
     if (load.format === 'iceberg' && load.layout !== undefined) {
       context.addIssue({ code: 'custom', path: ['layout'], message: 'an Iceberg table lays out its own folders (data/_event_time_hour=…, metadata/): leave layout out with format iceberg' });
     }
+    for (const topic of Object.keys(load.iceberg?.catalog?.tables ?? {})) {
+      if (load.topics !== undefined && !load.topics.includes(topic)) {
+        context.addIssue({ code: 'custom', path: ['iceberg', 'catalog', 'tables', topic], message: `topic ${topic} is not one of the load's topics (${load.topics.join(', ')})` });
+      }
+    }
     if (load.format !== 'iceberg' && load.iceberg !== undefined) {
       context.addIssue({ code: 'custom', path: ['iceberg'], message: 'the iceberg section applies to format iceberg only' });
     }
@@ -395,15 +468,35 @@ export function parseLoadFile(text: string, file: string): LoadDefinition {
     ...(parsed.transform === undefined ? {} : { transform: parsed.transform }),
     ...(parsed.audit === undefined ? {} : { audit: auditSettings(parsed.audit, parsed.source) }),
     layout: parsed.format === 'iceberg' ? 'iceberg' : (parsed.layout ?? 'hourly'),
-    ...(parsed.format === 'iceberg' ? { iceberg: icebergSettings(parsed.iceberg) } : {}),
+    ...(parsed.format === 'iceberg' ? { iceberg: icebergSettings(parsed.iceberg, dirname(file)) } : {}),
     ...(parsed.hive === undefined ? {} : { hive: hiveSettings(parsed.hive, parsed.topics) }),
   };
 }
 
-function icebergSettings(iceberg: z.output<typeof loadFileSchema>['iceberg']): IcebergTableSettings {
+function icebergSettings(iceberg: z.output<typeof loadFileSchema>['iceberg'], baseDirectory: string): IcebergTableSettings {
   const maintenance = iceberg?.maintenance;
+  const catalog = iceberg?.catalog;
+  const path = (file: string | undefined): string | undefined => (file === undefined ? undefined : resolve(baseDirectory, file));
+  const credentialFile = path(catalog?.['credential.file']);
+  const tokenFile = path(catalog?.['token.file']);
+  const caFile = path(catalog?.['ssl.ca.location']);
   return {
     ...(iceberg?.fileSystem === undefined ? {} : { fileSystem: iceberg.fileSystem }),
+    ...(catalog === undefined
+      ? {}
+      : {
+          catalog: {
+            type: catalog.type,
+            uri: catalog.uri.replace(/\/+$/, ''),
+            ...(catalog.warehouse === undefined ? {} : { warehouse: catalog.warehouse }),
+            namespace: catalog.namespace,
+            tables: catalog.tables ?? {},
+            ...(credentialFile === undefined ? {} : { credentialFile }),
+            ...(tokenFile === undefined ? {} : { tokenFile }),
+            ...(catalog.scope === undefined ? {} : { scope: catalog.scope }),
+            ...(caFile === undefined ? {} : { caFile }),
+          },
+        }),
     ...(maintenance === undefined
       ? {}
       : {

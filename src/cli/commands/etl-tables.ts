@@ -57,7 +57,7 @@ export async function etlCompact(io: CommandIo, options: EtlCompactOptions): Pro
   const hours = options.from === undefined || options.to === undefined ? undefined : { from: parseTimeFlag('--from', options.from).getTime() / HOUR_MS, to: parseTimeFlag('--to', options.to).getTime() / HOUR_MS };
   const warehouse = openLoadWarehouse(load, logger);
   const registry = loadRegistryClient(load, logger, process.env);
-  const reports = await compactLoadTables({ load, warehouse, logger, registry }, { targetFileBytes, minInputFiles, hours }, { topic: options.topic });
+  const reports = await compactLoadTables({ load, warehouse, logger, registry, env: process.env }, { targetFileBytes, minInputFiles, hours }, { topic: options.topic });
   for (const report of reports) {
     if (report.snapshotId === undefined) {
       io.writeOut(`${report.topic}: nothing to compact (no hour has ${minInputFiles} or more files under ${formatBytes(targetFileBytes * 0.75)}); ${report.location}\n`);
@@ -85,7 +85,7 @@ export async function etlExpire(io: CommandIo, options: EtlExpireOptions): Promi
   const warehouse = openLoadWarehouse(load, logger);
   const { store, numberRuns } = await openStore(options.zookeeper, logger);
   try {
-    for (const report of await expireLoadTables({ load, warehouse, logger, store, numberRuns }, { olderThanMs, retainLast })) {
+    for (const report of await expireLoadTables({ load, warehouse, logger, store, numberRuns, env: process.env }, { olderThanMs, retainLast })) {
       io.writeOut(`${report.topic}: ${report.expired.length} snapshot${report.expired.length === 1 ? '' : 's'} expired, ${report.kept} kept, ${report.deletedFiles} files deleted${report.version === undefined ? '' : ` (metadata v${report.version})`}; ${report.location}\n`);
     }
   } finally {
@@ -103,7 +103,7 @@ export async function etlOrphans(io: CommandIo, options: EtlOrphansOptions): Pro
   const warehouse = openLoadWarehouse(load, logger);
   const { store, numberRuns } = await openStore(options.zookeeper, logger);
   try {
-    for (const report of await removeLoadOrphans({ load, warehouse, logger, store, numberRuns }, { olderThanMs, dryRun: options.dryRun === true })) {
+    for (const report of await removeLoadOrphans({ load, warehouse, logger, store, numberRuns, env: process.env }, { olderThanMs, dryRun: options.dryRun === true })) {
       io.writeOut(`${report.topic}: ${report.orphans.length} orphan file${report.orphans.length === 1 ? '' : 's'}${options.dryRun === true ? ' (dry run: none deleted)' : `, ${report.deleted} deleted`}${report.orphans.map((path) => `\n  ${path}`).join('')}\n`);
     }
   } finally {

@@ -138,7 +138,7 @@ async function withServices<T>(load: LoadDefinition, logger: Logger, work: (serv
   const audit = options.audit === true ? openLoadAudit(load, registry, logger, auditSecurity(load)) : undefined;
   const source = await KafkaLoadSource.connect(load.source.bootstrap, logger, loadClientSecurity(load, 'source', process.env));
   try {
-    return await work({ load, warehouse, source, registry, logger, audit });
+    return await work({ load, warehouse, source, registry, logger, audit, env: process.env });
   } finally {
     source.close();
     await audit?.close().catch((error: unknown) => logger.warn({ err: error }, 'the audit connections did not close cleanly'));
@@ -241,7 +241,7 @@ export async function etlStatus(io: CommandIo, options: EtlStatusOptions): Promi
     await checkLayoutUnchanged(warehouse, load);
     const status = await readLoadStatus(warehouse, load.warehouse.root, load.name);
     const completeness = load.audit === undefined ? undefined : await readCompleteness(warehouse, load.warehouse.root, load, status, audit === undefined ? undefined : (topic) => audit.readEvents(topic));
-    const tables = load.iceberg === undefined ? '' : formatIcebergSnapshots(await findIcebergTables(load, warehouse));
+    const tables = load.iceberg === undefined ? '' : formatIcebergSnapshots(await findIcebergTables(load, warehouse, process.env));
     return formatStatus(status, completeness) + tables + formatReplayHistory(await readLoadHistory(warehouse, load.warehouse.root, load.name));
   };
   try {
@@ -262,7 +262,7 @@ export async function etlDdl(io: CommandIo, options: EtlDdlOptions): Promise<voi
   if (load.iceberg !== undefined) {
     // An Iceberg table carries its own schema: what engines need is where it is.
     const { findIcebergTables, formatIcebergRegistration } = await import('../../etl/tables/iceberg-registration.js');
-    io.writeOut(formatIcebergRegistration(load, await findIcebergTables(load, openLoadWarehouse(load, logger))));
+    io.writeOut(formatIcebergRegistration(load, await findIcebergTables(load, openLoadWarehouse(load, logger), process.env)));
     return;
   }
   const { formatHiveDdl, readHiveTables } = await import('../../etl/tables/hive-tables.js');
@@ -336,7 +336,7 @@ export async function etlRollback(io: CommandIo, options: EtlRollbackOptions, en
     if (load.iceberg !== undefined) {
       if (toVersion !== undefined) throw invalidFlag('--to-version', options.toVersion ?? '', 'is for hour-folder loads; an Iceberg load rolls back its last replay of the window (older versions: time travel)');
       const { formatIcebergChanges, rollbackIcebergWindow } = await import('../../etl/replay/iceberg-replay.js');
-      const changes = await rollbackIcebergWindow({ load, warehouse: openLoadWarehouse(load, logger), logger, store, numberRuns, from, to, topic: options.topic });
+      const changes = await rollbackIcebergWindow({ load, warehouse: openLoadWarehouse(load, logger), logger, store, numberRuns, from, to, topic: options.topic, env: process.env });
       io.writeOut(formatIcebergChanges(changes, 'rollback', options.load));
       return;
     }

@@ -22,6 +22,7 @@ import { decodeQuarantine } from '../load/quarantine.js';
 import type { Manifest } from '../load/manifest.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
 import { HOUR_PARTITION_FIELDS, hourSpecOf, rowSchemaOf, type TableEntry } from './load-tables.js';
+import { icebergTableOf, type CatalogEnvironment, type CatalogRef } from './load-catalog.js';
 import { writeRowFile } from './row-files.js';
 import { appendSnapshot, NAME_MAPPING_KEY, type AppendOutcome, type AppendedFile } from './table-commit.js';
 import { tableRow, tableRowType } from './table-row.js';
@@ -43,14 +44,14 @@ export function deadLetterDir(root: string, load: string): string {
   return `${loadDir(root, load)}/dead-letters`;
 }
 
-/** The dead-letter table's entry of a commit's claim (when it set records aside). */
-export function deadLetterEntry(root: string, load: string, locate: (dir: string) => string): TableEntry {
+/** The dead-letter table's entry of a commit's claim (when it set records aside); `catalog` for a load with a REST catalog. */
+export function deadLetterEntry(root: string, load: string, locate: (dir: string) => string, catalog?: CatalogRef): TableEntry {
   const dir = deadLetterDir(root, load);
-  return { dir, location: locate(dir), schema: rowSchemaOf(DEAD_LETTER_TYPE) };
+  return { dir, location: locate(dir), schema: rowSchemaOf(DEAD_LETTER_TYPE), ...(catalog === undefined ? {} : { catalog }) };
 }
 
-/** Makes the dead-letter snapshot of a claimed commit (or finds it made); undefined when it set nothing aside. */
-export async function publishDeadLetters(warehouse: WarehouseFileSystem, manifest: Manifest, logger: Logger): Promise<AppendOutcome | undefined> {
+/** Makes the dead-letter snapshot of a claimed commit (or finds it made), in the table the claim names; undefined when it set nothing aside. */
+export async function publishDeadLetters(warehouse: WarehouseFileSystem, manifest: Manifest, logger: Logger, env: CatalogEnvironment = {}): Promise<AppendOutcome | undefined> {
   const entry = manifest.deadLetters;
   if (entry === undefined || manifest.quarantine.files.length === 0) return undefined;
   const rowType = tableRowType(DEAD_LETTER_TYPE);
@@ -71,7 +72,7 @@ export async function publishDeadLetters(warehouse: WarehouseFileSystem, manifes
     }
   }
   const outcome = await appendSnapshot(
-    { warehouse, dir: entry.dir, location: entry.location },
+    await icebergTableOf(warehouse, entry, env),
     {
       commitId: `${manifest.load}/${manifest.seq}`,
       schema: entry.schema,

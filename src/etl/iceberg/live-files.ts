@@ -6,7 +6,7 @@
 import { etlError } from '../errors.js';
 import { decodeManifest, decodeManifestList, ENTRY_DELETED } from './manifest-avro.js';
 import type { Snapshot, TableMetadata } from './table-metadata.js';
-import type { IcebergTable } from './table-versions.js';
+import { pathUnderLocation, type IcebergTable } from './table-versions.js';
 import { ICEBERG_HOUR_PARTITION } from '../layout.js';
 
 export interface LiveDataFile {
@@ -24,12 +24,13 @@ export interface LiveDataFile {
 export async function liveDataFiles(table: IcebergTable, metadata: TableMetadata, snapshot: Snapshot): Promise<LiveDataFile[]> {
   const location = metadata.location.replace(/\/+$/, '');
   const pathOf = (uri: string): string => {
-    if (!uri.startsWith(`${location}/`)) {
+    const relative = pathUnderLocation(location, uri);
+    if (relative === undefined) {
       throw etlError('ETL_ICEBERG_METADATA_INVALID', `Iceberg table ${table.warehouse.describe(table.dir)} names ${uri}, outside its location ${location}; this loader only maintains tables whose files are under their location`, {
         details: { table: table.dir, uri, location },
       });
     }
-    return `${table.dir}/${uri.slice(location.length + 1)}`;
+    return `${table.dir}/${relative}`;
   };
   const files: LiveDataFile[] = [];
   for (const row of decodeManifestList(await table.warehouse.open(pathOf(snapshot['manifest-list'])))) {

@@ -29,6 +29,7 @@ import type { LoadDefinition } from '../load-file.js';
 import type { ReaderSchema } from '../load-types.js';
 import { compileTransform } from '../records/transform.js';
 import { EVENT_TIME_COLUMN, tableRowType } from './table-row.js';
+import { catalogRefOf, icebergTableOf, type CatalogEnvironment, type CatalogRef, type TablePlace } from './load-catalog.js';
 import { icebergSchemaOf, nameMappingOf, topLevelField, type IcebergSchema } from './table-schema.js';
 
 /** What the claim records of one topic's table. */
@@ -39,6 +40,8 @@ export interface TableEntry {
   readonly location: string;
   /** The Iceberg schema of the rows this commit wrote. */
   readonly schema: IcebergSchema;
+  /** The REST catalog table that keeps its metadata (load-catalog.ts); absent: a file-system table. */
+  readonly catalog?: CatalogRef;
 }
 
 /** Java's first partition field id. */
@@ -76,15 +79,24 @@ export function tableEntries(
   recordTypes: ReadonlyMap<string, Type>,
   locate: (dir: string) => string,
   tableSchemas: ReadonlyMap<string, IcebergSchema> | undefined,
+  catalogOf: (topic: string) => CatalogRef | undefined = () => undefined,
 ): Record<string, TableEntry> {
   const entries: Record<string, TableEntry> = {};
   for (const topic of [...new Set(files.map((file) => file.topic))].sort()) {
     const recordType = recordTypes.get(topic);
     if (recordType === undefined) throw new Error(`no record type for topic ${topic}`);
     const dir = topicDir(root, topic);
-    entries[topic] = { dir, location: locate(dir), schema: tableSchemas?.get(topic) ?? rowSchemaOf(recordType) };
+    const catalog = catalogOf(topic);
+    entries[topic] = { dir, location: locate(dir), schema: tableSchemas?.get(topic) ?? rowSchemaOf(recordType), ...(catalog === undefined ? {} : { catalog }) };
   }
   return entries;
+}
+
+/** Where the load keeps a topic's table: its folder, the URI naming it, its catalog table if the load has a catalog. */
+export function topicTablePlace(load: LoadDefinition, warehouse: WarehouseFileSystem, topic: string): TablePlace {
+  const dir = topicDir(load.warehouse.root, topic);
+  const catalog = catalogRefOf(load, { topic });
+  return { dir, location: tableLocation(warehouse, dir, load.iceberg?.fileSystem), ...(catalog === undefined ? {} : { catalog }) };
 }
 
 /**
@@ -92,12 +104,20 @@ export function tableEntries(
  * files are written with. A reader schema the table cannot evolve to fails here, before anything
  * is read or written.
  */
-export async function planTableSchemas(load: LoadDefinition, warehouse: WarehouseFileSystem, readerSchemas: ReadonlyMap<string, ReaderSchema>, logger: Logger): Promise<Map<string, IcebergSchema>> {
+export async function planTableSchemas(
+  load: LoadDefinition,
+  warehouse: WarehouseFileSystem,
+  readerSchemas: ReadonlyMap<string, ReaderSchema>,
+  logger: Logger,
+  env: CatalogEnvironment = {},
+): Promise<Map<string, IcebergSchema>> {
   const schemas = new Map<string, IcebergSchema>();
   for (const [topic, reader] of readerSchemas) {
     const recordType = load.transform === undefined ? reader.fileType : compileTransform(load.transform, reader, topic).outputType;
     const dir = topicDir(load.warehouse.root, topic);
-    const loaded = await loadTable({ warehouse, dir, location: warehouse.describe(dir) });
+    const place = { ...topicTablePlace(load, warehouse, topic), location: warehouse.describe(dir) };
+    const loaded = await loadTable(await icebergTableOf(warehouse, place, env));
+    if (loaded === undefined && place.catalog !== undefined) await refuseFolderTable(warehouse, place);
     const current = loaded === undefined ? undefined : currentSchema(loaded.metadata);
     const table = loaded === undefined || current === undefined ? undefined : { schema: current, lastColumnId: loaded.metadata['last-column-id'], schemaIds: loaded.metadata.schemas.map((schema) => schema['schema-id']) };
     const evolved = evolveSchema(table, rowSchemaOf(recordType), warehouse.describe(dir));
@@ -107,8 +127,34 @@ export async function planTableSchemas(load: LoadDefinition, warehouse: Warehous
   return schemas;
 }
 
-/** Makes the snapshot of each table of a claimed commit (or finds it made). */
-export async function publishSnapshots(warehouse: WarehouseFileSystem, manifest: Manifest, logger: Logger, hooks: { readonly afterEach?: () => void; readonly nowMs?: () => number } = {}): Promise<AppendOutcome[]> {
+/**
+ * A catalog load whose catalog has no table yet, over a folder that holds a file-system table
+ * (committed before the load named a catalog): creating the catalog's table there would give the
+ * folder two sources of truth. Refused; registering the table in the catalog is the way over.
+ */
+async function refuseFolderTable(warehouse: WarehouseFileSystem, place: TablePlace): Promise<void> {
+  const folderTable = await loadTable({ warehouse, dir: place.dir, location: place.location });
+  if (folderTable === undefined || place.catalog === undefined) return;
+  const name = [...place.catalog.namespace, place.catalog.name].join('.');
+  throw etlError(
+    'ETL_ICEBERG_METADATA_INVALID',
+    `Iceberg table ${warehouse.describe(place.dir)} is a file-system table (metadata v${folderTable.version}), and the catalog ${place.catalog.uri} has no table ${name}: ` +
+      `the load would make a second table over the same files. Register it in the catalog first (POST …/namespaces/{ns}/register with metadata-location ${warehouse.describe(folderTable.path)}), or leave iceberg.catalog out; nothing was read or written`,
+    { details: { table: place.dir, catalog: place.catalog.uri, name, version: folderTable.version } },
+  );
+}
+
+/**
+ * Makes the snapshot of each table of a claimed commit (or finds it made), in the table the claim
+ * names: a claim's `catalog` commits through that catalog (opened with `env` for secrets the files
+ * do not hold), never to the folder; a claim without one to the folder, never to a catalog.
+ */
+export async function publishSnapshots(
+  warehouse: WarehouseFileSystem,
+  manifest: Manifest,
+  logger: Logger,
+  hooks: { readonly afterEach?: () => void; readonly nowMs?: () => number; readonly env?: CatalogEnvironment | undefined } = {},
+): Promise<AppendOutcome[]> {
   const nowMs = hooks.nowMs ?? Date.now;
   const outcomes: AppendOutcome[] = [];
   for (const [topic, entry] of Object.entries(manifest.iceberg ?? {})) {
@@ -119,7 +165,7 @@ export async function publishSnapshots(warehouse: WarehouseFileSystem, manifest:
     let outcome: AppendOutcome;
     try {
       outcome = await appendSnapshot(
-        { warehouse, dir: entry.dir, location: entry.location },
+        await icebergTableOf(warehouse, entry, hooks.env),
         {
           commitId,
           schema: entry.schema,
@@ -152,7 +198,7 @@ export async function publishSnapshots(warehouse: WarehouseFileSystem, manifest:
       }
       throw error;
     }
-    logger.info({ seq: manifest.seq, topic, snapshot: String(outcome.snapshotId), version: outcome.version, outcome: outcome.outcome, event: 'table-committed' }, 'Iceberg snapshot made');
+    logger.info({ seq: manifest.seq, topic, snapshot: String(outcome.snapshotId), version: outcome.version, outcome: outcome.outcome, ...(entry.catalog === undefined ? {} : { catalog: entry.catalog.uri, table: [...entry.catalog.namespace, entry.catalog.name].join('.') }), event: 'table-committed' }, 'Iceberg snapshot made');
     outcomes.push(outcome);
     hooks.afterEach?.();
   }

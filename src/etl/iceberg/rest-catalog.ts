@@ -35,7 +35,7 @@ import { etlError } from '../errors.js';
 import { parseIcebergJson, stringifyIcebergJson } from './iceberg-json.js';
 import { tableChanges, type TableChanges } from './rest-updates.js';
 import { checkedTableMetadata, currentSchema, defaultSpec, type TableMetadata } from './table-metadata.js';
-import type { CommitOutcome, LoadedTable, TableCatalog } from './table-versions.js';
+import { sameFileUri, type CommitOutcome, type LoadedTable, type TableCatalog } from './table-versions.js';
 
 export const DEFAULT_REQUEST_TIMEOUT_MS = 30_000;
 /** The scope Iceberg's Java client asks for when none is configured. */
@@ -411,11 +411,6 @@ export function metadataVersion(location: string): number {
   const name = location.slice(location.lastIndexOf('/') + 1);
   const match = /^(\d+)-.*\.metadata\.json(?:\.\w+)?$/.exec(name) ?? /^v(\d+)(?:\.\w+)?\.metadata\.json$/.exec(name);
   return match === null ? 0 : Number(match[1]);
-}
-
-/** `file:///x` and `file://localhost/x` as `file:/x`; other URIs as they are. */
-function sameFileUri(uri: string): string {
-  return uri.replace(/^file:\/\/(?:localhost)?\//, 'file:/');
 }
 
 function ok(answer: Answer): boolean {

@@ -23,6 +23,13 @@
  *
  * A crash leaves the table at version N (nothing renamed: the files written are orphans, which
  * no snapshot references) or at N+1 (the commit is made; a stale hint is repaired next time).
+ *
+ * A table kept in a REST catalog (`table.catalog`, load-catalog.ts) is committed the same way up
+ * to the metadata: the manifests and the manifest list are written to its folder, then the next
+ * metadata goes to the catalog as requirements and updates (rest-updates.ts) instead of a
+ * `v<N+1>.metadata.json` rename. A conflict (409: the table moved) deletes the attempt's files and
+ * tries again on the table as it now is; a commit whose state is unknown (5xx, a lost answer) or
+ * a catalog that fails keeps them and throws: the next run finds the commit by its commit id.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
@@ -41,7 +48,7 @@ import {
   type PartitionFieldSchema,
 } from './manifest-avro.js';
 import { removeFiles, type LiveFile } from './manifest-rewrite.js';
-import { loadTable, metadataDir, publishVersion, versionPath, writeHint, type IcebergTable, type LoadedTable } from './table-versions.js';
+import { commitMetadata, loadTable, metadataDir, pathUnderLocation, versionPath, writeHint, type IcebergTable, type LoadedTable } from './table-versions.js';
 import { currentSchema, currentSnapshot, defaultSpec, mainAncestry, newTableMetadata, withMain, withSnapshot, type PartitionSpec, type Snapshot, type TableMetadata } from './table-metadata.js';
 import { highestFieldId, nameMappingOf, type IcebergSchema, type NameMapping } from './table-schema.js';
 import { evolveSchema } from './schema-evolution.js';
@@ -128,6 +135,22 @@ export async function appendSnapshot(table: IcebergTable, commit: AppendCommit):
         { retriable: true, details: { table: table.dir, commitId: commit.commitId, gone: written.stale } },
       );
     }
+    if (table.catalog !== undefined) {
+      // Through the catalog: no metadata file of ours, no rename, no hint. A throw (the commit's
+      // state unknown, the catalog unreachable or refusing) leaves the attempt's files in place:
+      // the commit may have landed, and the next run finds it by its commit id in main's history.
+      const outcome = await commitMetadata(table, loaded, written.metadata);
+      if (outcome.outcome === 'committed') return { outcome: 'committed', snapshotId: written.snapshotId, version: outcome.loaded.version };
+      // A conflict changed nothing: ours was never visible; build on the table as it is now.
+      await Promise.all(written.files.map((path) => table.warehouse.delete(path).catch(() => false)));
+      if (attempt >= MAX_ATTEMPTS) {
+        throw etlError('ETL_ICEBERG_COMMIT_CONFLICT', `Iceberg table ${table.catalog.name}: ${attempt} commits in a row were refused by the catalog because other writers changed the table first (${outcome.reason}); nothing of this commit is visible. Run again`, {
+          retriable: true,
+          details: { table: table.catalog.name, commitId: commit.commitId, reason: outcome.reason },
+        });
+      }
+      continue;
+    }
     try {
       await table.warehouse.rename(written.metadataTemp, versionPath(table, version));
     } catch (error) {
@@ -149,6 +172,9 @@ export async function appendSnapshot(table: IcebergTable, commit: AppendCommit):
 
 interface WrittenAttempt {
   readonly snapshotId: bigint;
+  /** The next metadata: the base with the new snapshot as main (the base itself when `stale`). */
+  readonly metadata: TableMetadata;
+  /** A file-system table's next metadata, written under a temporary name to rename; '' for a catalog table. */
   readonly metadataTemp: string;
   /** Everything written (to remove if the attempt loses). */
   readonly files: readonly string[];
@@ -233,7 +259,7 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
   if (exactly !== undefined) {
     const gone = new Set(removed.map((file) => file.path));
     const stale = [...exactly].filter((path) => !gone.has(path));
-    if (stale.length > 0 || removed.length !== exactly.size) return { snapshotId, metadataTemp: '', files: written, stale };
+    if (stale.length > 0 || removed.length !== exactly.size) return { snapshotId, metadata: base, metadataTemp: '', files: written, stale };
   }
   const listPath = `${metadataDir(table)}/snap-${snapshotId}-1-${unique}.avro`;
   await warehouse.create(listPath, encodeManifestList([...(entries.length > 0 ? [newRow] : []), ...parentRows], snapshotId, parent?.['snapshot-id'], sequenceNumber));
@@ -270,11 +296,13 @@ async function writeAttempt(table: IcebergTable, loaded: LoadedTable | undefined
     },
     'schema-id': schema['schema-id'],
   };
-  const metadata = withSnapshot(base, snapshot, loaded === undefined ? undefined : uri(loaded.path), now);
+  // A catalog keeps its own metadata log: no previous file of ours to name, and no file to write.
+  const metadata = withSnapshot(base, snapshot, loaded === undefined || table.catalog !== undefined ? undefined : uri(loaded.path), now);
+  if (table.catalog !== undefined) return { snapshotId, metadata, metadataTemp: '', files: written };
   const metadataTemp = `${metadataDir(table)}/.${unique}.metadata.json.tmp`;
   await warehouse.create(metadataTemp, Buffer.from(stringifyIcebergJson(metadata), 'utf8'));
   written.push(metadataTemp);
-  return { snapshotId, metadataTemp, files: written };
+  return { snapshotId, metadata, metadataTemp, files: written };
 }
 
 /**
@@ -407,14 +435,15 @@ function relativeToTable(table: IcebergTable, path: string): string {
   return path.slice(table.dir.length + 1);
 }
 
-/** The warehouse path of a file the table metadata names by URI under its location. */
+/** The warehouse path of a file the table metadata names by URI under its location (`file:/x` and `file:///x` alike). */
 function warehousePathOf(table: IcebergTable, location: string, uri: string): string {
-  if (!uri.startsWith(`${location}/`)) {
+  const relative = pathUnderLocation(location, uri);
+  if (relative === undefined) {
     throw etlError('ETL_ICEBERG_METADATA_INVALID', `Iceberg table ${table.warehouse.describe(table.dir)} names ${uri}, outside its location ${location}; this loader only continues tables whose files it can find under their location`, {
       details: { table: table.dir, uri, location },
     });
   }
-  return `${table.dir}/${uri.slice(location.length + 1)}`;
+  return `${table.dir}/${relative}`;
 }
 
 /**
@@ -434,9 +463,11 @@ export async function setMain(table: IcebergTable, target: bigint, expected: big
       });
     }
     const location = loaded.metadata.location.replace(/\/+$/, '');
-    const metadata = withMain(loaded.metadata, target, `${location}/${relativeToTable(table, loaded.path)}`, nowMs());
-    if (await publishVersion(table, loaded, metadata)) return loaded.version + 1;
-    if (attempt >= MAX_ATTEMPTS) throw etlError('ETL_ICEBERG_COMMIT_CONFLICT', `Iceberg table ${table.warehouse.describe(table.dir)}: the rollback lost the race for the next metadata version ${attempt} times; nothing was changed. Run again`, { retriable: true, details: { table: table.dir } });
+    const previous = loaded.metadataLocation ?? `${location}/${relativeToTable(table, loaded.path)}`;
+    const metadata = withMain(loaded.metadata, target, previous, nowMs());
+    const outcome = await commitMetadata(table, loaded, metadata);
+    if (outcome.outcome === 'committed') return outcome.loaded.version;
+    if (attempt >= MAX_ATTEMPTS) throw etlError('ETL_ICEBERG_COMMIT_CONFLICT', `Iceberg table ${table.catalog?.name ?? table.warehouse.describe(table.dir)}: the rollback lost the race for the next metadata version ${attempt} times; nothing was changed. Run again`, { retriable: true, details: { table: table.dir } });
   }
 }
 

@@ -15,7 +15,7 @@ import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
 import { etlError } from '../errors.js';
 import { decodeManifest, decodeManifestList, ENTRY_DELETED } from './manifest-avro.js';
 import { currentSnapshot, mainAncestry, type Snapshot, type TableMetadata } from './table-metadata.js';
-import { loadTable, publishVersion, type IcebergTable } from './table-versions.js';
+import { commitMetadata, loadTable, pathUnderLocation, type IcebergTable } from './table-versions.js';
 
 export interface ExpiryPolicy {
   /** Snapshots committed before this time (ms) may expire. */
@@ -43,14 +43,14 @@ export async function expireSnapshots(table: IcebergTable, policy: ExpiryPolicy)
     const expired = all.filter((snapshot) => !keep.has(snapshot['snapshot-id']));
     if (expired.length === 0) return { expired: [], kept: all.length, deletedFiles: 0, version: loaded.version };
     const kept = all.filter((snapshot) => keep.has(snapshot['snapshot-id']));
-    const published = await publishVersion(table, loaded, withoutSnapshots(metadata, kept, keep));
-    if (!published) {
+    const outcome = await commitMetadata(table, loaded, withoutSnapshots(metadata, kept, keep));
+    if (outcome.outcome === 'conflict') {
       if (attempt >= MAX_ATTEMPTS) throw etlError('ETL_ICEBERG_COMMIT_CONFLICT', `Iceberg table ${table.warehouse.describe(table.dir)}: expiry lost the race for the next metadata version ${attempt} times; nothing was expired. Run again`, { retriable: true, details: { table: table.dir } });
       continue;
     }
     const location = metadata.location.replace(/\/+$/, '');
     const deletedFiles = await deleteUnreachable(table.warehouse, table.dir, location, expired, kept);
-    return { expired: expired.map((snapshot) => String(snapshot['snapshot-id'])), kept: kept.length, deletedFiles, version: loaded.version + 1 };
+    return { expired: expired.map((snapshot) => String(snapshot['snapshot-id'])), kept: kept.length, deletedFiles, version: outcome.loaded.version };
   }
 }
 
@@ -76,7 +76,10 @@ function withoutSnapshots(metadata: TableMetadata, kept: readonly Snapshot[], ke
 
 /** Deletes what only expired snapshots reach; answers how many files. */
 async function deleteUnreachable(warehouse: WarehouseFileSystem, dir: string, location: string, expired: readonly Snapshot[], kept: readonly Snapshot[]): Promise<number> {
-  const pathOf = (uri: string): string | undefined => (uri.startsWith(`${location}/`) ? `${dir}/${uri.slice(location.length + 1)}` : undefined);
+  const pathOf = (uri: string): string | undefined => {
+    const relative = pathUnderLocation(location, uri);
+    return relative === undefined ? undefined : `${dir}/${relative}`;
+  };
   const reach = async (snapshots: readonly Snapshot[]): Promise<{ lists: Set<string>; manifests: Set<string>; data: Set<string> }> => {
     const lists = new Set<string>();
     const manifests = new Set<string>();

@@ -3,7 +3,7 @@
  * `metadata/` that no snapshot of the table reaches, left by attempts that lost their commit race,
  * replays killed before their snapshot, or crashed writers. Deleted only when older than a margin
  * (default 3 days, as Spark: a file younger may belong to a write still under way), never
- * `v<N>.metadata.json`, `version-hint.text` or hidden names in data folders (`_COMPLETE`,
+ * `v<N>.metadata.json`, `version-hint.text`, a catalog table's metadata files, or hidden names in data folders (`_COMPLETE`,
  * `_SUCCESS`: the audit's markers). Paths are compared as the metadata spells them, under the
  * table's own location. The caller holds the load's lease and has rolled claimed commits forward,
  * so no claimed commit's files wait unreferenced.
@@ -12,7 +12,7 @@ import type { WarehouseEntry, WarehouseFileSystem } from '../warehouse/warehouse
 import { hasWarehouseCode } from '../warehouse/errors.js';
 import { isHiddenName } from '../layout.js';
 import { decodeManifest, decodeManifestList } from './manifest-avro.js';
-import { loadTable, type IcebergTable } from './table-versions.js';
+import { loadTable, pathUnderLocation, type IcebergTable } from './table-versions.js';
 
 export interface OrphanReport {
   /** Warehouse paths of the orphans (deleted unless a dry run). */
@@ -25,7 +25,10 @@ export async function removeOrphans(table: IcebergTable, options: { readonly old
   if (loaded === undefined) return { orphans: [], deleted: 0 };
   const location = loaded.metadata.location.replace(/\/+$/, '');
   const reachable = new Set<string>();
-  const pathOf = (uri: string): string | undefined => (uri.startsWith(`${location}/`) ? `${table.dir}/${uri.slice(location.length + 1)}` : undefined);
+  const pathOf = (uri: string): string | undefined => {
+    const relative = pathUnderLocation(location, uri);
+    return relative === undefined ? undefined : `${table.dir}/${relative}`;
+  };
   const reach = (uri: string): void => {
     const path = pathOf(uri);
     if (path !== undefined) reachable.add(path);
@@ -46,6 +49,8 @@ export async function removeOrphans(table: IcebergTable, options: { readonly old
   const orphans = files
     .filter((entry) => !reachable.has(entry.path) && entry.modifiedAt < options.olderThanMs)
     .filter((entry) => !/^v\d+\.metadata\.json$/.test(entry.name) && entry.name !== 'version-hint.text')
+    // A catalog's table: its metadata files (<NNNNN>-<uuid>.metadata.json) are the catalog's, its current one among them.
+    .filter((entry) => table.catalog === undefined || !/\.metadata\.json$/.test(entry.name))
     .filter((entry) => !(entry.path.startsWith(`${table.dir}/data/`) && isHiddenName(entry.name)))
     .map((entry) => entry.path)
     .sort();

@@ -153,3 +153,18 @@ export async function commitMetadata(table: IcebergTable, loaded: LoadedTable | 
   if (!published) return { outcome: 'conflict', reason: `${table.warehouse.describe(versionPath(table, version))} exists already` };
   return { outcome: 'committed', loaded: { version, metadata, path: versionPath(table, version) } };
 }
+
+/** `file:///x` and `file://localhost/x` as `file:/x` (Java's Hadoop paths print the one as the other); other URIs as they are. */
+export function sameFileUri(uri: string): string {
+  return uri.replace(/^file:\/\/(?:localhost)?\//, 'file:/');
+}
+
+/**
+ * The path of `uri` relative to the table's `location` (`data/…`, `metadata/…`), or undefined when
+ * it is not under it; `file:/x`, `file:///x` and `file://localhost/x` name the same folder.
+ */
+export function pathUnderLocation(location: string, uri: string): string | undefined {
+  const base = sameFileUri(location.replace(/\/+$/, ''));
+  const target = sameFileUri(uri);
+  return target.startsWith(`${base}/`) ? target.slice(base.length + 1) : undefined;
+}

@@ -7,6 +7,7 @@ import { MANIFEST_FORMAT, type Manifest, type NextOffsets, type ManifestDataFile
 import { partitionMoves, type LoadPlan } from './plan.js';
 import { tableEntries } from '../iceberg/load-tables.js';
 import { deadLetterEntry } from '../iceberg/dead-letters.js';
+import { catalogRefOf } from '../iceberg/load-catalog.js';
 import { compileTransform } from '../records/transform.js';
 import type { Type } from 'avsc';
 
@@ -91,8 +92,12 @@ export function buildManifest(inputs: ManifestInputs): Manifest {
     quarantine: { records: quarantineFiles.reduce((sum, file) => sum + file.records, 0), reasons: sortKeys(reasons), files: quarantineFiles },
     hours: sortNested(hours),
     eventTimes,
-    ...(inputs.load.iceberg === undefined || quarantineFiles.length === 0 ? {} : { deadLetters: deadLetterEntry(inputs.load.warehouse.root, inputs.load.name, inputs.tableLocation ?? ((dir) => dir)) }),
-    ...(inputs.load.iceberg === undefined ? {} : { iceberg: tableEntries(inputs.load.warehouse.root, files, recordTypesOf(inputs.load, plan), inputs.tableLocation ?? ((dir) => dir), plan.tableSchemas) }),
+    ...(inputs.load.iceberg === undefined || quarantineFiles.length === 0
+      ? {}
+      : { deadLetters: deadLetterEntry(inputs.load.warehouse.root, inputs.load.name, inputs.tableLocation ?? ((dir) => dir), catalogRefOf(inputs.load, { deadLetters: true })) }),
+    ...(inputs.load.iceberg === undefined
+      ? {}
+      : { iceberg: tableEntries(inputs.load.warehouse.root, files, recordTypesOf(inputs.load, plan), inputs.tableLocation ?? ((dir) => dir), plan.tableSchemas, (topic) => catalogRefOf(inputs.load, { topic })) }),
   };
 }
 

@@ -34,6 +34,7 @@ import { serializeManifest, type Manifest, type ManifestFile } from './manifest.
 import { publishClaim } from './publish-claim.js';
 import { publishSnapshots } from '../iceberg/load-tables.js';
 import { publishDeadLetters } from '../iceberg/dead-letters.js';
+import type { CatalogEnvironment } from '../iceberg/load-catalog.js';
 import { createUnderFreshName } from './stage.js';
 
 /** Points a failpoint may stop the process at (see failpoints.ts). */
@@ -48,6 +49,11 @@ export interface CommitContext {
   /** Its lines name the load once, whether or not the caller bound `load` already (logOf). */
   readonly logger: Logger;
   readonly failpoint?: (point: CommitPoint) => void;
+  /**
+   * The process environment, for the secrets of a claim's Iceberg REST catalog that its recorded
+   * files do not hold (iceberg/load-catalog.ts); absent: none.
+   */
+  readonly env?: CatalogEnvironment | undefined;
 }
 
 const RENAME_CONCURRENCY = 8;
@@ -101,8 +107,9 @@ export async function completeCommit(context: CommitContext, manifest: Manifest,
   });
   logOf(context).info({ seq: manifest.seq, files: moves.length, event: 'renamed' }, 'files in place');
   // Format iceberg: each table's snapshot, made once whoever rolls the claim forward (load-tables.ts).
-  if (manifest.iceberg !== undefined) await publishSnapshots(context.warehouse, manifest, logOf(context), { afterEach: () => context.failpoint?.('after-table-commit') });
-  if (manifest.deadLetters !== undefined) await publishDeadLetters(context.warehouse, manifest, logOf(context));
+  // A claim names each table's catalog (or none), so a roll-forward commits where the run that claimed it would have.
+  if (manifest.iceberg !== undefined) await publishSnapshots(context.warehouse, manifest, logOf(context), { afterEach: () => context.failpoint?.('after-table-commit'), env: context.env });
+  if (manifest.deadLetters !== undefined) await publishDeadLetters(context.warehouse, manifest, logOf(context), context.env);
   context.failpoint?.('before-publish');
   const staged = stagedPublications.get(claimBytes);
   stagedPublications.delete(claimBytes);

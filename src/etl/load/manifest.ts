@@ -23,11 +23,15 @@
  *   quarantine    {records, reasons: {<code>: count}, files: [{topic, partition, start, end,
  *                 records, bytes, sha256, staged, path}]}
  *   hours         {<topic>: {<YYYY-MM-DDTHH>: records}}: records written per event hour (UTC)
- *   iceberg       {<topic>: {dir, location, schema}} (format iceberg): the table each topic's files go
- *                 to, the URI it is named by, and the Iceberg schema of the rows (iceberg/load-tables.ts);
- *                 the commit makes one snapshot per table from this and `files` alone
- *   deadLetters   {dir, location, schema} (format iceberg, records set aside): the load's dead-letter
- *                 table, whose snapshot the commit makes from the quarantine files
+ *   iceberg       {<topic>: {dir, location, schema, catalog?}} (format iceberg): the table each topic's
+ *                 files go to, the URI it is named by, and the Iceberg schema of the rows
+ *                 (iceberg/load-tables.ts); the commit makes one snapshot per table from this and
+ *                 `files` alone. `catalog` (loads with iceberg.catalog): the REST catalog table that
+ *                 keeps its metadata, {type: rest, uri, warehouse?, namespace, name, credentialFile?,
+ *                 tokenFile?, scope?, caFile?} (iceberg/load-catalog.ts; paths, never secrets);
+ *                 absent, as in every manifest written before it: a file-system table
+ *   deadLetters   {dir, location, schema, catalog?} (format iceberg, records set aside): the load's
+ *                 dead-letter table, whose snapshot the commit makes from the quarantine files
  *   eventTimes    {<topic>: {<partition>: ms}}: cumulative, like nextOffsets: how far in event time
  *                 the partition is loaded. It is the largest event time loaded from it so far, or,
  *                 when the plan read the partition up to its high watermark (not capped by
@@ -131,7 +135,24 @@ const metricsShape = z.strictObject({
   splitOffsets: z.array(count),
 });
 
-const tableEntryShape = z.strictObject({ dir: z.string().min(1), location: z.string().min(1), schema: z.custom<TableEntry['schema']>((value) => typeof value === 'object' && value !== null) });
+const catalogRefShape = z.strictObject({
+  type: z.literal('rest'),
+  uri: z.string().min(1),
+  warehouse: z.string().min(1).optional(),
+  namespace: z.array(z.string().min(1)).min(1),
+  name: z.string().min(1),
+  credentialFile: z.string().min(1).optional(),
+  tokenFile: z.string().min(1).optional(),
+  scope: z.string().min(1).optional(),
+  caFile: z.string().min(1).optional(),
+});
+
+const tableEntryShape = z.strictObject({
+  dir: z.string().min(1),
+  location: z.string().min(1),
+  schema: z.custom<TableEntry['schema']>((value) => typeof value === 'object' && value !== null),
+  catalog: catalogRefShape.optional(),
+});
 
 const manifestSchema = z.strictObject({
   format: z.literal(MANIFEST_FORMAT),

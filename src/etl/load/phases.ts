@@ -125,7 +125,7 @@ export async function planPhase<T>(services: PhaseServices, acceptGap: boolean, 
   const log = logger.child({ load: load.name, run });
   const lease = await acquireLease(services.store, load.name, { attempt: run, numberRuns: services.numberRuns });
   try {
-    const context: CommitContext = { warehouse, root: load.warehouse.root, load: load.name, attempt: run, logger: log };
+    const context: CommitContext = { warehouse, root: load.warehouse.root, load: load.name, attempt: run, logger: log, env: services.env };
     const { recovery, plan } = await recoverAndPlan(services, context, acceptGap);
     const runPlan: RunPlan = {
       load: load.name,
@@ -189,7 +189,7 @@ export async function commitPhase(services: PhaseServices & { readonly onCommitt
   const staged = oneResultPerRange(plan, results);
   const lease = await acquireLease(services.store, load.name, { attempt, numberRuns: services.numberRuns });
   try {
-    const context: CommitContext = { warehouse, root, load: load.name, attempt, logger: log, ...(services.failpoint === undefined ? {} : { failpoint: services.failpoint }) };
+    const context: CommitContext = { warehouse, root, load: load.name, attempt, logger: log, env: services.env, ...(services.failpoint === undefined ? {} : { failpoint: services.failpoint }) };
     await checkLayoutUnchanged(warehouse, load);
     const recovery = await recoverCommits(context);
     // A replay that crashed mid-swap is finished first, as runLoad's recovery does.

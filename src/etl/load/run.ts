@@ -31,6 +31,7 @@ import { compileTransform } from '../records/transform.js';
 import { SliceWriter } from './slice-writer.js';
 import { tableRow, tableRowType } from '../iceberg/table-row.js';
 import { planTableSchemas, rowSchemaOf } from '../iceberg/load-tables.js';
+import type { CatalogEnvironment } from '../iceberg/load-catalog.js';
 import { idMapping } from '../iceberg/schema-evolution.js';
 import { slicesOf, type Slice } from './slices.js';
 import { parseDataFileSchema } from '../files/data-files.js';
@@ -60,6 +61,8 @@ export interface LoadServices {
   readonly progress?: LoadProgress | undefined;
   /** The load's audit connections (load-audit.ts) when it has an `audit` section: LOADER tier and hour markers. */
   readonly audit?: LoadAudit | undefined;
+  /** The process environment (only composition roots read it): secrets of an Iceberg REST catalog (iceberg/load-catalog.ts). */
+  readonly env?: CatalogEnvironment | undefined;
 }
 
 export interface RunOptions extends LoadServices {
@@ -143,7 +146,7 @@ export async function recoverAndPlan(
   });
   // Format iceberg: each topic's rows in their table's ids, evolving its schema if the reader schema grew; refused before anything is read.
   if (load.iceberg === undefined) return { recovery, base, plan, auditCatchUp };
-  const tableSchemas = await planTableSchemas(load, warehouse, plan.readerSchemas, context.logger);
+  const tableSchemas = await planTableSchemas(load, warehouse, plan.readerSchemas, context.logger, services.env);
   return { recovery, base, plan: { ...plan, tableSchemas }, auditCatchUp };
 }
 
@@ -154,7 +157,7 @@ export async function runLoad(options: RunOptions): Promise<RunReport> {
   const log = logger.child({ load: load.name, attempt });
   const lease = await acquireLease(options.store, load.name, { attempt, numberRuns: options.numberRuns });
   try {
-    const context: CommitContext = { warehouse, root, load: load.name, attempt, logger: log, ...(options.failpoint === undefined ? {} : { failpoint: options.failpoint }) };
+    const context: CommitContext = { warehouse, root, load: load.name, attempt, logger: log, env: options.env, ...(options.failpoint === undefined ? {} : { failpoint: options.failpoint }) };
     const { recovery, base, plan, auditCatchUp } = await recoverAndPlan(options, context, options.acceptGap);
     const caughtUp = auditCatchUp === undefined ? {} : { auditCatchUp };
     const problems = plan.partitions.flatMap((partition) => partitionProblemError(partition, load.name) ?? []);

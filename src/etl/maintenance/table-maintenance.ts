@@ -29,6 +29,7 @@ import { compactTable, DEFAULT_COMPACTION_POLICY, type CompactionPolicy, type Co
 import { expireSnapshots, type ExpiryPolicy, type ExpiryReport } from '../iceberg/table-expiry.js';
 import { removeOrphans, type OrphanReport } from '../iceberg/table-orphans.js';
 import { tableRowType } from '../iceberg/table-row.js';
+import { icebergTableOf, type CatalogEnvironment } from '../iceberg/load-catalog.js';
 import { findIcebergTables, type IcebergTableFound } from '../tables/iceberg-registration.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
 
@@ -36,6 +37,8 @@ export interface MaintenanceServices {
   readonly load: LoadDefinition;
   readonly warehouse: WarehouseFileSystem;
   readonly logger: Logger;
+  /** The process environment: secrets of the tables' REST catalog (iceberg/load-catalog.ts); absent: none. */
+  readonly env?: CatalogEnvironment | undefined;
 }
 
 export interface LeaseServices {
@@ -67,12 +70,12 @@ export async function compactLoadTables(
   const { load, warehouse, logger } = services;
   const attempt = randomBytes(6).toString('hex');
   const reports: TableCompaction[] = [];
-  for (const table of await dataTables(load, warehouse, options.topic)) {
+  for (const table of await dataTables(load, warehouse, options.topic, services.env)) {
     const reader = await registryReaderSchemas(services.registry)(table.topic);
     const recordType = load.transform === undefined ? reader.fileType : compileTransform(load.transform, reader, table.topic).outputType;
-    const schema = (await planTableSchemas(load, warehouse, new Map([[table.topic, reader]]), logger)).get(table.topic)!;
+    const schema = (await planTableSchemas(load, warehouse, new Map([[table.topic, reader]]), logger, services.env)).get(table.topic)!;
     const report = await compactTable(
-      { warehouse, dir: table.dir, location: table.location },
+      await icebergTableOf(warehouse, table, services.env),
       {
         policy,
         rows: { rowType: tableRowType(recordType), schema, fieldIds: idMapping(rowSchemaOf(recordType), schema), codec: load.codec },
@@ -102,8 +105,8 @@ export async function expireLoadTables(services: MaintenanceServices & LeaseServ
   try {
     const reports: TableExpiry[] = [];
     const expiry: ExpiryPolicy = { olderThanMs: nowMs - policy.olderThanMs, retainLast: policy.retainLast };
-    for (const table of await findIcebergTables(load, warehouse)) {
-      reports.push({ topic: table.topic, location: table.location, ...(await expireSnapshots({ warehouse, dir: table.dir, location: table.location }, expiry)) });
+    for (const table of await findIcebergTables(load, warehouse, services.env)) {
+      reports.push({ topic: table.topic, location: table.location, ...(await expireSnapshots(await icebergTableOf(warehouse, table, services.env), expiry)) });
     }
     return reports;
   } finally {
@@ -117,10 +120,10 @@ export async function removeLoadOrphans(services: MaintenanceServices & LeaseSer
   const attempt = `orphans${randomBytes(4).toString('hex')}`;
   const lease = await acquireLease(services.store, load.name, { attempt, numberRuns: services.numberRuns });
   try {
-    await recoverCommits({ warehouse, root: load.warehouse.root, load: load.name, attempt, logger: logger.child({ load: load.name }) });
+    await recoverCommits({ warehouse, root: load.warehouse.root, load: load.name, attempt, logger: logger.child({ load: load.name }), env: services.env });
     const reports: TableOrphans[] = [];
-    for (const table of await findIcebergTables(load, warehouse)) {
-      reports.push({ topic: table.topic, location: table.location, ...(await removeOrphans({ warehouse, dir: table.dir, location: table.location }, { olderThanMs: nowMs - options.olderThanMs, dryRun: options.dryRun })) });
+    for (const table of await findIcebergTables(load, warehouse, services.env)) {
+      reports.push({ topic: table.topic, location: table.location, ...(await removeOrphans(await icebergTableOf(warehouse, table, services.env), { olderThanMs: nowMs - options.olderThanMs, dryRun: options.dryRun })) });
     }
     return reports;
   } finally {
@@ -144,6 +147,6 @@ export async function maintainLoad(services: MaintenanceServices & LeaseServices
   return { ...(compaction === undefined ? {} : { compaction }), ...(expiry === undefined ? {} : { expiry }), ...(orphans === undefined ? {} : { orphans }) };
 }
 
-async function dataTables(load: LoadDefinition, warehouse: WarehouseFileSystem, topic: string | undefined): Promise<IcebergTableFound[]> {
-  return (await findIcebergTables(load, warehouse)).filter((table) => table.kind === 'data' && (topic === undefined || table.topic === topic));
+async function dataTables(load: LoadDefinition, warehouse: WarehouseFileSystem, topic: string | undefined, env: CatalogEnvironment | undefined): Promise<IcebergTableFound[]> {
+  return (await findIcebergTables(load, warehouse, env)).filter((table) => table.kind === 'data' && (topic === undefined || table.topic === topic));
 }

@@ -29,14 +29,16 @@ import { AvroDeserializer } from '../../registry/serde/deserializer.js';
 import { checkTimeField } from '../records/event-time.js';
 import { compileTransform } from '../records/transform.js';
 import { writeRowFile } from '../iceberg/row-files.js';
-import { HOUR_PARTITION_FIELDS, hourSpecOf, planTableSchemas, rowSchemaOf, tableLocation } from '../iceberg/load-tables.js';
+import { HOUR_PARTITION_FIELDS, hourSpecOf, planTableSchemas, rowSchemaOf, topicTablePlace } from '../iceberg/load-tables.js';
+import { icebergTableOf } from '../iceberg/load-catalog.js';
+import { pathUnderLocation } from '../iceberg/table-versions.js';
 import { idMapping } from '../iceberg/schema-evolution.js';
 import { appendSnapshot, loadTable, setMain, type AppendedFile, type LoadedTable } from '../iceberg/table-commit.js';
 import { decodeManifest, decodeManifestList, ENTRY_DELETED } from '../iceberg/manifest-avro.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
 import { currentSnapshot, mainAncestry } from '../iceberg/table-metadata.js';
 import { tableRow, tableRowType } from '../iceberg/table-row.js';
-import { HOUR_MS, hourKey, rangeName, topicDir, topicHourDir } from '../layout.js';
+import { HOUR_MS, hourKey, rangeName, topicHourDir } from '../layout.js';
 import type { ReaderSchema } from '../load/plan.js';
 import { restoreBeforeReplay, ROLLED_BACK_KEY } from './iceberg-restore.js';
 import { boundsOf, checkWindow, missingRanges, missingRangesError, type ReplayRange } from './ranges.js';
@@ -73,7 +75,7 @@ export async function replayIcebergWindow(options: IcebergReplayOptions): Promis
   const lease = await acquireLease(options.store, load.name, { attempt, numberRuns: options.numberRuns });
   try {
     const root = load.warehouse.root;
-    await recoverCommits({ warehouse, root, load: load.name, attempt, logger: log });
+    await recoverCommits({ warehouse, root, load: load.name, attempt, logger: log, env: options.env });
     const ranges = await windowRanges(options);
     if (ranges.length === 0) return [];
     const missing = missingRanges(ranges, await boundsOf(ranges, options.source));
@@ -85,7 +87,7 @@ export async function replayIcebergWindow(options: IcebergReplayOptions): Promis
       if (load.timeField !== undefined) checkTimeField(reader, topic, load.timeField);
       readers.set(topic, reader);
     }
-    const tableSchemas = await planTableSchemas(load, warehouse, readers, log);
+    const tableSchemas = await planTableSchemas(load, warehouse, readers, log, options.env);
     const deserializer = new AvroDeserializer(options.registry);
     const changes: IcebergTableChange[] = [];
     for (const topic of [...readers.keys()].sort()) {
@@ -115,8 +117,7 @@ export async function replayIcebergWindow(options: IcebergReplayOptions): Promis
           files.push(await writeRowFile({ warehouse, path, rowType, codec: load.codec, fieldIds, hour, metadata: { 'tributary.replay': 'true' } }, list));
         }
       }
-      const dir = topicDir(root, topic);
-      const table = { warehouse, dir, location: tableLocation(warehouse, dir, load.iceberg?.fileSystem) };
+      const table = await icebergTableOf(warehouse, topicTablePlace(load, warehouse, topic), options.env);
       const before = await loadTable(table);
       if (before === undefined) continue;
       await checkCounts(options, table.dir, before, hours, files);
@@ -150,17 +151,15 @@ export async function replayIcebergWindow(options: IcebergReplayOptions): Promis
 }
 
 /** Moves each table's main back from the replay of the window to the snapshot before it. */
-export async function rollbackIcebergWindow(options: Pick<IcebergReplayOptions, 'load' | 'warehouse' | 'logger' | 'store' | 'numberRuns' | 'from' | 'to' | 'topic'>): Promise<IcebergTableChange[]> {
+export async function rollbackIcebergWindow(options: Pick<IcebergReplayOptions, 'load' | 'warehouse' | 'logger' | 'store' | 'numberRuns' | 'from' | 'to' | 'topic' | 'env'>): Promise<IcebergTableChange[]> {
   const { load, warehouse } = options;
   const attempt = randomBytes(6).toString('hex');
   const lease = await acquireLease(options.store, load.name, { attempt, numberRuns: options.numberRuns });
   try {
-    const root = load.warehouse.root;
     const changes: IcebergTableChange[] = [];
     const topics = await topicsWithTables(options);
     for (const topic of topics) {
-      const dir = topicDir(root, topic);
-      const table = { warehouse, dir, location: tableLocation(warehouse, dir, load.iceberg?.fileSystem) };
+      const table = await icebergTableOf(warehouse, topicTablePlace(load, warehouse, topic), options.env);
       const loaded = await loadTable(table);
       if (loaded === undefined) continue;
       const history = mainAncestry(loaded.metadata);
@@ -243,8 +242,7 @@ async function liveRecordsPerHour(warehouse: WarehouseFileSystem, dir: string, l
   const counts = new Map<number, number>();
   const snapshot = currentSnapshot(loaded.metadata);
   if (snapshot === undefined) return counts;
-  const location = loaded.metadata.location.replace(/\/+$/, '');
-  const pathOf = (uri: string): string => `${dir}/${uri.slice(location.length + 1)}`;
+  const pathOf = (uri: string): string => `${dir}/${pathUnderLocation(loaded.metadata.location, uri) ?? uri}`;
   for (const row of decodeManifestList(await warehouse.open(pathOf(snapshot['manifest-list'])))) {
     for (const entry of decodeManifest(await warehouse.open(pathOf(row.manifest_path)))) {
       const hour = Number(entry.data_file.partition['_event_time_hour']);

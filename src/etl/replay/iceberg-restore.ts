@@ -15,7 +15,7 @@ import { HOUR_PARTITION_FIELDS, hourSpecOf } from '../iceberg/load-tables.js';
 import { liveDataFiles } from '../iceberg/live-files.js';
 import { appendSnapshot, type RestoredFile } from '../iceberg/table-commit.js';
 import { currentSchema, currentSnapshot, type Snapshot } from '../iceberg/table-metadata.js';
-import type { IcebergTable, LoadedTable } from '../iceberg/table-versions.js';
+import { pathUnderLocation, type IcebergTable, type LoadedTable } from '../iceberg/table-versions.js';
 import { replayError } from './errors.js';
 
 /** Summary key of a snapshot that undid a replay: the replay's snapshot id. */
@@ -23,8 +23,7 @@ export const ROLLED_BACK_KEY = 'tributary.rolled-back';
 
 /** What the replay snapshot changed: the files it added (URIs) and the entries it removed. */
 async function replayChanges(table: IcebergTable, loaded: LoadedTable, replay: Snapshot): Promise<{ added: Set<string>; removed: RestoredFile[] }> {
-  const location = loaded.metadata.location.replace(/\/+$/, '');
-  const pathOf = (uri: string): string => `${table.dir}/${uri.slice(location.length + 1)}`;
+  const pathOf = (uri: string): string => `${table.dir}/${pathUnderLocation(loaded.metadata.location, uri) ?? uri}`;
   const added = new Set<string>();
   const removed: RestoredFile[] = [];
   for (const row of decodeManifestList(await table.warehouse.open(pathOf(replay['manifest-list'])))) {
@@ -60,9 +59,8 @@ export async function restoreBeforeReplay(
       { table: table.dir, snapshot: String(replay['snapshot-id']), files: rewritten },
     );
   }
-  const location = loaded.metadata.location.replace(/\/+$/, '');
   const gone: string[] = [];
-  for (const file of removed) if ((await table.warehouse.stat(`${table.dir}/${file.dataFile.file_path.slice(location.length + 1)}`)) === undefined) gone.push(file.dataFile.file_path);
+  for (const file of removed) if ((await table.warehouse.stat(`${table.dir}/${pathUnderLocation(loaded.metadata.location, file.dataFile.file_path) ?? file.dataFile.file_path}`)) === undefined) gone.push(file.dataFile.file_path);
   if (gone.length > 0) {
     throw replayError(
       'ETL_ROLLBACK_NOT_LIVE',

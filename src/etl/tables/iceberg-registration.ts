@@ -8,14 +8,19 @@
  *               metadata file (needs iceberg.register-table-procedure.enabled=true)
  *   Java, DuckDB  HadoopTables.load(location); iceberg_scan(location) (the hint is always current)
  *
+ * A load whose tables are kept in a REST catalog (iceberg.catalog) prints instead how Spark and
+ * Trino reach that catalog (the `rest` catalog type, its URI and warehouse) and each table's name
+ * in it: there is nothing to register, and no metadata file to point at.
+ *
  * Tables are found from the published commits' manifests (the topics' tables, and the load's
  * dead-letter table once a commit set records aside), and each is read for its current version.
  */
 import { readClaim, readCommitLog } from '../load/commit-log.js';
-import type { LoadDefinition } from '../load-file.js';
+import type { IcebergCatalogSettings, LoadDefinition } from '../load-file.js';
 import { loadTable } from '../iceberg/table-commit.js';
 import { currentSnapshot, mainAncestry, type Snapshot } from '../iceberg/table-metadata.js';
 import type { WarehouseFileSystem } from '../warehouse/warehouse.js';
+import { icebergTableOf, type CatalogEnvironment, type CatalogRef, type TablePlace } from '../iceberg/load-catalog.js';
 
 export interface IcebergTableFound {
   /** The topic, or the dead-letter table's name `<load>_dead_letters`. */
@@ -29,24 +34,28 @@ export interface IcebergTableFound {
   readonly records: string;
   /** `main`'s history, newest first. */
   readonly history: readonly Snapshot[];
+  /** The REST catalog table that keeps its metadata (as the newest claim naming the table records it). */
+  readonly catalog?: CatalogRef | undefined;
 }
 
 /** The Iceberg table of each topic the load has published commits for, at its current version. */
-export async function findIcebergTables(load: LoadDefinition, warehouse: WarehouseFileSystem): Promise<IcebergTableFound[]> {
+export async function findIcebergTables(load: LoadDefinition, warehouse: WarehouseFileSystem, env: CatalogEnvironment = {}): Promise<IcebergTableFound[]> {
   const root = load.warehouse.root;
   const log = await readCommitLog(warehouse, root, load.name);
-  const tables = new Map<string, { dir: string; location: string; kind: IcebergTableFound['kind'] }>();
-  let deadLetters: { dir: string; location: string; kind: IcebergTableFound['kind'] } | undefined;
+  type Found = TablePlace & { readonly kind: IcebergTableFound['kind'] };
+  const tables = new Map<string, Found>();
+  let deadLetters: Found | undefined;
+  const place = (entry: TablePlace, kind: IcebergTableFound['kind']): Found => ({ dir: entry.dir, location: entry.location, kind, ...(entry.catalog === undefined ? {} : { catalog: entry.catalog }) });
   for (const seq of [...log.published].sort((a, b) => a - b)) {
     const { manifest } = await readClaim(warehouse, root, load.name, seq);
-    for (const [topic, entry] of Object.entries(manifest.iceberg ?? {})) tables.set(topic, { dir: entry.dir, location: entry.location, kind: 'data' });
-    if (manifest.deadLetters !== undefined) deadLetters = { dir: manifest.deadLetters.dir, location: manifest.deadLetters.location, kind: 'dead-letters' };
+    for (const [topic, entry] of Object.entries(manifest.iceberg ?? {})) tables.set(topic, place(entry, 'data'));
+    if (manifest.deadLetters !== undefined) deadLetters = place(manifest.deadLetters, 'dead-letters');
   }
   const ordered = [...tables].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
   if (deadLetters !== undefined) ordered.push([`${load.name}_dead_letters`, deadLetters]);
   const found: IcebergTableFound[] = [];
   for (const [topic, entry] of ordered) {
-    const loaded = await loadTable({ warehouse, dir: entry.dir, location: entry.location });
+    const loaded = await loadTable(await icebergTableOf(warehouse, entry, env));
     if (loaded === undefined) continue;
     found.push({
       topic,
@@ -57,6 +66,7 @@ export async function findIcebergTables(load: LoadDefinition, warehouse: Warehou
       snapshots: loaded.metadata.snapshots?.length ?? 0,
       records: currentSnapshot(loaded.metadata)?.summary['total-records'] ?? '0',
       history: mainAncestry(loaded.metadata),
+      ...(entry.catalog === undefined ? {} : { catalog: entry.catalog }),
     });
   }
   return found;
@@ -84,6 +94,8 @@ const identifier = (name: string): string => (/^[A-Za-z_][A-Za-z0-9_]*$/.test(na
 export function formatIcebergRegistration(load: LoadDefinition, tables: readonly IcebergTableFound[]): string {
   const lines = [`-- Iceberg tables of load ${load.name} (${load.file}): format version 2, partitioned by hour(_event_time); one per topic`];
   if (tables.length === 0) return `${lines[0]}\n-- none yet: the load has published no commit with data\n`;
+  const catalog = load.iceberg?.catalog;
+  if (catalog !== undefined) return `${[...lines, ...restCatalogLines(catalog, tables)].join('\n')}\n`;
   const first = tables.find((table) => table.kind === 'data') ?? tables[0]!;
   const rootFolders = load.warehouse.root.split('/').filter((part) => part !== '');
   // A table is at <warehouse>/<root folders>/<topic>: the catalog's warehouse is what comes before.
@@ -112,4 +124,43 @@ export function formatIcebergRegistration(load: LoadDefinition, tables: readonly
   lines.push('', '-- Each table (Java: HadoopTables.load(location); DuckDB: iceberg_scan(location)):');
   for (const table of tables) lines.push(`--   ${table.kind === 'dead-letters' ? `${table.topic} (records set aside, with their reasons)` : table.topic}: ${table.location}  (v${table.version}, ${table.snapshots} snapshot${table.snapshots === 1 ? '' : 's'}, ${table.records} records)`);
   return `${lines.join('\n')}\n`;
+}
+
+/** How Spark and Trino reach a load's REST catalog, and each table's name there (nothing to register). */
+function restCatalogLines(catalog: IcebergCatalogSettings, tables: readonly IcebergTableFound[]): string[] {
+  const lines: string[] = ['', `-- The tables are kept in the Iceberg REST catalog ${catalog.uri}${catalog.warehouse === undefined ? '' : ` (warehouse ${catalog.warehouse})`}, namespace ${catalog.namespace.join('.')}.`];
+  const auth = catalog.tokenFile !== undefined ? 'token=<the token>' : 'credential=<client_id:client_secret>';
+  lines.push('', '-- Spark: the REST catalog (add the iceberg-spark-runtime jar):');
+  lines.push('--   --conf spark.sql.catalog.tributary=org.apache.iceberg.spark.SparkCatalog');
+  lines.push('--   --conf spark.sql.catalog.tributary.type=rest');
+  lines.push(`--   --conf spark.sql.catalog.tributary.uri=${catalog.uri}`);
+  if (catalog.warehouse !== undefined) lines.push(`--   --conf spark.sql.catalog.tributary.warehouse=${catalog.warehouse}`);
+  if (catalog.scope !== undefined) lines.push(`--   --conf spark.sql.catalog.tributary.scope=${catalog.scope}`);
+  lines.push(`--   and, if the catalog wants credentials: --conf spark.sql.catalog.tributary.${auth}`);
+  for (const table of tables) {
+    const ref = table.catalog;
+    if (ref === undefined) {
+      lines.push(`--   ${table.topic}: not in the catalog (committed before iceberg.catalog was set): spark.read.format("iceberg").load(${JSON.stringify(table.location)})`);
+      continue;
+    }
+    lines.push(`SELECT count(*) FROM tributary.${[...ref.namespace, ref.name].map(identifier).join('.')};`);
+  }
+  lines.push('', '-- Trino: a catalog file such as etc/catalog/iceberg.properties:');
+  lines.push('--   connector.name=iceberg');
+  lines.push('--   iceberg.catalog.type=rest');
+  lines.push(`--   iceberg.rest-catalog.uri=${catalog.uri}`);
+  if (catalog.warehouse !== undefined) lines.push(`--   iceberg.rest-catalog.warehouse=${catalog.warehouse}`);
+  lines.push(`--   iceberg.rest-catalog.security=OAUTH2 and iceberg.rest-catalog.oauth2.${catalog.tokenFile !== undefined ? 'token=<the token>' : 'credential=<client_id:client_secret>'}, if the catalog wants credentials`);
+  if (catalog.namespace.length > 1) lines.push('--   iceberg.rest-catalog.nested-namespace-enabled=true   (the namespace has several levels)');
+  for (const table of tables) {
+    const ref = table.catalog;
+    if (ref === undefined) continue;
+    lines.push(`SELECT count(*) FROM iceberg."${ref.namespace.join('.').replace(/"/g, '""')}"."${ref.name.replace(/"/g, '""')}";`);
+  }
+  lines.push('', '-- Each table (Java: RESTCatalog.loadTable(TableIdentifier.of(namespace…, name))):');
+  for (const table of tables) {
+    const name = table.catalog === undefined ? '(no catalog table)' : [...table.catalog.namespace, table.catalog.name].join('.');
+    lines.push(`--   ${table.kind === 'dead-letters' ? `${table.topic} (records set aside, with their reasons)` : table.topic}: ${name} at ${table.location}  (${table.snapshots} snapshot${table.snapshots === 1 ? '' : 's'}, ${table.records} records)`);
+  }
+  return lines;
 }

@@ -163,3 +163,55 @@ describe('iceberg maintenance in a load file', () => {
     expect(compaction.message).toContain('iceberg.maintenance.compaction.minInputFiles');
   });
 });
+
+describe('an Iceberg REST catalog in a load file', () => {
+  const iceberg = VALID.replace('format: avro\ncodec: deflate', 'format: iceberg\ncodec: zstd');
+  const withCatalog = (lines: string): string => `${iceberg}iceberg:\n  catalog:\n${lines
+    .split('\n')
+    .filter((line) => line !== '')
+    .map((line) => `    ${line}`)
+    .join('\n')}\n`;
+
+  it('reads the catalog, its namespace as a list or dotted, and its secret files from the load file\'s folder', () => {
+    const load = parseLoadFile(
+      withCatalog(`type: rest\nuri: https://catalog.example:8181/api/\nwarehouse: analytics\nnamespace: db.events\ntables: { views: page_views }\ncredential.file: secrets/catalog\nscope: 'catalog sql'\nssl.ca.location: /etc/ca.pem`),
+      '/jobs/t.yaml',
+    );
+    expect(load.iceberg?.catalog).toEqual({
+      type: 'rest',
+      uri: 'https://catalog.example:8181/api',
+      warehouse: 'analytics',
+      namespace: ['db', 'events'],
+      tables: { views: 'page_views' },
+      credentialFile: resolve('/jobs/secrets/catalog'),
+      scope: 'catalog sql',
+      caFile: '/etc/ca.pem',
+    });
+    const listed = parseLoadFile(withCatalog(`type: rest\nuri: http://127.0.0.1:8181\nnamespace: [tributary]\ntoken.file: token`), '/jobs/t.yaml');
+    expect(listed.iceberg?.catalog).toEqual({ type: 'rest', uri: 'http://127.0.0.1:8181', namespace: ['tributary'], tables: {}, tokenFile: resolve('/jobs/token') });
+    // Without a catalog the tables stay file-system tables: nothing about a catalog is set.
+    expect(parseLoadFile(iceberg, '/jobs/t.yaml').iceberg).toEqual({});
+  });
+
+  it('refuses a secret written into the file, naming the field and the way to give it', () => {
+    const credential = refusal(withCatalog(`type: rest\nuri: http://127.0.0.1:8181\nnamespace: [db]\ncredential: 'id:secret'`));
+    expect(credential.code).toBe('CONFIG_INVALID');
+    expect(credential.message).toContain('iceberg.catalog.credential');
+    expect(credential.message).toContain('credential.file or TRIBUTARY_ICEBERG_CREDENTIAL');
+    expect(credential.message).not.toContain('id:secret');
+    const token = refusal(withCatalog(`type: rest\nuri: http://127.0.0.1:8181\nnamespace: [db]\ntoken: abc`));
+    expect(token.message).toContain('token.file or TRIBUTARY_ICEBERG_TOKEN');
+    const both = refusal(withCatalog(`type: rest\nuri: http://127.0.0.1:8181\nnamespace: [db]\ncredential.file: a\ntoken.file: b`));
+    expect(both.message).toContain('iceberg.catalog.token.file');
+  });
+
+  it('refuses other catalog types, a URI that is not http(s), a missing or odd namespace, and tables of topics not loaded', () => {
+    expect(refusal(withCatalog(`type: hive\nuri: http://127.0.0.1:8181\nnamespace: [db]`)).message).toContain('iceberg.catalog.type');
+    expect(refusal(withCatalog(`type: rest\nuri: thrift://metastore:9083\nnamespace: [db]`)).message).toContain('iceberg.catalog.uri');
+    expect(refusal(withCatalog(`type: rest\nuri: http://127.0.0.1:8181`)).message).toContain('iceberg.catalog.namespace');
+    expect(refusal(withCatalog(`type: rest\nuri: http://127.0.0.1:8181\nnamespace: ['db', 'a b']`)).message).toContain('iceberg.catalog.namespace.1');
+    expect(refusal(withCatalog(`type: rest\nuri: http://127.0.0.1:8181\nnamespace: [db]\ntables: { orders: orders }`)).message).toContain('iceberg.catalog.tables.orders');
+    expect(refusal(withCatalog(`type: rest\nuri: http://127.0.0.1:8181\nnamespace: [db]\ntables: { views: 'page.views' }`)).message).toContain('iceberg.catalog.tables.views');
+    expect(refusal(`${VALID}iceberg:\n  catalog: { type: rest, uri: 'http://127.0.0.1:8181', namespace: [db] }\n`).message).toContain('the iceberg section applies to format iceberg only');
+  });
+});
