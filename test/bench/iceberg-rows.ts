@@ -1,0 +1,131 @@
+/**
+ * Iceberg rows vs Parquet rows, in one process (`npx tsx test/bench/iceberg-rows.ts`, issue #33):
+ * a benchmark of what an Iceberg load does per record beyond a Parquet load, without the broker,
+ * the warehouse or the commit — a benchmark, not a test: it asserts nothing about speed.
+ *
+ * The records are the wide schema of `npm run bench:etl` (etl-records.ts), framed by avsc as the
+ * registry's serializer writes them. Each round decodes them again (the reader's file type, as the
+ * loader decodes them) and writes them file by file, as a task writes one partition's hour files:
+ *
+ *   decode   decode only: the floor both share
+ *   parquet  openDataFileWriter(parquet, the codec) of the record type: append each, finish
+ *   iceberg  the same of tableRowType(record type), each record appended as tableRow(record, its
+ *            topic/partition/offset/timestamps), then the file's statistics as icebergMetrics
+ *
+ * Row groups close at --row-group-bytes of Avro-encoded rows (default 2 MiB, the loader's at its
+ * default 16 MiB memory budget). Rounds alternate the variants; it prints µs per record (min,
+ * median, max over the rounds), the bytes written, and iceberg ÷ parquet as a throughput ratio,
+ * round by round (median and spread), with and without the decode both share.
+ *
+ * Options: --records N (records per round, default 200,000), --per-file N (records per file,
+ * default 2,600: `bench:etl`'s 500,000 records over 8 partitions and 24 hours), --rounds N
+ * (default 7), --codec zstd|snappy|gzip|null, --row-group-bytes N, --only parquet|iceberg|decode
+ * (one variant, for a CPU profile: `node --cpu-prof --import tsx test/bench/iceberg-rows.ts --only iceberg`).
+ */
+import { parseArgs } from 'node:util';
+import { performance } from 'node:perf_hooks';
+import avro from 'avsc';
+import type { Type } from 'avsc';
+import { openDataFileWriter, parseDataFileSchema, type DataFileCodec } from '../../src/etl/files/data-files.js';
+import { icebergMetrics } from '../../src/etl/iceberg/file-metrics.js';
+import { tableRow, tableRowType } from '../../src/etl/iceberg/table-row.js';
+import { hourOf } from '../../src/etl/layout.js';
+import { seededRandom } from '../support/seeded-random.js';
+import { fmt, fmtInt, say } from './bench-output.js';
+import { WIDE_EVENT, wideEvents } from './etl-records.js';
+
+type Variant = 'decode' | 'parquet' | 'iceberg';
+const VARIANTS: readonly Variant[] = ['decode', 'parquet', 'iceberg'];
+const TOPIC = 'bench-wide-events';
+
+const { values } = parseArgs({
+  options: {
+    records: { type: 'string' },
+    'per-file': { type: 'string' },
+    rounds: { type: 'string' },
+    codec: { type: 'string' },
+    'row-group-bytes': { type: 'string' },
+    only: { type: 'string' },
+  },
+  strict: true,
+});
+const records = Number(values.records ?? 200_000);
+const perFile = Number(values['per-file'] ?? 2_600);
+const rounds = Number(values.rounds ?? 7);
+const codec = (values.codec ?? 'zstd') as DataFileCodec;
+const rowGroupBytes = Number(values['row-group-bytes'] ?? 2 * 1024 * 1024);
+const only = values.only as Variant | undefined;
+if (only !== undefined && !VARIANTS.includes(only)) throw new Error(`--only: one of ${VARIANTS.join(', ')}`);
+
+const writerType = avro.Type.forSchema(JSON.parse(WIDE_EVENT) as avro.Schema);
+const fileType: Type = parseDataFileSchema(WIDE_EVENT);
+const resolver = fileType.createResolver(writerType);
+const rowType = tableRowType(fileType);
+const random = seededRandom(0x7f1b_0010);
+const framed = wideEvents(0, records, records, 24, random).map((event) => ({ bytes: writerType.toBuffer(event), timestamp: event.eventTime }));
+
+interface Figures {
+  readonly ms: number;
+  readonly bytes: number;
+}
+
+async function runVariant(variant: Variant): Promise<Figures> {
+  const start = performance.now();
+  let bytes = 0;
+  for (let first = 0; first < framed.length; first += perFile) {
+    const end = Math.min(framed.length, first + perFile);
+    if (variant === 'decode') {
+      for (let offset = first; offset < end; offset += 1) {
+        const value = fileType.fromBuffer(framed[offset]!.bytes, resolver) as { eventTime: number };
+        bytes += hourOf(value.eventTime) > 0 ? 0 : 1;
+      }
+      continue;
+    }
+    const iceberg = variant === 'iceberg';
+    const writer = openDataFileWriter({ format: 'parquet', codec, schema: iceberg ? rowType : fileType, identity: `${TOPIC}+0+${first}+${end}`, rowGroupBytes }, (chunk) => void (bytes += chunk.length));
+    for (let offset = first; offset < end; offset += 1) {
+      const { bytes: message, timestamp } = framed[offset]!;
+      const value = fileType.fromBuffer(message, resolver) as { eventTime: number };
+      const appended = iceberg ? writer.append(tableRow(value, { topic: TOPIC, partition: 0, offset, timestamp, eventTimeMs: value.eventTime })) : writer.append(value);
+      if (appended !== undefined) await appended;
+    }
+    await writer.finish({ 'tributary.range': `${first}-${end}` });
+    if (iceberg) bytes += Object.keys(icebergMetrics(writer.statistics()!).lowerBounds).length > 0 ? 0 : 1;
+  }
+  return { ms: performance.now() - start, bytes };
+}
+
+const median = (list: readonly number[]): number => {
+  const sorted = [...list].sort((a, b) => a - b);
+  const middle = sorted.length >> 1;
+  return sorted.length % 2 === 1 ? sorted[middle]! : (sorted[middle - 1]! + sorted[middle]!) / 2;
+};
+const spread = (list: readonly number[], digits: number): string => `${fmt(median(list), digits)} (${fmt(Math.min(...list), digits)}–${fmt(Math.max(...list), digits)})`;
+
+const variants = only === undefined ? VARIANTS : [only];
+say(`iceberg rows vs parquet rows: ${fmtInt(records)} wide records, ${fmtInt(perFile)} per file, ${codec}, row groups of ${fmtInt(rowGroupBytes)} Avro bytes, ${rounds} rounds (+1 warm-up), node ${process.version}`);
+for (const variant of variants) await runVariant(variant); // warm-up
+const times = new Map<Variant, number[]>(variants.map((variant) => [variant, []]));
+const written = new Map<Variant, number>();
+for (let round = 0; round < rounds; round += 1) {
+  for (const variant of variants) {
+    const figures = await runVariant(variant);
+    times.get(variant)!.push(figures.ms);
+    written.set(variant, figures.bytes);
+  }
+}
+for (const variant of variants) {
+  const perRecord = times.get(variant)!.map((ms) => (1000 * ms) / records);
+  say(`  ${variant.padEnd(8)} µs/record ${spread(perRecord, 2)}, ${fmtInt(records / (median(times.get(variant)!) / 1000))} records/s${variant === 'decode' ? '' : `, ${fmt(written.get(variant)! / 1e6, 2)} MB written`}`);
+}
+const parquet = times.get('parquet');
+const iceberg = times.get('iceberg');
+if (parquet !== undefined && iceberg !== undefined) {
+  const ratios = parquet.map((ms, round) => ms / iceberg[round]!);
+  say(`  iceberg ÷ parquet (records/s, round by round): ${spread(ratios, 3)}×`);
+  const decode = times.get('decode');
+  if (decode !== undefined) {
+    const beyond = parquet.map((ms, round) => (iceberg[round]! - decode[round]!) / (ms - decode[round]!));
+    say(`  iceberg's writing ÷ parquet's (time beyond the decode): ${spread(beyond, 3)}×`);
+  }
+}
