@@ -13,8 +13,10 @@
  *            topic/partition/offset/timestamps), then the file's statistics as icebergMetrics
  *
  * Row groups close at --row-group-bytes of Avro-encoded rows (default 2 MiB, the loader's at its
- * default 16 MiB memory budget). Rounds alternate the variants; it prints µs per record (min,
- * median, max over the rounds), the bytes written, and iceberg ÷ parquet as a throughput ratio,
+ * default 16 MiB memory budget). Rounds alternate the variants; it prints µs per record of the
+ * process's CPU time (steadier than wall time when other work shares the cores) and of wall time
+ * (median, min–max over the rounds), the bytes written with their sha256 (the same digest before
+ * and after a change: the files did not change), and iceberg ÷ parquet as a throughput ratio,
  * round by round (median and spread), with and without the decode both share.
  *
  * Options: --records N (records per round, default 200,000), --per-file N (records per file,
@@ -22,6 +24,7 @@
  * (default 7), --codec zstd|snappy|gzip|null, --row-group-bytes N, --only parquet|iceberg|decode
  * (one variant, for a CPU profile: `node --cpu-prof --import tsx test/bench/iceberg-rows.ts --only iceberg`).
  */
+import { createHash, type Hash } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import { performance } from 'node:perf_hooks';
 import avro from 'avsc';
@@ -66,23 +69,32 @@ const framed = wideEvents(0, records, records, 24, random).map((event) => ({ byt
 
 interface Figures {
   readonly ms: number;
+  /** CPU time of the process (user + system), ms: steadier than wall time on a busy machine. */
+  readonly cpuMs: number;
   readonly bytes: number;
+  /** sha256 of every file's bytes and metrics, in order: whether a change kept the files as they were. */
+  readonly digest: string;
 }
 
 async function runVariant(variant: Variant): Promise<Figures> {
   const start = performance.now();
+  const cpuStart = process.cpuUsage();
   let bytes = 0;
+  const hash: Hash = createHash('sha256');
   for (let first = 0; first < framed.length; first += perFile) {
     const end = Math.min(framed.length, first + perFile);
     if (variant === 'decode') {
       for (let offset = first; offset < end; offset += 1) {
         const value = fileType.fromBuffer(framed[offset]!.bytes, resolver) as { eventTime: number };
-        bytes += hourOf(value.eventTime) > 0 ? 0 : 1;
+        bytes += hourOf(value.eventTime) > 0 ? 0 : 1; // keeps the decode from being optimized away
       }
       continue;
     }
     const iceberg = variant === 'iceberg';
-    const writer = openDataFileWriter({ format: 'parquet', codec, schema: iceberg ? rowType : fileType, identity: `${TOPIC}+0+${first}+${end}`, rowGroupBytes }, (chunk) => void (bytes += chunk.length));
+    const writer = openDataFileWriter({ format: 'parquet', codec, schema: iceberg ? rowType : fileType, identity: `${TOPIC}+0+${first}+${end}`, rowGroupBytes }, (chunk) => {
+      bytes += chunk.length;
+      hash.update(chunk);
+    });
     for (let offset = first; offset < end; offset += 1) {
       const { bytes: message, timestamp } = framed[offset]!;
       const value = fileType.fromBuffer(message, resolver) as { eventTime: number };
@@ -90,9 +102,10 @@ async function runVariant(variant: Variant): Promise<Figures> {
       if (appended !== undefined) await appended;
     }
     await writer.finish({ 'tributary.range': `${first}-${end}` });
-    if (iceberg) bytes += Object.keys(icebergMetrics(writer.statistics()!).lowerBounds).length > 0 ? 0 : 1;
+    if (iceberg) hash.update(JSON.stringify(icebergMetrics(writer.statistics()!)));
   }
-  return { ms: performance.now() - start, bytes };
+  const cpu = process.cpuUsage(cpuStart);
+  return { ms: performance.now() - start, cpuMs: (cpu.user + cpu.system) / 1000, bytes, digest: hash.digest('hex').slice(0, 16) };
 }
 
 const median = (list: readonly number[]): number => {
@@ -105,27 +118,26 @@ const spread = (list: readonly number[], digits: number): string => `${fmt(media
 const variants = only === undefined ? VARIANTS : [only];
 say(`iceberg rows vs parquet rows: ${fmtInt(records)} wide records, ${fmtInt(perFile)} per file, ${codec}, row groups of ${fmtInt(rowGroupBytes)} Avro bytes, ${rounds} rounds (+1 warm-up), node ${process.version}`);
 for (const variant of variants) await runVariant(variant); // warm-up
-const times = new Map<Variant, number[]>(variants.map((variant) => [variant, []]));
-const written = new Map<Variant, number>();
+const runs = new Map<Variant, Figures[]>(variants.map((variant) => [variant, []]));
 for (let round = 0; round < rounds; round += 1) {
-  for (const variant of variants) {
-    const figures = await runVariant(variant);
-    times.get(variant)!.push(figures.ms);
-    written.set(variant, figures.bytes);
-  }
+  for (const variant of variants) runs.get(variant)!.push(await runVariant(variant));
 }
 for (const variant of variants) {
-  const perRecord = times.get(variant)!.map((ms) => (1000 * ms) / records);
-  say(`  ${variant.padEnd(8)} µs/record ${spread(perRecord, 2)}, ${fmtInt(records / (median(times.get(variant)!) / 1000))} records/s${variant === 'decode' ? '' : `, ${fmt(written.get(variant)! / 1e6, 2)} MB written`}`);
+  const figures = runs.get(variant)!;
+  const last = figures[figures.length - 1]!;
+  say(
+    `  ${variant.padEnd(8)} CPU µs/record ${spread(figures.map((f) => (1000 * f.cpuMs) / records), 2)}, wall µs/record ${spread(figures.map((f) => (1000 * f.ms) / records), 2)}` +
+      `${variant === 'decode' ? '' : `; ${fmt(last.bytes / 1e6, 2)} MB written (sha256 ${last.digest}…)`}`,
+  );
 }
-const parquet = times.get('parquet');
-const iceberg = times.get('iceberg');
+const parquet = runs.get('parquet');
+const iceberg = runs.get('iceberg');
 if (parquet !== undefined && iceberg !== undefined) {
-  const ratios = parquet.map((ms, round) => ms / iceberg[round]!);
-  say(`  iceberg ÷ parquet (records/s, round by round): ${spread(ratios, 3)}×`);
-  const decode = times.get('decode');
+  const ratio = (of: (f: Figures) => number): string => spread(parquet.map((f, round) => of(f) / of(iceberg[round]!)), 3);
+  say(`  iceberg ÷ parquet, records per CPU second (round by round): ${ratio((f) => f.cpuMs)}×; per wall second: ${ratio((f) => f.ms)}×`);
+  const decode = runs.get('decode');
   if (decode !== undefined) {
-    const beyond = parquet.map((ms, round) => (iceberg[round]! - decode[round]!) / (ms - decode[round]!));
-    say(`  iceberg's writing ÷ parquet's (time beyond the decode): ${spread(beyond, 3)}×`);
+    const beyond = parquet.map((f, round) => (iceberg[round]!.cpuMs - decode[round]!.cpuMs) / (f.cpuMs - decode[round]!.cpuMs));
+    say(`  iceberg's CPU beyond the decode ÷ parquet's: ${spread(beyond, 3)}×`);
   }
 }
