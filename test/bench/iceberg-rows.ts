@@ -4,8 +4,9 @@
  * the warehouse or the commit — a benchmark, not a test: it asserts nothing about speed.
  *
  * The records are the wide schema of `npm run bench:etl` (etl-records.ts), framed by avsc as the
- * registry's serializer writes them. Each round decodes them again (the reader's file type, as the
- * loader decodes them) and writes them file by file, as a task writes one partition's hour files:
+ * registry's serializer writes them. Each round decodes them again (the reader type with exact longs,
+ * as the loader's deserializer decodes them) and writes them file by file, as a task writes one
+ * partition's hour files:
  *
  *   decode   decode only: the floor both share
  *   parquet  openDataFileWriter(parquet, the codec) of the record type: append each, finish
@@ -33,6 +34,7 @@ import { openDataFileWriter, parseDataFileSchema, type DataFileCodec } from '../
 import { icebergMetrics } from '../../src/etl/iceberg/file-metrics.js';
 import { tableRow, tableRowType } from '../../src/etl/iceberg/table-row.js';
 import { hourOf } from '../../src/etl/layout.js';
+import { withExactLongs } from '../../src/registry/serde/exact-long.js';
 import { seededRandom } from '../support/seeded-random.js';
 import { fmt, fmtInt, say } from './bench-output.js';
 import { WIDE_EVENT, wideEvents } from './etl-records.js';
@@ -61,8 +63,10 @@ const only = values.only as Variant | undefined;
 if (only !== undefined && !VARIANTS.includes(only)) throw new Error(`--only: one of ${VARIANTS.join(', ')}`);
 
 const writerType = avro.Type.forSchema(JSON.parse(WIDE_EVENT) as avro.Schema);
+// Decoded as the loader's deserializer decodes (registry/serde/deserializer.ts); written as the file type.
+const readerType: Type = withExactLongs(avro.Type.forSchema(JSON.parse(WIDE_EVENT) as avro.Schema));
+const resolver = readerType.createResolver(withExactLongs(writerType), { ignoreNamespaces: true });
 const fileType: Type = parseDataFileSchema(WIDE_EVENT);
-const resolver = fileType.createResolver(writerType);
 const rowType = tableRowType(fileType);
 const random = seededRandom(0x7f1b_0010);
 const framed = wideEvents(0, records, records, 24, random).map((event) => ({ bytes: writerType.toBuffer(event), timestamp: event.eventTime }));
@@ -85,7 +89,7 @@ async function runVariant(variant: Variant): Promise<Figures> {
     const end = Math.min(framed.length, first + perFile);
     if (variant === 'decode') {
       for (let offset = first; offset < end; offset += 1) {
-        const value = fileType.fromBuffer(framed[offset]!.bytes, resolver) as { eventTime: number };
+        const value = readerType.fromBuffer(framed[offset]!.bytes, resolver) as { eventTime: number };
         bytes += hourOf(value.eventTime) > 0 ? 0 : 1; // keeps the decode from being optimized away
       }
       continue;
@@ -97,7 +101,7 @@ async function runVariant(variant: Variant): Promise<Figures> {
     });
     for (let offset = first; offset < end; offset += 1) {
       const { bytes: message, timestamp } = framed[offset]!;
-      const value = fileType.fromBuffer(message, resolver) as { eventTime: number };
+      const value = readerType.fromBuffer(message, resolver) as { eventTime: number };
       const appended = iceberg ? writer.append(tableRow(value, { topic: TOPIC, partition: 0, offset, timestamp, eventTimeMs: value.eventTime })) : writer.append(value);
       if (appended !== undefined) await appended;
     }
