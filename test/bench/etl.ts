@@ -60,8 +60,19 @@
  * else started here and stopped at the end.
  *
  * Each runLoad round also prints where its time went: plan (lease, recovery, offsets), tasks
- * (fetch, decode, stage the files; 4 partitions at once) and commit (claim, renames, publish);
- * HDFS rounds also print the WebHDFS requests the load made (NameNode by op, DataNode uploads).
+ * (fetch, decode, stage the files; 4 partitions at once) and commit (claim, renames, publish; for
+ * iceberg, of which the table snapshot: from the last data file renamed into place to the snapshot
+ * made — the new metadata version renamed into place and the hint rewritten — timed by the run's
+ * failpoint hook); HDFS rounds also print the WebHDFS requests the load made (NameNode by op,
+ * DataNode uploads). The loader child samples its RSS every 100 ms and prints the largest in each
+ * quarter of the records fetched: a loader whose memory is bounded shows four equal quarters, one
+ * whose memory grows with the range shows them rising.
+ *
+ * Iceberg snapshot commits on HDFS (issue #33; with --formats iceberg and --targets hdfs): after
+ * the rounds, one more iceberg load into a fresh HDFS warehouse, run --commits times (each run
+ * reads the next ⌈N / commits⌉ records per partition, maxRecordsPerRun, and commits them as one
+ * snapshot of the one table, which so grows a snapshot per run); it prints each snapshot commit's
+ * latency (timed as above) as median and p90, the first (which makes the table) apart.
  *
  * The DuckDB check (local target, parquet; @duckdb/node-api in this process, default settings, so
  * as many threads as CPUs): `SELECT count(*) FROM read_parquet('<folder>/**\/*.parquet',
@@ -85,7 +96,9 @@
  * min / median / max over the rounds, peak RSS, bytes written (the data files of the committed
  * manifest), and the ratios with issue #32's goals: Avro ÷ bare loop ≥ 0.8×, Parquet ÷ Avro
  * ≥ 0.8× (Parquet ÷ bare loop is printed too: the two goals imply ≥ 0.64×), Parquet bytes ÷ Avro
- * deflate bytes ≤ 1.0×, peak RSS ≤ 300 MB, DuckDB on ours ÷ on DuckDB's ≤ 1.2×. Rounds alternate
+ * deflate bytes ≤ 1.0×, peak RSS ≤ 300 MB, DuckDB on ours ÷ on DuckDB's ≤ 1.2×; and issue #33's:
+ * Iceberg ÷ Parquet ≥ 0.9× (the medians' ratio, and each round's Iceberg load ÷ the same round's
+ * Parquet load) and Iceberg ÷ bare loop (no goal). Rounds alternate
  * the contenders (bare, then local and HDFS per format), after one untimed warm-up load of each on
  * a slice of the records. Worker figures come after, one run per worker count, each after an
  * untimed warm-up run of the same workers on a slice.
@@ -108,6 +121,7 @@
  *   --workers LIST     BENCH_WORKERS=1,2,4       worker counts to measure; 0 for none
  *   --worker-concurrency N  BENCH_WORKER_CONCURRENCY=4   `tributary worker --concurrency`
  *   --workers-warehouse hdfs|local  BENCH_WORKERS_WAREHOUSE   default hdfs when HDFS is a target
+ *   --commits N        BENCH_COMMITS=20          Iceberg snapshot commits timed on HDFS; 0 for none
  *                      TRIBUTARY_TEST_SERVICES   reuse running test services (HDFS, Redis)
  */
 import { fork, type ChildProcess } from 'node:child_process';
@@ -136,6 +150,8 @@ import { syncMarkerFor } from '../../src/etl/files/data-files.js';
 import { dataFilePath, HOUR_MS, hourOf } from '../../src/etl/layout.js';
 import { parseLoadFile } from '../../src/etl/load-file.js';
 import type { LoadProgress } from '../../src/etl/status/progress.js';
+import type { FailpointName } from '../../src/etl/load/failpoints.js';
+import type { ManifestDataFile } from '../../src/etl/load/manifest.js';
 import { runLoad } from '../../src/etl/load/run.js';
 import { KafkaLoadSource } from '../../src/etl/load/source.js';
 import { openWarehouse } from '../../src/etl/warehouse/open-warehouse.js';
@@ -199,6 +215,8 @@ interface Options {
   readonly workers: readonly number[];
   readonly workerConcurrency: number;
   readonly workersWarehouse: 'hdfs' | 'local';
+  /** Iceberg snapshot commits timed on HDFS (one table, this many runs of one load); 0 for none. */
+  readonly commits: number;
 }
 
 function positive(name: string, raw: string | undefined, fallback: number): number {
@@ -239,6 +257,7 @@ function readOptions(argv: readonly string[]): Options {
       workers: { type: 'string' },
       'worker-concurrency': { type: 'string' },
       'workers-warehouse': { type: 'string' },
+      commits: { type: 'string' },
     },
     strict: true,
   });
@@ -269,6 +288,7 @@ function readOptions(argv: readonly string[]): Options {
     workers,
     workerConcurrency: positive('--worker-concurrency', values['worker-concurrency'], envInt('BENCH_WORKER_CONCURRENCY', 4)),
     workersWarehouse: warehouse,
+    commits: values.commits === '0' || process.env['BENCH_COMMITS'] === '0' ? 0 : positive('--commits', values.commits, envInt('BENCH_COMMITS', 20)),
   };
 }
 
@@ -299,6 +319,10 @@ interface Measurement {
   readonly peakRss?: number;
   /** WebHDFS requests of the load, `NameNode OP` / `DataNode OP` → count. */
   readonly requests?: Readonly<Record<string, number>>;
+  /** Format iceberg: ms of each table snapshot commit (the last file renamed ▸ the snapshot made: new version renamed into place, hint written), one per run. */
+  readonly snapshotMs?: readonly number[];
+  /** runLoad only: the loader's largest RSS sampled in each quarter of the records fetched, bytes (bounded memory: flat, not growing). */
+  readonly rssByQuarter?: readonly number[];
 }
 
 const load = (): string => loadavg().map((n) => fmt(n, 2)).join(' ');
@@ -499,12 +523,13 @@ function bareLoop(schema: BenchSchema): (partitions: readonly PartitionData[], l
 
 // ---- the loader child ---------------------------------------------------------------------
 
-/** One load for the child: a load file's text, and the records it must land. */
+/** One load for the child: a load file's text, the records it must land, and in how many runs (each one commit). */
 interface LoadRequest {
   readonly id: number;
   readonly loadText: string;
   readonly loadFile: string;
   readonly expected: number;
+  readonly runs: number;
 }
 
 type LoadAnswer =
@@ -562,28 +587,48 @@ function serveLoads(): void {
         const start = performance.now();
         let planned = start;
         let finishing = start;
+        // The loader's RSS, sampled, by quarter of the records fetched: bounded memory shows as flat quarters.
+        let fetched = 0;
+        const rssByQuarter = [0, 0, 0, 0];
+        const sample = (): void => {
+          const quarter = Math.min(3, Math.floor((4 * fetched) / Math.max(1, message.expected)));
+          rssByQuarter[quarter] = Math.max(rssByQuarter[quarter] ?? 0, process.memoryUsage.rss());
+        };
+        const sampler = setInterval(sample, 100);
         const progress: LoadProgress = {
           planned: () => void (planned = performance.now()),
-          fetched: () => {},
+          fetched: (records) => void (fetched += records),
           partitionDone: () => {},
           finishing: () => void (finishing = performance.now()),
+        };
+        // The table commit of a run: from its last file renamed into place to its snapshot made.
+        let lastRename = 0;
+        const snapshotMs: number[] = [];
+        const failpoint = (point: FailpointName): void => {
+          if (point === 'after-rename') lastRename = performance.now();
+          if (point === 'after-table-commit') snapshotMs.push(performance.now() - lastRename);
         };
         const warehouse = openWarehouse(definition.warehouse.url, { baseDirectory: definition.warehouse.baseDirectory, logger: silent });
         const registry = new RegistryClient({ url: definition.registry });
         const source = await KafkaLoadSource.connect(definition.source.bootstrap, silent);
-        let report;
+        const files: ManifestDataFile[] = [];
         try {
-          report = await runLoad({ load: definition, warehouse, source, registry, logger: silent, acceptGap: false, store, numberRuns: false, progress });
+          for (let run = 1; run <= message.runs; run += 1) {
+            const report = await runLoad({ load: definition, warehouse, source, registry, logger: silent, acceptGap: false, store, numberRuns: false, progress, failpoint });
+            if (report.outcome !== 'committed' || report.problems.length > 0) {
+              throw new Error(`${definition.name} run ${run} of ${message.runs} ended ${report.outcome} (problems: ${report.problems.map((p) => p.message).join('; ') || 'none'})`);
+            }
+            files.push(...(report.manifest?.files ?? []));
+          }
         } finally {
+          clearInterval(sampler);
+          sample();
           source.close();
           await store.close();
         }
         const ms = performance.now() - start;
-        const files = report.manifest?.files ?? [];
         const records = files.reduce((sum, file) => sum + file.records, 0);
-        if (report.outcome !== 'committed' || records !== message.expected || report.problems.length > 0) {
-          throw new Error(`${definition.name} landed ${records} records in ${report.outcome} (problems: ${report.problems.map((p) => p.message).join('; ') || 'none'}), expected ${message.expected}`);
-        }
+        if (records !== message.expected) throw new Error(`${definition.name} landed ${records} records in ${message.runs} run(s), expected ${message.expected}`);
         const peakRss = peakRssOf('self') ?? process.resourceUsage().maxRSS * 1024;
         return {
           id: message.id,
@@ -593,9 +638,12 @@ function serveLoads(): void {
             ms,
             outputBytes: files.reduce((sum, file) => sum + file.bytes, 0),
             files: files.length,
-            phases: { plan: (planned - start) / 1000, tasks: (finishing - planned) / 1000, commit: (performance.now() - finishing) / 1000 },
+            // The phases of one run (of the last, when there were several).
+            ...(message.runs === 1 ? { phases: { plan: (planned - start) / 1000, tasks: (finishing - planned) / 1000, commit: (performance.now() - finishing) / 1000 } } : {}),
             peakRss,
             requests: requests.take(),
+            ...(snapshotMs.length === 0 ? {} : { snapshotMs }),
+            rssByQuarter,
           },
         };
       } catch (error) {
@@ -712,7 +760,9 @@ const bytesUpTo = (env: Environment, limit: number): number =>
 
 /**
  * One whole runLoad, in the loader child, of the topic's first `limit` records per partition into a
- * fresh warehouse folder; `inspect` (local only) looks at the folder after the load, before it is deleted.
+ * fresh warehouse folder; `inspect` (local only) looks at the folder after the load, before it is
+ * deleted. With `runs` > 1, the same load runs that many times, each run reading the next
+ * ⌈limit / runs⌉ records per partition (maxRecordsPerRun) and making its own commit.
  */
 async function measureLoad(
   env: Environment,
@@ -721,11 +771,18 @@ async function measureLoad(
   format: Format,
   limit: number,
   inspect?: (warehouseFolder: string) => Promise<void>,
+  runs = 1,
 ): Promise<Measurement> {
   const { url, cleanup } = await freshWarehouse(env, kind);
   const name = `bench-${kind}-${format}-${loads}`;
+  const perRun = Math.ceil(limit / runs);
   try {
-    const measured = await child.run({ loadText: loadText(env, name, url, format, limit), loadFile: join(env.folder, `${name}.yaml`), expected: recordsUpTo(env, limit) });
+    const measured = await child.run({
+      loadText: loadText(env, name, url, format, perRun),
+      loadFile: join(env.folder, `${name}.yaml`),
+      expected: recordsUpTo(env, limit),
+      runs: Math.ceil(limit / perRun),
+    });
     if (inspect !== undefined && kind === 'local') await inspect(url);
     return { ...measured, bytes: bytesUpTo(env, limit) };
   } finally {
@@ -1038,6 +1095,15 @@ async function main(options: Options): Promise<void> {
         }
       }
     }
+    let commits: CommitSeries | undefined;
+    if (child !== undefined && options.commits > 0 && options.targets.has('hdfs') && options.formats.includes('iceberg')) {
+      // Issue #33: the latency of each snapshot commit, on one table that grows a snapshot per run.
+      const m = await measureLoad(env, child, 'hdfs', 'iceberg', all, undefined, options.commits);
+      const snapshotMs = m.snapshotMs ?? [];
+      commits = { snapshotMs, recordsPerCommit: m.records / Math.max(1, snapshotMs.length), filesPerCommit: m.files / Math.max(1, snapshotMs.length), requests: m.requests ?? {} };
+      say(`[commits] ${describeCommits(commits)}`);
+      say(`    WebHDFS requests of the ${snapshotMs.length} runs: ${describeRequests(commits.requests, m.files)}`);
+    }
     await child?.stop();
     child = undefined;
 
@@ -1053,7 +1119,7 @@ async function main(options: Options): Promise<void> {
         await workers.stop();
       }
     }
-    printTable(options, contenders, results, workerResults, queries, loadAtStart, (performance.now() - totalStart) / 1000);
+    printTable(options, contenders, results, workerResults, queries, commits, loadAtStart, (performance.now() - totalStart) / 1000);
   } finally {
     await child?.stop().catch(() => undefined);
     closeDuckdb?.();
@@ -1064,10 +1130,39 @@ async function main(options: Options): Promise<void> {
 }
 
 function describe(m: Measurement): string {
+  const snapshot = m.snapshotMs?.length === 1 ? ` of which the table snapshot ${fmt((m.snapshotMs[0] ?? 0) / 1000, 2)} s` : '';
   return (
     `${fmtInt(recordsPerSecond(m)).padStart(10)} records/s, ${fmt(mbPerSecond(m)).padStart(6)} MB/s, ${fmt(m.ms / 1000, 2)} s` +
-    `${m.phases === undefined ? '' : ` (plan ${fmt(m.phases.plan, 2)} s, tasks ${fmt(m.phases.tasks, 2)} s, commit ${fmt(m.phases.commit, 2)} s)`}, ` +
-    `${m.files} files${m.outputBytes > 0 ? `, ${fmt(m.outputBytes / MB)} MB written` : ''}${m.peakRss === undefined ? '' : `, peak RSS ${megabytes(m.peakRss)} MiB`}; load ${load()}`
+    `${m.phases === undefined ? '' : ` (plan ${fmt(m.phases.plan, 2)} s, tasks ${fmt(m.phases.tasks, 2)} s, commit ${fmt(m.phases.commit, 2)} s${snapshot})`}, ` +
+    `${m.files} files${m.outputBytes > 0 ? `, ${fmt(m.outputBytes / MB)} MB written` : ''}${m.peakRss === undefined ? '' : `, peak RSS ${megabytes(m.peakRss)} MiB`}` +
+    `${m.rssByQuarter === undefined ? '' : ` (RSS by quarter of the records: ${m.rssByQuarter.map(quarterRss).join(' / ')} MiB)`}; load ${load()}`
+  );
+}
+
+/** A quarter's largest RSS sample, MiB; a dash for a quarter too short to be sampled. */
+const quarterRss = (rss: number): string => (rss === 0 ? '–' : megabytes(rss));
+
+/** The nearest-rank percentile `p` (0–100) of `values`. */
+function percentile(values: readonly number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.max(0, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+/** Iceberg snapshot commits on HDFS: ms of each, in order (the first made the table). */
+interface CommitSeries {
+  readonly snapshotMs: readonly number[];
+  readonly recordsPerCommit: number;
+  readonly filesPerCommit: number;
+  readonly requests: Readonly<Record<string, number>>;
+}
+
+function describeCommits(series: CommitSeries): string {
+  const later = series.snapshotMs.slice(1);
+  const ms = (value: number): string => `${fmtInt(value)} ms`;
+  return (
+    `${series.snapshotMs.length} snapshot commits of one table on HDFS (~${fmtInt(series.recordsPerCommit)} records, ~${fmt(series.filesPerCommit, 0)} data files each): ` +
+    `median ${ms(median(series.snapshotMs))}, p90 ${ms(percentile(series.snapshotMs, 90))} (min ${ms(Math.min(...series.snapshotMs))}, max ${ms(Math.max(...series.snapshotMs))}); ` +
+    `the first (makes the table) ${ms(series.snapshotMs[0] ?? NaN)}${later.length === 0 ? '' : `, the ${later.length} after it: median ${ms(median(later))}, p90 ${ms(percentile(later, 90))}`}`
   );
 }
 
@@ -1085,6 +1180,7 @@ function printTable(
   results: ReadonlyMap<string, Measurement[]>,
   workers: ReadonlyMap<number, Measurement>,
   queries: readonly QueryCheck[],
+  commits: CommitSeries | undefined,
   loadAtStart: string,
   seconds: number,
 ): void {
@@ -1154,7 +1250,12 @@ function printTable(
     }
     const icebergRate = rateOf(`${target}:iceberg`);
     if (icebergRate !== undefined && parquetRate !== undefined) {
-      ratioLine(`${where}: Iceberg records/s ÷ Parquet (issue #33)`, icebergRate / parquetRate, `≥ ${GOALS.icebergVsParquet}×`, icebergRate / parquetRate >= GOALS.icebergVsParquet);
+      // Each round's Iceberg load beside the same round's Parquet load, too: the machine's drift cancels there.
+      const icebergRounds = measured(`${target}:iceberg`) ?? [];
+      const parquetRounds = measured(`${target}:parquet`) ?? [];
+      const pairs = icebergRounds.map((m, round) => recordsPerSecond(m) / recordsPerSecond(parquetRounds[round] ?? m));
+      const byRound = pairs.length > 1 ? `; round by round ${pairs.map((ratio) => fmt(ratio, 3)).join(', ')}` : '';
+      ratioLine(`${where}: Iceberg records/s ÷ Parquet (issue #33${byRound})`, icebergRate / parquetRate, `≥ ${GOALS.icebergVsParquet}×`, icebergRate / parquetRate >= GOALS.icebergVsParquet);
     }
     if (icebergRate !== undefined && bareRate !== undefined) ratioLine(`${where}: Iceberg records/s ÷ bare loop`, icebergRate / bareRate, 'none (shown)', true);
     if (parquetRate !== undefined && bareRate !== undefined) {
@@ -1197,6 +1298,14 @@ function printTable(
   for (const l of ratioLines) say(`  ${l.what.padEnd(width)} ${`${fmt(l.ratio, 3)}×`.padStart(9)}   goal ${l.goal}   ${verdict(l.met)}`);
   for (const p of peaks) say(`  ${p.what.padEnd(width)} ${`${megabytes(p.peak)} MiB`.padStart(9)}   goal ≤ 300 MB (${megabytes(GOALS.peakRss)} MiB)   ${verdict(p.peak <= GOALS.peakRss)}`);
   if (querySummary !== undefined) say(querySummary);
+  // Bounded memory: the loader's largest sampled RSS in each quarter of the records, the largest over the rounds.
+  for (const contender of contenders) {
+    const quarters = (measured(contender.key) ?? []).map((m) => m.rssByQuarter).filter((q): q is readonly number[] => q !== undefined);
+    if (quarters.length === 0) continue;
+    const largest = [0, 1, 2, 3].map((quarter) => Math.max(...quarters.map((q) => q[quarter] ?? 0)));
+    say(`  RSS by quarter of the ${fmtInt(options.records)} records, ${contender.label}: ${largest.map(quarterRss).join(' / ')} MiB`);
+  }
+  if (commits !== undefined) say(`  Iceberg (issue #33): ${describeCommits(commits)}`);
   say('');
   say(`load average at start ${loadAtStart}, at end ${load()} (${cpus().length} CPUs); total run time ${fmt(seconds, 0)} s`);
 }
