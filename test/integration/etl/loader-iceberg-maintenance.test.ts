@@ -13,8 +13,9 @@
  *   away files, and the table still reads whole.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { readIcebergTable, type IcebergRecord, type IcebergTableDump } from '../../support/iceberg-java.js';
+import { readIcebergTable, type IcebergTableDump } from '../../support/iceberg-java.js';
 import { services } from '../services.js';
+import { expectExactly, expectOffsetsCovered } from './iceberg-checks.js';
 import {
   createTopic,
   makeWarehouse,
@@ -46,32 +47,6 @@ afterAll(async () => {
   await removeHdfsBase().catch(() => undefined);
   await env?.close();
 }, 60_000);
-
-const positionOf = (row: IcebergRecord): string => {
-  const kafka = row['_kafka'] as { partition: number; offset: number };
-  return `${kafka.partition}/${kafka.offset}`;
-};
-
-/** Each produced record once, its url (unique per record) in the row at its position. */
-function expectExactly(dump: IcebergTableDump, produced: readonly ProducedRecord[]): void {
-  const rows = dump.records.map((row) => [positionOf(row), row['url']] as const).sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }));
-  const wanted = produced.map((record) => [`${record.partition}/${record.offset}`, (record.value as { url: string }).url] as const).sort(([a], [b]) => a.localeCompare(b, 'en', { numeric: true }));
-  expect(rows).toEqual(wanted);
-}
-
-/** The offsets of every snapshot in `main`'s history, per partition: contiguous from 0 to the end. */
-function expectOffsetsCovered(dump: IcebergTableDump, produced: readonly ProducedRecord[]): void {
-  const ranges = new Map<string, [number, number][]>();
-  for (const snapshot of dump.snapshots) {
-    const offsets = JSON.parse(snapshot.summary['tributary.offsets'] ?? '{}') as Record<string, [number, number]>;
-    for (const [partition, range] of Object.entries(offsets)) ranges.set(partition, [...(ranges.get(partition) ?? []), range]);
-  }
-  for (let partition = 0; partition < PARTITIONS; partition += 1) {
-    const sorted = (ranges.get(String(partition)) ?? []).sort((a, b) => a[0] - b[0]);
-    expect(sorted.map(([start]) => start)).toEqual([0, ...sorted.slice(0, -1).map(([, stop]) => stop)]);
-    expect(sorted.at(-1)?.[1]).toBe(Math.max(...produced.filter((record) => record.partition === partition).map((record) => record.offset)) + 1);
-  }
-}
 
 const filesPerHour = (dump: IcebergTableDump): Record<string, number> => {
   const counts: Record<string, number> = {};
@@ -142,7 +117,7 @@ describe.each<WarehouseKind>(['local folder'])('format: iceberg maintenance on %
       expect(compactedAgain.status, messagesOf(compactedAgain)).toBe(0);
       const both = await read();
       expectExactly(both, produced);
-      expectOffsetsCovered(both, produced);
+      expectOffsetsCovered(both, produced, PARTITIONS);
       for (const snapshot of both.snapshots.filter((candidate) => candidate.operation === 'replace')) {
         const parent = both.snapshots.find((candidate) => candidate.snapshotId === snapshot.parentId)!;
         expect(snapshot.summary['total-records'], 'a compaction keeps the row count').toBe(parent.summary['total-records']);

@@ -22,6 +22,7 @@ import { startIcebergRestCatalog, type IcebergRestCatalogServer } from '../../se
 import { openRun } from '../../services/run-dir.js';
 import { checkRestTable, type RestTableView } from '../../support/iceberg-rest-check.js';
 import { services } from '../services.js';
+import { expectExactly, expectOffsetsCovered } from './iceberg-checks.js';
 import {
   createTopic,
   loadFileText,
@@ -69,33 +70,6 @@ afterAll(async () => {
   process.stderr.write(`[loader-iceberg-rest] timings ${JSON.stringify(timings)}\n`);
 }, 60_000);
 
-const positionOf = (row: RestTableView['records'][number]): string => {
-  const kafka = row['_kafka'] as { partition: number; offset: number };
-  return `${kafka.partition}/${kafka.offset}`;
-};
-
-/** Each produced record once, its url (unique per record) in the row at its position. */
-function expectExactly(view: RestTableView, produced: readonly ProducedRecord[]): void {
-  const byPosition = (a: readonly [string, unknown], b: readonly [string, unknown]): number => a[0].localeCompare(b[0], 'en', { numeric: true });
-  const rows = view.records.map((row) => [positionOf(row), row['url']] as const).sort(byPosition);
-  const wanted = produced.map((record) => [`${record.partition}/${record.offset}`, (record.value as { url: string }).url] as const).sort(byPosition);
-  expect(rows).toEqual(wanted);
-}
-
-/** The offsets of the load's snapshots in main's history, per partition: contiguous from 0 to the last produced. */
-function expectOffsetsCovered(view: RestTableView, produced: readonly ProducedRecord[]): void {
-  const ranges = new Map<string, [number, number][]>();
-  for (const snapshot of view.snapshots) {
-    const offsets = JSON.parse(snapshot.summary['tributary.offsets'] ?? '{}') as Record<string, [number, number]>;
-    for (const [partition, range] of Object.entries(offsets)) ranges.set(partition, [...(ranges.get(partition) ?? []), range]);
-  }
-  for (let partition = 0; partition < PARTITIONS; partition += 1) {
-    const sorted = (ranges.get(String(partition)) ?? []).sort((a, b) => a[0] - b[0]);
-    expect(sorted.map(([start]) => start)).toEqual([0, ...sorted.slice(0, -1).map(([, stop]) => stop)]);
-    expect(sorted.at(-1)?.[1]).toBe(Math.max(...produced.filter((record) => record.partition === partition).map((record) => record.offset)) + 1);
-  }
-}
-
 describe('format: iceberg with a REST catalog', () => {
   it(
     'commits through the catalog (two runs, a killed run finished once, a compaction) and writes no metadata file of its own',
@@ -133,7 +107,7 @@ describe('format: iceberg with a REST catalog', () => {
         ['append', `${name}/2`, '2'],
       ]);
       expect(afterTwo.snapshots[1]?.parentId).toBe(afterTwo.snapshots[0]?.snapshotId);
-      expectOffsetsCovered(afterTwo, produced);
+      expectOffsetsCovered(afterTwo, produced, PARTITIONS);
       expect(afterTwo.location).toBe(warehouse.warehouse.describe(`${warehouse.root}/${topic}`));
       expect(afterTwo.properties['tributary.topic']).toBe(topic);
 
@@ -161,7 +135,7 @@ describe('format: iceberg with a REST catalog', () => {
       expect(last.files).toHaveLength(2);
       expectExactly(last, produced);
       expect(last.snapshots.filter((snapshot) => snapshot.operation === 'append').map((snapshot) => snapshot.summary['tributary.commit-id'])).toEqual([`${name}/1`, `${name}/2`, `${name}/3`]);
-      expectOffsetsCovered(last, produced);
+      expectOffsetsCovered(last, produced, PARTITIONS);
 
       // The catalog's metadata files only: no v<N>.metadata.json, no hint.
       const metadataFiles = (await warehouse.warehouse.list(`${warehouse.root}/${topic}/metadata`)).map((entry) => entry.name);

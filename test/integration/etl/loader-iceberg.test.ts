@@ -29,6 +29,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { AvroSerializer } from '../../../src/registry/serde/serializer.js';
 import { readIcebergTable, type IcebergJsonField, type IcebergRecord, type IcebergTableDump } from '../../support/iceberg-java.js';
 import { services } from '../services.js';
+import { expectOffsetsCovered, positionOf } from './iceberg-checks.js';
 import {
   createTopic,
   HOUR,
@@ -94,11 +95,6 @@ function expectedRow(topic: string, record: ProducedRecord): IcebergRecord {
   };
 }
 
-const positionOf = (row: IcebergRecord): string => {
-  const kafka = row['_kafka'] as { partition: number; offset: number };
-  return `${kafka.partition}/${kafka.offset}`;
-};
-
 /** Field ids by dotted name path (list and map levels as Parquet names them). */
 function idsByPath(fields: readonly IcebergJsonField[], prefix = ''): Map<string, number> {
   const ids = new Map<string, number>();
@@ -108,21 +104,6 @@ function idsByPath(fields: readonly IcebergJsonField[], prefix = ''): Map<string
     if (typeof field.type !== 'string' && field.type.type === 'struct') for (const [inner, id] of idsByPath(field.type.fields, `${path}.`)) ids.set(inner, id);
   }
   return ids;
-}
-
-function expectOffsetsCovered(dump: IcebergTableDump, produced: readonly ProducedRecord[]): void {
-  const ranges = new Map<string, [number, number][]>();
-  for (const snapshot of dump.snapshots) {
-    const offsets = JSON.parse(snapshot.summary['tributary.offsets'] ?? '{}') as Record<string, [number, number]>;
-    for (const [partition, range] of Object.entries(offsets)) ranges.set(partition, [...(ranges.get(partition) ?? []), range]);
-  }
-  for (let partition = 0; partition < PARTITIONS; partition += 1) {
-    const sorted = (ranges.get(String(partition)) ?? []).sort((a, b) => a[0] - b[0]);
-    const end = Math.max(...produced.filter((record) => record.partition === partition).map((record) => record.offset)) + 1;
-    // Contiguous from 0 to the end: no gap, no overlap.
-    expect(sorted.map(([start]) => start)).toEqual([0, ...sorted.slice(0, -1).map(([, stop]) => stop)]);
-    expect(sorted.at(-1)?.[1]).toBe(end);
-  }
 }
 
 describe.each<WarehouseKind>(['local folder', 'HDFS'])('format: iceberg on %s', (kind) => {
@@ -187,7 +168,7 @@ describe.each<WarehouseKind>(['local folder', 'HDFS'])('format: iceberg on %s', 
       ]);
       expect(dump.snapshots[1]?.parentId).toBe(dump.snapshots[0]?.snapshotId);
       expect(dump.currentSnapshotId).toBe(dump.snapshots[1]?.snapshotId);
-      expectOffsetsCovered(dump, produced);
+      expectOffsetsCovered(dump, produced, PARTITIONS);
 
       const travelled = await readIcebergTable(location, { runDir: services().runDir, snapshot: dump.snapshots[0]!.snapshotId });
       expect(travelled.records.map(positionOf).sort()).toEqual(first.map((record) => `${record.partition}/${record.offset}`).sort());

@@ -12,7 +12,8 @@ import { join } from 'node:path';
 import type { Job } from 'bullmq';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { MaintainJobResult } from '../../../jobs/src/job-data.js';
-import { readIcebergTable, type IcebergRecord } from '../../support/iceberg-java.js';
+import { readIcebergTable } from '../../support/iceberg-java.js';
+import { positionOf } from '../etl/iceberg-checks.js';
 import { services } from '../services.js';
 import { createTopic, loadFileText, makeWarehouse, messagesOf, producePageViews, registerPageViews, runEtl, startLoaderEnvironment, type LoaderEnvironment, type ProducedRecord } from '../etl/loader-support.js';
 import { openTestQueues, startSchedulerProcess, startWorkerProcess, testPrefix, type TestQueues, type TributaryProcess } from './jobs-support.js';
@@ -28,11 +29,6 @@ afterAll(async () => {
   for (const cleanup of cleanups.reverse()) await cleanup().catch(() => undefined);
   await env?.close();
 }, 90_000);
-
-const positionOf = (row: IcebergRecord): string => {
-  const kafka = row['_kafka'] as { partition: number; offset: number };
-  return `${kafka.partition}/${kafka.offset}`;
-};
 
 /** Polls the maintenance queue until a job of `load` completed that compacted (the schedule makes one a second); fails on a failed one. */
 async function completedMaintenance(queues: TestQueues, load: string, watching: readonly TributaryProcess[]): Promise<Job> {
