@@ -5,7 +5,7 @@
  */
 import { z } from 'zod';
 import { parseConfig } from '../common/config.js';
-import { logConfigSchema, timestampBoundMs, type LogConfig } from '../storage/log-config.js';
+import { logConfigSchema, normalizeCleanupPolicy, timestampBoundMs, type LogConfig } from '../storage/log-config.js';
 
 const integer = z.coerce.number().int();
 const bool = z.union([z.boolean(), z.enum(['true', 'false']).transform((value) => value === 'true')]);
@@ -28,6 +28,25 @@ export const brokerConfigSchema = z
     'log.retention.ms': integer.min(-1).default(7 * 24 * 3_600_000),
     'log.retention.bytes': integer.min(-1).default(-1),
     'log.retention.check.interval.ms': integer.min(1).default(300_000),
+    /** The policy of topics without their own cleanup.policy: delete, compact or compact,delete. */
+    'log.cleanup.policy': z.string().default('delete'),
+    /** The log cleaner (storage/cleaner/): compacted topics are cleaned only while it is enabled. */
+    'log.cleaner.enable': bool.default(true),
+    'log.cleaner.threads': integer.min(1).default(1),
+    /** Bytes of the cleaners' key maps (24 per key), shared by the threads: bounds one pass, not the log. */
+    'log.cleaner.dedupe.buffer.size': integer.min(1024 * 1024).default(134_217_728),
+    /** Share of the key map's slots a pass fills before it stops (Kafka's name, despite "io.buffer"). */
+    'log.cleaner.io.buffer.load.factor': z.coerce.number().gt(0).max(1).default(0.9),
+    /** Bytes read and written per chunk by a cleaner thread. */
+    'log.cleaner.io.buffer.size': integer.min(1024).default(524_288),
+    /** Bytes per second the cleaners read plus write, together (Kafka's default: no limit). */
+    'log.cleaner.io.max.bytes.per.second': z.coerce.number().positive().default(Infinity),
+    /** Pause of a cleaner thread that found no log to clean. */
+    'log.cleaner.backoff.ms': integer.min(0).default(15_000),
+    'log.cleaner.min.cleanable.ratio': z.coerce.number().min(0).max(1).default(0.5),
+    'log.cleaner.min.compaction.lag.ms': integer.min(0).default(0),
+    'log.cleaner.max.compaction.lag.ms': timestampBoundMs.default(Infinity),
+    'log.cleaner.delete.retention.ms': integer.min(0).default(86_400_000),
     'log.flush.interval.messages': integer.min(1).default(10_000),
     'log.flush.interval.ms': integer.min(0).default(100),
     'log.visible.on.append': bool.default(false),
@@ -151,5 +170,10 @@ export function defaultLogConfig(config: BrokerConfig): LogConfig {
     timestampBeforeMaxMs: config['log.message.timestamp.before.max.ms'],
     timestampAfterMaxMs: config['log.message.timestamp.after.max.ms'],
     minInsyncReplicas: config['min.insync.replicas'],
+    cleanupPolicy: normalizeCleanupPolicy(config['log.cleanup.policy']),
+    minCleanableDirtyRatio: config['log.cleaner.min.cleanable.ratio'],
+    minCompactionLagMs: config['log.cleaner.min.compaction.lag.ms'],
+    maxCompactionLagMs: config['log.cleaner.max.compaction.lag.ms'],
+    deleteRetentionMs: config['log.cleaner.delete.retention.ms'],
   });
 }

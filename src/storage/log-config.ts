@@ -49,8 +49,19 @@ export const logConfigSchema = z.object({
   timestampBeforeMaxMs: timestampBoundMs.default(Infinity),
   /** CreateTime records newer than now + this are refused with INVALID_TIMESTAMP (Kafka 4's default: 1 hour). */
   timestampAfterMaxMs: timestampBoundMs.default(3_600_000),
-  /** Old segments are only ever deleted (by retention); compaction is not implemented. */
-  cleanupPolicy: z.literal('delete').default('delete'),
+  /**
+   * What happens to old segments: `delete` (retention by time and size), `compact` (the log cleaner
+   * keeps each key's latest value), or both. Normalised to this order whatever order it was given in.
+   */
+  cleanupPolicy: z.enum(['delete', 'compact', 'compact,delete']).default('delete'),
+  /** A compacted log is cleaned once its uncleaned share of bytes is above this ratio. */
+  minCleanableDirtyRatio: z.number().min(0).max(1).default(0.5),
+  /** Records younger than this stay uncompacted (their segment is not cleaned). */
+  minCompactionLagMs: z.number().int().nonnegative().default(0),
+  /** A record older than this is compacted even below the dirty ratio (Kafka's default: no bound). */
+  maxCompactionLagMs: timestampBoundMs.refine((value) => value >= 1).default(Infinity),
+  /** How long a tombstone stays readable after the cleaning pass that first saw it. */
+  deleteRetentionMs: z.number().int().nonnegative().default(86_400_000),
   /**
    * Replication: acks=−1 is refused while fewer replicas are in sync, and the high watermark moves
    * only while at least this many are (read by the replica manager; the log itself ignores it).
@@ -64,7 +75,7 @@ export type LogConfigOverrides = Partial<LogConfig>;
 export const DEFAULT_LOG_CONFIG: LogConfig = logConfigSchema.parse({});
 
 /** Kafka's names for config data types (DescribeConfigs' ConfigType). */
-export type TopicConfigType = 'BOOLEAN' | 'STRING' | 'INT' | 'LONG' | 'LIST';
+export type TopicConfigType = 'BOOLEAN' | 'STRING' | 'INT' | 'LONG' | 'DOUBLE' | 'LIST';
 
 /** One topic config Tributary honours. */
 export interface TopicConfigDefinition {
@@ -84,13 +95,17 @@ const LONG_BOUND = 'an integer up to 9223372036854775807 (Long.MAX_VALUE, no bou
 
 /** The topic configs Tributary honours, in the order DescribeConfigs lists them. */
 export const TOPIC_CONFIGS: readonly TopicConfigDefinition[] = [
-  { name: 'cleanup.policy', field: 'cleanupPolicy', type: 'LIST', brokerSynonym: 'log.cleanup.policy', allowed: '"delete" (old segments are deleted by retention.ms and retention.bytes; compaction is not implemented)', documentation: 'What happens to old segments: they are deleted. Compaction is not implemented.' },
+  { name: 'cleanup.policy', field: 'cleanupPolicy', type: 'LIST', brokerSynonym: 'log.cleanup.policy', allowed: 'a list of "delete" and "compact": delete, compact or compact,delete', documentation: 'What happens to old segments: "delete" removes them by retention.ms and retention.bytes; "compact" keeps the latest value of each key (the log cleaner); both may be given.' },
+  { name: 'delete.retention.ms', field: 'deleteRetentionMs', type: 'LONG', brokerSynonym: 'log.cleaner.delete.retention.ms', allowed: 'an integer of at least 0 (milliseconds)', documentation: 'How long a tombstone (a record with a null value) of a compacted topic stays readable after the cleaning pass that first kept it.' },
   { name: 'flush.messages', field: 'flushMessages', type: 'LONG', brokerSynonym: 'log.flush.interval.messages', allowed: 'an integer of at least 1', documentation: 'Flush (fsync) the log after this many unflushed records; records become readable once flushed.' },
   { name: 'flush.ms', field: 'flushMs', type: 'LONG', brokerSynonym: 'log.flush.interval.ms', allowed: 'an integer of at least 0 (milliseconds)', documentation: 'Flush (fsync) the log when its oldest unflushed record is this many milliseconds old.' },
   { name: 'index.interval.bytes', field: 'indexIntervalBytes', type: 'INT', brokerSynonym: 'log.index.interval.bytes', allowed: `an integer from 0 to ${INT_MAX}`, documentation: 'Bytes of batches between two entries of the sparse offset index.' },
+  { name: 'max.compaction.lag.ms', field: 'maxCompactionLagMs', type: 'LONG', brokerSynonym: 'log.cleaner.max.compaction.lag.ms', allowed: `${LONG_BOUND}, at least 1 and not below min.compaction.lag.ms (milliseconds)`, documentation: 'A record of a compacted topic older than this is cleaned even when the log is below min.cleanable.dirty.ratio; its segment rolls by then too.' },
   { name: 'max.message.bytes', field: 'maxMessageBytes', type: 'INT', brokerSynonym: 'message.max.bytes', allowed: `an integer from 1 to ${INT_MAX} (bytes)`, documentation: 'The largest record batch the topic accepts, in bytes.' },
   { name: 'message.timestamp.after.max.ms', field: 'timestampAfterMaxMs', type: 'LONG', brokerSynonym: 'log.message.timestamp.after.max.ms', allowed: `${LONG_BOUND}, at least 0 (milliseconds)`, documentation: 'CreateTime records more than this many milliseconds ahead of the broker clock are refused.' },
   { name: 'message.timestamp.before.max.ms', field: 'timestampBeforeMaxMs', type: 'LONG', brokerSynonym: 'log.message.timestamp.before.max.ms', allowed: `${LONG_BOUND}, at least 0 (milliseconds)`, documentation: 'CreateTime records more than this many milliseconds behind the broker clock are refused.' },
+  { name: 'min.cleanable.dirty.ratio', field: 'minCleanableDirtyRatio', type: 'DOUBLE', brokerSynonym: 'log.cleaner.min.cleanable.ratio', allowed: 'a number from 0 to 1', documentation: 'A compacted log is cleaned once the uncleaned part is more than this share of its bytes.' },
+  { name: 'min.compaction.lag.ms', field: 'minCompactionLagMs', type: 'LONG', brokerSynonym: 'log.cleaner.min.compaction.lag.ms', allowed: 'an integer of at least 0 (milliseconds)', documentation: 'Records of a compacted topic younger than this are not cleaned.' },
   { name: 'min.insync.replicas', field: 'minInsyncReplicas', type: 'INT', brokerSynonym: 'min.insync.replicas', allowed: `an integer from 1 to ${INT_MAX}`, documentation: 'acks=-1 writes are refused with NOT_ENOUGH_REPLICAS while fewer replicas are in sync, and records become readable only while at least this many are.' },
   { name: 'message.timestamp.type', field: 'timestampType', type: 'STRING', brokerSynonym: 'log.message.timestamp.type', allowed: 'CreateTime or LogAppendTime', documentation: "Whose clock a record's timestamp is: the producer's (CreateTime) or the broker's at append (LogAppendTime)." },
   { name: 'retention.bytes', field: 'retentionBytes', type: 'LONG', brokerSynonym: 'log.retention.bytes', allowed: 'an integer of at least -1 (bytes; -1 = no size limit)', documentation: 'Delete the oldest closed segments of a partition while it is larger than this; -1 means no limit.' },
@@ -155,7 +170,40 @@ export function logConfigFromTopicConfigs(
     const definition = BY_NAME.get(name);
     if (definition !== undefined) overrides[definition.field] = topicConfigValue(definition, value);
   }
-  return parseConfig(logConfigSchema, { ...base, ...overrides }, source);
+  const config = parseConfig(logConfigSchema, { ...base, ...overrides }, source);
+  checkCompactionLags(config, source);
+  return config;
+}
+
+/** Kafka refuses a max compaction lag below the min one: the log could never be cleaned in time. */
+export function checkCompactionLags(config: LogConfig, source: string): void {
+  if (config.maxCompactionLagMs >= config.minCompactionLagMs) return;
+  const problem = {
+    name: 'max.compaction.lag.ms',
+    value: String(config.maxCompactionLagMs),
+    message: `max.compaction.lag.ms (${config.maxCompactionLagMs}) must not be below min.compaction.lag.ms (${config.minCompactionLagMs})`,
+  };
+  throw new TributaryError({ code: 'CONFIG_INVALID', message: `${problem.message} (in ${source})`, details: { source, problems: [problem] } });
+}
+
+/** A cleanup.policy list in the one order the schema takes (`delete,compact` → `compact,delete`). */
+export function normalizeCleanupPolicy(value: string): string {
+  return [...new Set(value.split(',').map((item) => item.trim()).filter((item) => item !== ''))].sort().join(',');
+}
+
+/** Whether the log cleaner keeps this log (its policy includes compact). */
+export function isCompacted(config: LogConfig): boolean {
+  return config.cleanupPolicy !== 'delete';
+}
+
+/** Whether retention deletes old segments of this log (its policy includes delete). */
+export function deletesByRetention(config: LogConfig): boolean {
+  return config.cleanupPolicy !== 'compact';
+}
+
+/** When the active segment rolls by age: a compacted log rolls by max.compaction.lag.ms too, so it can be cleaned in time. */
+export function rollAfterMs(config: LogConfig): number {
+  return isCompacted(config) ? Math.min(config.segmentMs, config.maxCompactionLagMs) : config.segmentMs;
 }
 
 /** A config's value as a string, the way DescribeConfigs reports it (no bound = Long.MAX_VALUE). */
@@ -175,14 +223,16 @@ function topicConfigValue(definition: TopicConfigDefinition, raw: string): unkno
     case 'BOOLEAN':
       return value === 'true' ? true : value === 'false' ? false : value;
     case 'LIST': {
-      const items = [...new Set(value.split(',').map((item) => item.trim()).filter((item) => item !== ''))];
-      return items.join(',');
+      // Sorted, so "delete,compact" and "compact,delete" are one policy.
+      return normalizeCleanupPolicy(value);
     }
+    case 'DOUBLE':
+      return /^-?(\d+\.?\d*|\.\d+)([eE][-+]?\d+)?$/.test(value) ? Number(value) : value;
     case 'STRING':
       return value;
     case 'INT':
     case 'LONG':
-      if (definition.field === 'timestampBeforeMaxMs' || definition.field === 'timestampAfterMaxMs') return value;
+      if (definition.field === 'timestampBeforeMaxMs' || definition.field === 'timestampAfterMaxMs' || definition.field === 'maxCompactionLagMs') return value;
       return /^-?\d+$/.test(value) ? Number(value) : value;
   }
 }

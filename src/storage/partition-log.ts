@@ -47,7 +47,7 @@ import {
 import { readFully, verifyBatches } from './batch-scan.js';
 import { fsyncDirectoryAsync } from './durable-files.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
-import type { LogConfig } from './log-config.js';
+import { deletesByRetention, rollAfterMs, type LogConfig } from './log-config.js';
 import { firstRecordAtOrAfter, type RecordTime } from './record-timestamps.js';
 import { deleteSnapshot, listSnapshots, readSnapshot, writeSnapshot } from './producer-snapshot.js';
 import { replayProducerBatches } from './producer-replay.js';
@@ -771,7 +771,8 @@ export class PartitionLog {
    */
   applyRetention(now: number): number {
     if (this.state !== 'open') return 0;
-    const { retentionMs, retentionBytes } = this.config;
+    // A compact-only log keeps its old segments: the cleaner, not age or size, decides what goes.
+    const { retentionMs, retentionBytes } = deletesByRetention(this.config) ? this.config : { retentionMs: -1, retentionBytes: -1 };
     let remainingBytes = this.sizeInBytes;
     let deletable = 0;
     for (let index = 0; index < this.segments.length - 1; index += 1) {
@@ -1264,7 +1265,7 @@ export class PartitionLog {
     const active = this.activeSegment;
     if (active.size === 0) return;
     const full = active.size + incomingBytes > this.config.segmentBytes;
-    const old = now - active.createdAt >= this.config.segmentMs;
+    const old = now - active.createdAt >= rollAfterMs(this.config);
     // Kafka's rule (LogSegment.canConvertToRelativeOffset): every offset of the batch must fit the
     // index as an Int32 relative to the segment's base, or the entries would wrap.
     const overflow = !active.index.fits(this.logEndOffset + Math.max(incomingRecords, 1) - 1);

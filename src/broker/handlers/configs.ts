@@ -291,7 +291,7 @@ function brokerConfigEntries(config: BrokerConfig, options: { synonyms: boolean;
   const documentation = new Map(TOPIC_CONFIGS.map((definition) => [definition.brokerSynonym, `The default of topic config ${definition.name}: ${definition.documentation}`]));
   return (Object.keys(brokerConfigSchema.shape) as (keyof BrokerConfig)[]).map((name) => {
     const sensitive = SENSITIVE_BROKER_CONFIGS.has(name);
-    const shown = (raw: string | number | boolean | undefined): string | null => (sensitive || raw === undefined ? null : formatBrokerValue(raw));
+    const shown = (raw: string | number | boolean | undefined): string | null => (sensitive || raw === undefined ? null : formatBrokerValue(raw, name));
     const value = shown(config[name]);
     const builtIn = shown(BUILT_IN_BROKER_CONFIG[name]);
     const source = config[name] === BUILT_IN_BROKER_CONFIG[name] ? CONFIG_SOURCE.DEFAULT_CONFIG : CONFIG_SOURCE.STATIC_BROKER_CONFIG;
@@ -312,13 +312,18 @@ function brokerConfigEntries(config: BrokerConfig, options: { synonyms: boolean;
   });
 }
 
-function formatBrokerValue(value: string | number | boolean): string {
-  return value === Infinity ? '9223372036854775807' : String(value);
+/** Kafka's DOUBLE broker settings: their "no limit" is Double.MAX_VALUE, not Long.MAX_VALUE. */
+const DOUBLE_BROKER_CONFIGS = new Set(['log.cleaner.io.max.bytes.per.second', 'log.cleaner.io.buffer.load.factor', 'log.cleaner.min.cleanable.ratio']);
+
+function formatBrokerValue(value: string | number | boolean, name = ''): string {
+  if (value === Infinity) return DOUBLE_BROKER_CONFIGS.has(name) ? '1.7976931348623157E308' : '9223372036854775807';
+  return String(value);
 }
 
 function brokerConfigType(name: string, value: string | number | boolean): number {
   if (typeof value === 'boolean') return CONFIG_TYPE.BOOLEAN;
-  if (typeof value === 'string') return CONFIG_TYPE.STRING;
+  if (typeof value === 'string') return name === 'log.cleanup.policy' ? CONFIG_TYPE.LIST : CONFIG_TYPE.STRING;
+  if (DOUBLE_BROKER_CONFIGS.has(name)) return CONFIG_TYPE.DOUBLE;
   return name.endsWith('.ms') || name.endsWith('retention.bytes') ? CONFIG_TYPE.LONG : CONFIG_TYPE.INT;
 }
 

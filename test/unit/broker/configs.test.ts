@@ -209,7 +209,7 @@ describe('IncrementalAlterConfigs', () => {
     for (const value of ['', 'ten', '1e3', '0x10']) {
       expect((await incremental('spread', [{ name: 'retention.ms', configOperation: CONFIG_OPERATION.SET, value }])).errorCode, value).toBe(KafkaErrorCode.INVALID_CONFIG);
     }
-    expect((await incremental('spread', [{ name: 'cleanup.policy', configOperation: CONFIG_OPERATION.SET, value: 'compact' }])).errorMessage).toContain('compaction is not implemented');
+    expect((await incremental('spread', [{ name: 'cleanup.policy', configOperation: CONFIG_OPERATION.SET, value: 'shred' }])).errorMessage).toContain('invalid value "shred" for topic config cleanup.policy');
 
     expect(await storedConfigs('spread')).toEqual(before);
     expect(logsOf('spread').every((log) => log.segmentBytes === 1_048_576 && log.retentionMs !== 1000)).toBe(true);
@@ -220,6 +220,9 @@ describe('IncrementalAlterConfigs', () => {
     expect(onLong).toEqual({ errorCode: KafkaErrorCode.INVALID_CONFIG, errorMessage: 'APPEND applies to list configs only, and topic config retention.ms is a LONG: use SET or DELETE' });
     expect(await incremental('plain', [{ name: 'cleanup.policy', configOperation: CONFIG_OPERATION.APPEND, value: 'delete' }])).toEqual({ errorCode: 0, errorMessage: null });
     expect((await storedConfigs('plain'))?.configs).toEqual({ config: { 'cleanup.policy': 'delete' } });
+    expect(await incremental('plain', [{ name: 'cleanup.policy', configOperation: CONFIG_OPERATION.APPEND, value: 'compact' }])).toEqual({ errorCode: 0, errorMessage: null });
+    expect((await storedConfigs('plain'))?.configs).toEqual({ config: { 'cleanup.policy': 'delete,compact' } });
+    expect(await incremental('plain', [{ name: 'cleanup.policy', configOperation: CONFIG_OPERATION.SUBTRACT, value: 'compact' }])).toEqual({ errorCode: 0, errorMessage: null });
     // Taking "delete" away leaves no policy, which is not one Tributary has.
     expect((await incremental('plain', [{ name: 'cleanup.policy', configOperation: CONFIG_OPERATION.SUBTRACT, value: 'delete' }])).errorCode).toBe(KafkaErrorCode.INVALID_CONFIG);
   });

@@ -18,7 +18,7 @@ describe('the topic config catalog', () => {
   });
 
   // A synonym is right when setting that broker setting changes this topic config's default.
-  for (const definition of TOPIC_CONFIGS.filter((d) => d.name !== 'cleanup.policy')) {
+  for (const definition of TOPIC_CONFIGS) {
     it(`${definition.name} falls back to broker setting ${definition.brokerSynonym}`, () => {
       expect(Object.keys(brokerConfigSchema.shape)).toContain(definition.brokerSynonym);
       const sample: Record<string, string> = {
@@ -26,6 +26,8 @@ describe('the topic config catalog', () => {
         STRING: 'LogAppendTime',
         INT: '12345',
         LONG: '12345',
+        DOUBLE: '0.25',
+        LIST: 'compact',
       };
       const value = sample[definition.type] ?? '';
       const config = defaultLogConfig(parseBrokerConfig({ [definition.brokerSynonym]: value }, 'test'));
@@ -34,9 +36,10 @@ describe('the topic config catalog', () => {
     });
   }
 
-  it('has no broker setting for cleanup.policy, which is always delete', () => {
-    expect(Object.keys(brokerConfigSchema.shape)).not.toContain('log.cleanup.policy');
-    expect(DEFAULT_LOG_CONFIG.cleanupPolicy).toBe('delete');
+  it("has Kafka's defaults for the compaction settings", () => {
+    expect(DEFAULT_LOG_CONFIG).toMatchObject({ cleanupPolicy: 'delete', minCleanableDirtyRatio: 0.5, minCompactionLagMs: 0, maxCompactionLagMs: Infinity, deleteRetentionMs: 86_400_000 });
+    const definition = topicConfigDefinition('max.compaction.lag.ms');
+    expect(definition === undefined ? undefined : formatTopicConfigValue(definition, DEFAULT_LOG_CONFIG)).toBe('9223372036854775807');
   });
 });
 
@@ -59,15 +62,22 @@ describe('topic config values', () => {
     expect(accepted('message.timestamp.before.max.ms', '-1')).toBe(false);
   });
 
-  it('take the enumerated strings, booleans and the one cleanup policy', () => {
+  it('take the enumerated strings, booleans and the cleanup policies in any order', () => {
     expect(['CreateTime', 'LogAppendTime', 'createtime'].map((v) => accepted('message.timestamp.type', v))).toEqual([true, true, false]);
     expect(['true', 'false', 'yes'].map((v) => accepted('visible.on.append', v))).toEqual([true, true, false]);
-    expect(['delete', 'delete, delete', 'compact', 'delete,compact', ''].map((v) => accepted('cleanup.policy', v))).toEqual([true, true, false, false, false]);
+    expect(['delete', 'delete, delete', 'compact', 'delete,compact', 'compact, delete', '', 'compacted', 'delete,none'].map((v) => accepted('cleanup.policy', v))).toEqual([true, true, true, true, true, false, false, false]);
+    expect(logConfigFromTopicConfigs({ 'cleanup.policy': 'delete, compact' }).cleanupPolicy).toBe('compact,delete');
+  });
+
+  it('take ratios from 0 to 1, and refuse a max compaction lag below the min', () => {
+    expect(['0', '0.5', '1', '1.0', '.25', '1.5', '-0.1', 'half', ''].map((v) => accepted('min.cleanable.dirty.ratio', v))).toEqual([true, true, true, true, true, false, false, false, false]);
+    expect(['1', '9223372036854775807', '0'].map((v) => accepted('max.compaction.lag.ms', v))).toEqual([true, true, false]);
+    expect(() => logConfigFromTopicConfigs({ 'min.compaction.lag.ms': '5000', 'max.compaction.lag.ms': '1000' })).toThrow('max.compaction.lag.ms (1000) must not be below min.compaction.lag.ms (5000)');
   });
 
   it('name the config and what it allows, and list the known names for an unknown one', () => {
     expect(topicConfigProblem('retention.bytes', 'lots')?.message).toBe('invalid value "lots" for topic config retention.bytes: expected an integer of at least -1 (bytes; -1 = no size limit)');
-    expect(topicConfigProblem('retention.mss', '1')?.message).toMatch(/^unknown topic config retention\.mss; the topic configs Tributary honours are cleanup\.policy, flush\.messages, .*, visible\.on\.append$/);
+    expect(topicConfigProblem('retention.mss', '1')?.message).toMatch(/^unknown topic config retention\.mss; the topic configs Tributary honours are cleanup\.policy, delete\.retention\.ms, flush\.messages, .*, visible\.on\.append$/);
   });
 
   it('are all reported at once, as CONFIG_INVALID, over the base config', () => {
