@@ -18,6 +18,7 @@
  *            varlongs ≤ 10, OffsetDelta = its index, key/value length −1 or ≥ 0 and
  *            within the record, HeadersCount ≥ 0, header keys non-null, the record's
  *            fields end exactly at Length                                               INVALID_RECORD (+ record_errors)
+ *   keys     on a compacted topic every record has a key (the cleaner keeps values by key)   INVALID_RECORD (+ record_errors)
  *   clock    CreateTime: every record's timestamp (BaseTimestamp + delta, int64) other
  *            than −1 within [now − before.max.ms, now + after.max.ms]                  INVALID_TIMESTAMP (+ record_errors)
  *
@@ -60,6 +61,8 @@ export interface BatchRules {
   readonly now: number;
   /** Ceiling on a compressed batch's decompressed records (64 MiB by default). */
   readonly maxDecompressedBytes?: number;
+  /** The topic is compacted (cleanup.policy has `compact`): a record without a key is refused, as Kafka does. */
+  readonly requireKeys?: boolean;
 }
 
 export interface ValidatedBatch {
@@ -95,6 +98,14 @@ export function validateProducerBatch(bytes: Buffer, rules: BatchRules): Validat
     });
   }
   const walk = walkBatchRecords(bytes, header, rules.maxDecompressedBytes);
+  if (rules.requireKeys === true && walk.keylessRecords.length > 0) {
+    const shown = walk.keylessRecords.slice(0, 3);
+    throw new KafkaProtocolError(
+      'INVALID_RECORD',
+      `compacted topic cannot accept a record without a key: ${walk.keylessRecords.length} of the batch's ${header.recordsCount} records have none (first: record ${shown.join(', ')}); give every record a key, or use cleanup.policy=delete`,
+      { recordErrors: shown.map((batchIndex) => ({ batchIndex, message: 'Compacted topic cannot accept message without key' })) },
+    );
+  }
   if (rules.timestampType === 'CreateTime') {
     checkTimestamps(walk, header, rules);
     // Kafka's maximum starts at −1 ("no timestamp"): records all older than the epoch leave it there.
@@ -187,6 +198,8 @@ interface RecordsWalk {
   /** Largest record timestamp, int64. */
   readonly maxTimestamp: bigint;
   readonly minTimestamp: bigint;
+  /** Indexes of the records whose key is null. */
+  readonly keylessRecords: readonly number[];
 }
 
 /** Walks every record; throws INVALID_RECORD (with the record's index) at the first one that does not parse. */
@@ -210,7 +223,7 @@ function walkBatchRecords(bytes: Buffer, header: RecordBatchHeader, maxDecompres
   if (cursor.position !== section.length) {
     throw new KafkaProtocolError('INVALID_RECORD', `record batch has ${section.length - cursor.position} bytes after its last (${count}th) record: the declared count is wrong or the batch is damaged`);
   }
-  return { section, start, ...timestampRange(section, start, header, cursor) };
+  return { section, start, keylessRecords: cursor.keylessRecords, ...timestampRange(section, start, header, cursor) };
 }
 
 /**
@@ -242,6 +255,7 @@ class RecordCursor {
   minDelta = Infinity;
   /** A delta beyond 2^48 was seen: the extremes are then computed record by record. */
   sawLargeDelta = false;
+  readonly keylessRecords: number[] = [];
   private index = 0;
   private limit: number;
 
@@ -266,7 +280,7 @@ class RecordCursor {
     this.timestampDelta();
     const offsetDelta = this.varint('offset delta');
     if (offsetDelta !== index) this.fail(`has offset delta ${offsetDelta}; the records of a batch are numbered 0, 1, 2, … (expected ${index})`);
-    this.skipBytes('key');
+    if (this.skipBytes('key') === -1) this.keylessRecords.push(index);
     this.skipBytes('value');
     const headers = this.varint('headers count');
     if (headers < 0 || headers > (recordEnd - this.position) / 2) this.fail(`declares ${headers} headers in its ${recordEnd - this.position} remaining bytes`);
@@ -279,11 +293,13 @@ class RecordCursor {
     if (this.position !== recordEnd) this.fail(`declares ${length} bytes but its fields end ${recordEnd - this.position} bytes earlier`);
   }
 
-  private skipBytes(what: string): void {
+  /** Skips a nullable byte field; returns its length (−1 for null). */
+  private skipBytes(what: string): number {
     const length = this.varint(`${what} length`);
-    if (length === -1) return;
+    if (length === -1) return length;
     if (length < -1) this.fail(`has ${what} length ${length}; only −1 (null) or a size is valid`);
     this.skip(length, what);
+    return length;
   }
 
   private skip(length: number, what: string): void {

@@ -47,7 +47,7 @@ import {
 import { readFully, verifyBatches } from './batch-scan.js';
 import { fsyncDirectoryAsync } from './durable-files.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
-import { deletesByRetention, rollAfterMs, type LogConfig } from './log-config.js';
+import { deletesByRetention, isCompacted, rollAfterMs, type LogConfig } from './log-config.js';
 import { firstRecordAtOrAfter, type RecordTime } from './record-timestamps.js';
 import { deleteSnapshot, listSnapshots, readSnapshot, writeSnapshot } from './producer-snapshot.js';
 import { replayProducerBatches } from './producer-replay.js';
@@ -343,6 +343,7 @@ export class PartitionLog {
       timestampBeforeMaxMs: config.timestampBeforeMaxMs,
       timestampAfterMaxMs: config.timestampAfterMaxMs,
       now,
+      requireKeys: isCompacted(config),
     });
     const { duplicateOf } = this.producers.check(validated.header);
     if (duplicateOf !== undefined) return this.answerDuplicate(duplicateOf, waitForFlush);

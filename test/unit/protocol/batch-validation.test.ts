@@ -292,6 +292,31 @@ describe('validateProducerBatch: timestamps', () => {
   });
 });
 
+describe('validateProducerBatch: keys on a compacted topic', () => {
+  const compacted: BatchRules = { ...RULES, requireKeys: true };
+  const keyed = (key: string | null, value: string | null): { key: Buffer | null; value: Buffer | null; timestamp: number } => ({
+    key: key === null ? null : Buffer.from(key),
+    value: value === null ? null : Buffer.from(value),
+    timestamp: NOW,
+  });
+
+  it('refuses the whole batch with INVALID_RECORD naming the keyless records, in every codec, and leaves it unchanged', () => {
+    for (const compression of CODECS) {
+      const batch = encodeRecordBatch([keyed('a', '1'), keyed(null, '2'), keyed('c', null), keyed(null, null)], { compression, baseTimestamp: NOW });
+      const { code, error } = refusal(batch, compacted);
+      expect(code, compression).toBe('INVALID_RECORD');
+      expect(error?.message).toContain('2 of the batch\'s 4 records have none (first: record 1, 3)');
+      expect(error?.recordErrors.map((recordError) => recordError.batchIndex)).toEqual([1, 3]);
+      // The same batch is fine where compaction is off.
+      expect(codeOf(batch), compression).toBe('NONE');
+    }
+  });
+
+  it('accepts keyed records and tombstones (a key with a null value)', () => {
+    expect(codeOf(encodeRecordBatch([keyed('a', '1'), keyed('a', null), keyed('', 'empty key')], { baseTimestamp: NOW }), compacted)).toBe('NONE');
+  });
+});
+
 describe('validateStoredBatch', () => {
   it('accepts a stored batch (any base offset, the LogAppendTime bit) and refuses damaged records', () => {
     const batch = encodeRecordBatch([{ value: Buffer.from('s'), timestamp: NOW }], { baseOffset: 1234n });
