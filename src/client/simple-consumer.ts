@@ -7,7 +7,7 @@ import { TributaryError } from '../common/errors.js';
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsApi } from '../protocol/apis/list-offsets.js';
 import { FetchApi } from '../protocol/apis/fetch.js';
 import { KafkaErrorCode, kafkaErrorName } from '../protocol/kafka-errors.js';
-import { BATCH_LENGTH_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/record-batch.js';
+import { BATCH_LENGTH_OFFSET, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, RECORD_BATCH_OVERHEAD } from '../protocol/record-batch.js';
 import { decodeRecords, type Record as KafkaRecord } from '../protocol/records.js';
 import type { KafkaConnection } from './connection.js';
 
@@ -91,11 +91,16 @@ export class SimpleConsumer {
       if (answer === undefined) throw protocolError(topic, partition, 'the broker answered a fetch without the partition');
       if (answer.errorCode !== 0) return { errorCode: answer.errorCode, details: { highWatermark: answer.highWatermark, logStartOffset: answer.logStartOffset } };
       const bytes = Buffer.isBuffer(answer.records) ? answer.records : Buffer.alloc(0);
-      const records = wholeBatches(bytes).flatMap((position) => decodeRecords(bytes, position)).filter((record) => record.offset >= offset);
-      const last = records.at(-1);
+      const positions = wholeBatches(bytes);
+      const records = positions.flatMap((position) => decodeRecords(bytes, position)).filter((record) => record.offset >= offset);
+      // The next offset follows the last batch, not its last record: on a compacted topic a batch
+      // may end in removed records, or hold none, and must still be stepped over (Kafka's rule).
+      const lastBatch = positions.at(-1);
+      const batchEnd = lastBatch === undefined ? offset : bytes.readBigInt64BE(lastBatch) + BigInt(bytes.readInt32BE(lastBatch + LAST_OFFSET_DELTA_OFFSET)) + 1n;
+      const nextOffset = batchEnd > offset ? batchEnd : offset;
       return {
         errorCode: 0,
-        value: { records, nextOffset: last === undefined ? offset : last.offset + 1n, highWatermark: answer.highWatermark, logStartOffset: answer.logStartOffset },
+        value: { records, nextOffset, highWatermark: answer.highWatermark, logStartOffset: answer.logStartOffset },
       };
     });
   }

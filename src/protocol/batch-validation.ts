@@ -124,10 +124,14 @@ export function validateProducerBatch(bytes: Buffer, rules: BatchRules): Validat
  * Structural checks of a batch as stored (recovery, tools, tests): the header rules, CRC and every
  * record, without the clock or codec-version rules. Returns the records' maximum timestamp as the
  * batch states it. Throws KafkaProtocolError.
+ *
+ * A stored batch may have been compacted by the log cleaner: it keeps its base and last offset but
+ * fewer records (none, for a kept empty header), whose offset deltas rise with gaps up to
+ * LastOffsetDelta, and its BaseTimestamp may be a delete horizon (attribute bit 6).
  */
 export function validateStoredBatch(bytes: Buffer, options: { readonly maxDecompressedBytes?: number; readonly maxBatchBytes?: number } = {}): RecordBatchHeader {
   const header = checkHeader(bytes, options.maxBatchBytes ?? Number.MAX_SAFE_INTEGER, true);
-  walkBatchRecords(bytes, header, options.maxDecompressedBytes);
+  walkBatchRecords(bytes, header, options.maxDecompressedBytes, true);
   return header;
 }
 
@@ -168,7 +172,10 @@ function checkHeader(bytes: Buffer, maxBatchBytes: number, stored = false): Reco
       `record batch CRC-32C mismatch: stored ${header.crc.toString(16)}, computed ${crc.toString(16)}; the batch was damaged in transit`,
     );
   }
-  if (header.recordsCount <= 0 || header.lastOffsetDelta + 1 !== header.recordsCount) {
+  const countFits = stored
+    ? header.recordsCount >= 0 && header.lastOffsetDelta >= 0 && header.recordsCount <= header.lastOffsetDelta + 1
+    : header.recordsCount > 0 && header.lastOffsetDelta + 1 === header.recordsCount;
+  if (!countFits) {
     throw new KafkaProtocolError(
       'INVALID_RECORD',
       `record batch count ${header.recordsCount} does not match last offset delta ${header.lastOffsetDelta} + 1 (a batch holds at least one record)`,
@@ -203,7 +210,7 @@ interface RecordsWalk {
 }
 
 /** Walks every record; throws INVALID_RECORD (with the record's index) at the first one that does not parse. */
-function walkBatchRecords(bytes: Buffer, header: RecordBatchHeader, maxDecompressedBytes = DEFAULT_MAX_DECOMPRESSED_BYTES): RecordsWalk {
+function walkBatchRecords(bytes: Buffer, header: RecordBatchHeader, maxDecompressedBytes = DEFAULT_MAX_DECOMPRESSED_BYTES, compacted = false): RecordsWalk {
   const codec = header.attributes & COMPRESSION_MASK;
   let section = bytes;
   let start = RECORD_BATCH_OVERHEAD;
@@ -212,7 +219,7 @@ function walkBatchRecords(bytes: Buffer, header: RecordBatchHeader, maxDecompres
     section = decompress(codec, bytes.subarray(RECORD_BATCH_OVERHEAD), maxDecompressedBytes);
     start = 0;
   }
-  const cursor = new RecordCursor(section, start, section.length);
+  const cursor = new RecordCursor(section, start, section.length, compacted ? header.lastOffsetDelta : undefined);
   const count = header.recordsCount;
   if (count > (section.length - start) / (MIN_RECORD_BODY + 1)) {
     throw new KafkaProtocolError('INVALID_RECORD', `record batch declares ${count} records but its ${section.length - start} bytes of records hold at most ${Math.floor((section.length - start) / (MIN_RECORD_BODY + 1))}`, {
@@ -232,6 +239,8 @@ function walkBatchRecords(bytes: Buffer, header: RecordBatchHeader, maxDecompres
  */
 function timestampRange(section: Buffer, start: number, header: RecordBatchHeader, cursor: RecordCursor): { minTimestamp: bigint; maxTimestamp: bigint } {
   const base = header.baseTimestamp;
+  // A compacted batch kept as an empty header: its MaxTimestamp is all that is left.
+  if (header.recordsCount === 0) return { minTimestamp: header.maxTimestamp, maxTimestamp: header.maxTimestamp };
   if (!cursor.sawLargeDelta) {
     const low = base + BigInt(cursor.minDelta);
     const high = base + BigInt(cursor.maxDelta);
@@ -258,11 +267,14 @@ class RecordCursor {
   readonly keylessRecords: number[] = [];
   private index = 0;
   private limit: number;
+  private previousOffsetDelta = -1;
 
+  /** `lastOffsetDelta` set: a stored batch, whose deltas may have gaps left by compaction. */
   constructor(
     private readonly bytes: Buffer,
     public position: number,
     private readonly end: number,
+    private readonly lastOffsetDelta?: number,
   ) {
     this.limit = end;
   }
@@ -279,7 +291,12 @@ class RecordCursor {
     this.position += 1; // attributes: unused by magic 2, any value (as Kafka)
     this.timestampDelta();
     const offsetDelta = this.varint('offset delta');
-    if (offsetDelta !== index) this.fail(`has offset delta ${offsetDelta}; the records of a batch are numbered 0, 1, 2, … (expected ${index})`);
+    if (this.lastOffsetDelta === undefined) {
+      if (offsetDelta !== index) this.fail(`has offset delta ${offsetDelta}; the records of a batch are numbered 0, 1, 2, … (expected ${index})`);
+    } else if (offsetDelta <= this.previousOffsetDelta || offsetDelta > this.lastOffsetDelta) {
+      this.fail(`has offset delta ${offsetDelta}; a compacted batch's deltas rise from ${this.previousOffsetDelta + 1} up to its last offset delta ${this.lastOffsetDelta}`);
+    }
+    this.previousOffsetDelta = offsetDelta;
     if (this.skipBytes('key') === -1) this.keylessRecords.push(index);
     this.skipBytes('value');
     const headers = this.varint('headers count');

@@ -896,15 +896,17 @@ export class PartitionLog {
       if (header.magic !== CURRENT_MAGIC) throw refuse('REPLICA_BATCH_INVALID', `has magic ${header.magic}, not ${CURRENT_MAGIC}`, { magic: header.magic });
       const crc = computeBatchCrc(records, at, size);
       if (crc !== header.crc) throw refuse('REPLICA_BATCH_INVALID', `fails its CRC-32C (stored ${header.crc}, computed ${crc})`, { storedCrc: header.crc, computedCrc: crc });
-      if (header.recordsCount <= 0 || header.lastOffsetDelta !== header.recordsCount - 1) {
+      // A leader's compacted batches hold fewer records than offsets (none, for a kept header).
+      if (header.recordsCount < 0 || header.lastOffsetDelta < 0 || header.recordsCount > header.lastOffsetDelta + 1) {
         throw refuse('REPLICA_BATCH_INVALID', `holds ${header.recordsCount} records with last offset delta ${header.lastOffsetDelta}`, {
           recordsCount: header.recordsCount,
           lastOffsetDelta: header.lastOffsetDelta,
         });
       }
       const baseOffset = Number(header.baseOffset);
-      if (baseOffset !== expected) {
-        throw refuse('REPLICA_OFFSET_MISMATCH', `starts at offset ${header.baseOffset} where ${expected} was expected (${index === 0 ? 'the log end' : 'the end of the batch before'})`, {
+      // Past `expected` is a gap the leader's cleaner left (removed batches); before it, an overlap.
+      if (baseOffset < expected) {
+        throw refuse('REPLICA_OFFSET_MISMATCH', `starts at offset ${header.baseOffset} where ${expected} or later was expected (${index === 0 ? 'the log end' : 'the end of the batch before'})`, {
           baseOffset: String(header.baseOffset),
           expected,
         });

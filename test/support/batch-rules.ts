@@ -156,14 +156,18 @@ function parseRecords(section: Buffer, count: number, baseTimestamp: bigint): Pa
 }
 
 /** Header, CRC, counts, codec and records: what holds for any batch, stored or produced. */
-function structural(bytes: Buffer, maxDecompressedBytes: number, allowZstd: boolean): { header: RecordBatchHeader; records: ParsedRecord[] } {
+function structural(bytes: Buffer, maxDecompressedBytes: number, allowZstd: boolean, stored = false): { header: RecordBatchHeader; records: ParsedRecord[] } {
   if (bytes.length < RECORD_BATCH_OVERHEAD) refuse('CORRUPT_MESSAGE', `${bytes.length} bytes are shorter than a batch header`);
   const header = readBatchHeader(bytes);
   if (header.magic !== CURRENT_MAGIC) refuse('INVALID_RECORD', `magic ${header.magic}`);
   if (header.sizeInBytes > bytes.length) refuse('CORRUPT_MESSAGE', `batch declares ${header.sizeInBytes} bytes, ${bytes.length} arrived`);
   if (header.sizeInBytes !== bytes.length) refuse('INVALID_RECORD', `batch declares ${header.sizeInBytes} bytes of ${bytes.length}: one batch only`);
   if (computeBatchCrc(bytes, 0, bytes.length) !== header.crc) refuse('CORRUPT_MESSAGE', 'CRC-32C mismatch');
-  if (header.recordsCount <= 0 || header.lastOffsetDelta + 1 !== header.recordsCount) refuse('INVALID_RECORD', `count ${header.recordsCount}, last offset delta ${header.lastOffsetDelta}`);
+  // A stored batch may be compacted: fewer records than offsets (none at all for a kept header).
+  const countFits = stored
+    ? header.recordsCount >= 0 && header.lastOffsetDelta >= 0 && header.recordsCount <= header.lastOffsetDelta + 1
+    : header.recordsCount > 0 && header.lastOffsetDelta + 1 === header.recordsCount;
+  if (!countFits) refuse('INVALID_RECORD', `count ${header.recordsCount}, last offset delta ${header.lastOffsetDelta}`);
   const codec = header.attributes & COMPRESSION_MASK;
   if (codec > 4) refuse('UNSUPPORTED_COMPRESSION_TYPE', `codec ${codec}`);
   if (codec === 4 && !allowZstd) refuse('UNSUPPORTED_COMPRESSION_TYPE', 'zstd before Produce v7');
@@ -171,7 +175,8 @@ function structural(bytes: Buffer, maxDecompressedBytes: number, allowZstd: bool
   const section = codec === 0 ? payload : decompress(codec, payload, maxDecompressedBytes);
   const records = parseRecords(section, header.recordsCount, header.baseTimestamp);
   records.forEach((record, index) => {
-    if (record.offsetDelta !== index) refuse('INVALID_RECORD', `record ${index} has offset delta ${record.offsetDelta}`, [{ batchIndex: index, message: 'offset delta out of sequence' }]);
+    const inSequence = stored ? record.offsetDelta > (records[index - 1]?.offsetDelta ?? -1) && record.offsetDelta <= header.lastOffsetDelta : record.offsetDelta === index;
+    if (!inSequence) refuse('INVALID_RECORD', `record ${index} has offset delta ${record.offsetDelta}`, [{ batchIndex: index, message: 'offset delta out of sequence' }]);
   });
   // The project's decoder must agree that the records parse (a second, independent reading).
   decodeRecords(bytes, 0, { maxDecompressedBytes });
@@ -179,7 +184,7 @@ function structural(bytes: Buffer, maxDecompressedBytes: number, allowZstd: bool
 }
 
 export function referenceValidateStoredBatch(bytes: Buffer, options: { maxDecompressedBytes?: number } = {}): void {
-  const { header } = structural(bytes, options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES, true);
+  const { header } = structural(bytes, options.maxDecompressedBytes ?? DEFAULT_MAX_DECOMPRESSED_BYTES, true, true);
   // The log never stores control batches (clients may not write them; no transactions are served).
   if ((header.attributes & CONTROL_FLAG) !== 0) refuse('INVALID_RECORD', 'control batch in the log');
 }
