@@ -53,6 +53,16 @@ export default tseslint.config(
     },
   },
   {
+    // Storage's own folders (cleaner/) reach the rest of storage with ../ and src with ../../.
+    files: ['src/storage/*/**/*.ts'],
+    rules: {
+      'no-restricted-imports': ['error', {
+        paths: ['net', 'node:net', 'http', 'node:http', 'tls', 'node:tls'].map((name) => ({ name, message: 'storage knows no network' })),
+        patterns: [{ regex: '^\\.\\./\\.\\./(?!common/|protocol/)', message: 'storage depends on protocol and common only' }],
+      }],
+    },
+  },
+  {
     files: ['src/common/**/*.ts'],
     rules: {
       'no-restricted-imports': ['error', { patterns: [{ regex: '^\\.\\./', message: 'common depends on nothing else in src' }] }],

@@ -53,6 +53,8 @@ import { deleteSnapshot, listSnapshots, readSnapshot, writeSnapshot } from './pr
 import { replayProducerBatches } from './producer-replay.js';
 import { ProducerStateTable, type ProducerBatch, type ProducerEntry } from './producer-state.js';
 import { LogSegment } from './segment.js';
+import type { CleanableSegment, CleanedGroup } from './cleaner/clean-pass.js';
+import { recoverSwaps, swapInCleaned as swapInCleanedFiles } from './cleaner/segment-swap.js';
 
 export interface AppendResult {
   readonly baseOffset: number;
@@ -173,6 +175,16 @@ export interface LoadOptions {
   readonly cleanShutdown: boolean;
   /** producer.id.expiration.ms: producers idle this long are forgotten (`expireProducers`). */
   readonly producerIdExpirationMs?: number;
+}
+
+/** What the cleaner may read of a log now (PartitionLog.cleanableView). */
+export interface CleanableView {
+  readonly segments: readonly CleanableSegment[];
+  readonly firstUncleanable: number;
+  readonly logStartOffset: number;
+  readonly producerLastOffsets: ReadonlySet<number>;
+  readonly generation: number;
+  readonly sizeInBytes: number;
 }
 
 export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
@@ -820,6 +832,68 @@ export class PartitionLog {
     return deletable;
   }
 
+  // ---- compaction: what the cleaner may read, and swapping its output in ----------------
+
+  /**
+   * The closed segments the cleaner may read now, from the log start: each wholly below the
+   * active segment, the high watermark, and the first segment holding a record younger than
+   * min.compaction.lag.ms (Kafka's uncleanable tail, rounded down to a segment boundary).
+   * `generation` changes whenever segments are truncated, so a pass started before is refused.
+   */
+  cleanableView(now: number): CleanableView {
+    const segments: CleanableSegment[] = [];
+    const lagBound = BigInt(now - this.config.minCompactionLagMs);
+    for (const segment of this.segments.slice(0, -1)) {
+      if (segment.nextOffset > this.highWatermark || segment.isClosed || !segment.hasFile) break;
+      if (this.config.minCompactionLagMs > 0 && segment.maxTimestamp > lagBound) break;
+      segments.push({ baseOffset: segment.baseOffset, size: segment.size, nextOffset: segment.nextOffset, maxTimestamp: segment.maxTimestamp });
+    }
+    const firstUncleanable = this.segments[segments.length]?.baseOffset ?? this.logEndOffset;
+    const producerLastOffsets = new Set(this.producers.entries().flatMap((entry) => entry.batches.at(-1)?.lastOffset ?? []));
+    return { segments, firstUncleanable, logStartOffset: this.logStartOffset, producerLastOffsets, generation: this.truncations, sizeInBytes: this.sizeInBytes };
+  }
+
+  /** Why a pass that read the log at `generation` can no longer swap its output in, or undefined. */
+  cleaningStale(generation: number): string | undefined {
+    if (this.state !== 'open') return `log ${this.name} is ${this.state}`;
+    if (this.truncations !== generation) return `log ${this.name} was truncated while it was cleaned`;
+    return undefined;
+  }
+
+  /**
+   * Replaces the live segments `group.sources` with the cleaned segment the pass wrote
+   * (cleaner/segment-swap.ts has the file steps and their crash recovery). Synchronous: nothing
+   * else happens to the log meanwhile. Throws, changing nothing, when the sources are no longer
+   * the live segments (retention or truncation removed one) or the log changed generation.
+   */
+  swapInCleaned(group: CleanedGroup, generation: number): void {
+    const stale = this.cleaningStale(generation);
+    if (stale !== undefined) throw new TributaryError({ code: 'CLEANING_ABORTED', message: stale, retriable: true });
+    const first = this.baseOffsets.indexOf(group.baseOffset);
+    const sources = this.segments.slice(first, first + group.sources.length);
+    const current = first >= 0 && sources.every((segment, index) => segment.baseOffset === group.sources[index]) && first + sources.length < this.segments.length;
+    if (!current) {
+      throw new TributaryError({ code: 'CLEANING_ABORTED', message: `log ${this.name}: segments ${group.sources.join(', ')} are no longer live; the cleaned copy is dropped`, retriable: true });
+    }
+    for (const segment of sources) segment.writePending();
+    swapInCleanedFiles(this.directory, group.baseOffset, group.sources);
+    const cleaned = LogSegment.open(this.directory, group.baseOffset);
+    if (!cleaned.index.load(cleaned.size)) cleaned.index.clear();
+    cleaned.loadTail(this.config.indexIntervalBytes);
+    const last = sources.at(-1) as LogSegment;
+    // Retention by time reads the newest record's timestamp; keep the sources' view of it.
+    cleaned.lastWrittenAt = last.lastWrittenAt;
+    cleaned.createdAt = sources[0]?.createdAt ?? cleaned.createdAt;
+    cleaned.maxTimestamp = sources.reduce((max, segment) => (segment.maxTimestamp > max ? segment.maxTimestamp : max), cleaned.maxTimestamp);
+    this.segments.splice(first, sources.length, cleaned);
+    this.baseOffsets.splice(first, sources.length, cleaned.baseOffset);
+    // Readers holding an old segment keep its descriptor (its file is already unlinked) until they release it.
+    for (const segment of sources) {
+      this.unflushedSegments.delete(segment);
+      segment.abandon();
+    }
+  }
+
   // ---- replication: follower appends and truncation --------------------------------------
 
   /**
@@ -1324,6 +1398,8 @@ export class PartitionLog {
     // The folder is made now (one cheap call, no fsync, no descriptor); its entry in the data dir
     // is fsynced by the first flush, before any data in it counts as flushed.
     if (mkdirSync(this.directory, { recursive: true }) !== undefined) this.unsyncedEntries.dataDir = true;
+    const swaps = recoverSwaps(this.directory);
+    if (swaps.removedCleaned > 0 || swaps.finishedSwaps.length > 0) this.logger.warn({ ...swaps }, 'finished or rolled back a cleaner swap a stop interrupted');
     const files = listFolder(this.directory);
     const bases: number[] = [];
     for (const file of files) {
