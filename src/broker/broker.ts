@@ -15,7 +15,7 @@ import type { CoordinationStore } from '../coordination/store.js';
 import { logConfigFromTopicConfigs } from '../storage/log-config.js';
 import { LogManager } from '../storage/log-manager.js';
 import { Cluster } from './cluster.js';
-import { defaultLogConfig, type BrokerConfig } from './config.js';
+import { cleanerConfig, defaultLogConfig, type BrokerConfig } from './config.js';
 import type { BrokerContext } from './context.js';
 import { FetchWaiters } from './fetch-waiters.js';
 import { GroupCoordinator } from './group/group-coordinator.js';
@@ -158,6 +158,7 @@ export class Broker {
       highWatermarkCheckpointIntervalMs: config['replica.high.watermark.checkpoint.interval.ms'],
       producerIdExpirationMs: config['producer.id.expiration.ms'],
       producerIdExpirationCheckIntervalMs: config['producer.id.expiration.check.interval.ms'],
+      cleaner: cleanerConfig(config),
       onHighWatermarkAdvanced: (log) => {
         waiters.notify(log.topic, log.partition);
         metrics.logEndOffset.set({ topic: log.topic, partition: String(log.partition) }, log.logEndOffset);

@@ -5,6 +5,7 @@
  */
 import { z } from 'zod';
 import { parseConfig } from '../common/config.js';
+import type { CleanerConfig } from '../storage/cleaner/log-cleaner.js';
 import { logConfigSchema, normalizeCleanupPolicy, timestampBoundMs, type LogConfig } from '../storage/log-config.js';
 
 const integer = z.coerce.number().int();
@@ -152,6 +153,19 @@ export function parseProperties(text: string, source: string): Record<string, st
 
 export function parseBrokerConfig(properties: Readonly<Record<string, string | number | boolean>>, source: string): BrokerConfig {
   return parseConfig(brokerConfigSchema, properties, source);
+}
+
+/** The log cleaner's settings (storage/cleaner/log-cleaner.ts) from the log.cleaner.* keys. */
+export function cleanerConfig(config: BrokerConfig): CleanerConfig {
+  return {
+    enable: config['log.cleaner.enable'],
+    threads: config['log.cleaner.threads'],
+    dedupeBufferSize: config['log.cleaner.dedupe.buffer.size'],
+    loadFactor: config['log.cleaner.io.buffer.load.factor'],
+    ioBufferSize: config['log.cleaner.io.buffer.size'],
+    maxIoBytesPerSecond: config['log.cleaner.io.max.bytes.per.second'],
+    backoffMs: config['log.cleaner.backoff.ms'],
+  };
 }
 
 /** The topic-log defaults this broker applies before per-topic overrides. */

@@ -44,6 +44,7 @@ import { checkpointKey, readCheckpoint, writeCheckpoint, type OffsetCheckpoint }
 import { fsyncDirectory, fsyncDirectoryAsync, writeFileDurably } from './durable-files.js';
 import { DEFAULT_LOG_CONFIG, type LogConfig } from './log-config.js';
 import { PartitionLog } from './partition-log.js';
+import { DEFAULT_CLEANER_CONFIG, LogCleaner, type CleanerConfig } from './cleaner/log-cleaner.js';
 
 export const RECOVERY_POINT_CHECKPOINT = 'recovery-point-offset-checkpoint';
 export const LOG_START_CHECKPOINT = 'log-start-offset-checkpoint';
@@ -77,6 +78,8 @@ export interface LogManagerOptions {
   readonly brokerId?: number;
   /** How often the high-watermark checkpoint is written (default 5 s). */
   readonly highWatermarkCheckpointIntervalMs?: number;
+  /** The log cleaner's settings (log.cleaner.*); Kafka's defaults when absent. */
+  readonly cleaner?: CleanerConfig;
 }
 
 /** A partition whose log could not be opened at start. */
@@ -119,6 +122,8 @@ export class LogManager {
   /** Whether the previous stop was clean (for reporting). */
   recoveredFromUncleanShutdown = false;
 
+  private logCleaner!: LogCleaner;
+
   private constructor(private readonly options: LogManagerOptions) {
     this.clock = options.clock ?? systemClock;
     this.configFor = options.configFor ?? (() => DEFAULT_LOG_CONFIG);
@@ -127,6 +132,7 @@ export class LogManager {
   static async open(options: LogManagerOptions): Promise<LogManager> {
     const manager = new LogManager(options);
     await manager.loadAll();
+    manager.logCleaner = new LogCleaner({ logs: manager, config: options.cleaner ?? DEFAULT_CLEANER_CONFIG, logger: options.logger, clock: manager.clock });
     return manager;
   }
 
@@ -161,6 +167,12 @@ export class LogManager {
     every(this.options.checkpointIntervalMs ?? 60_000, () => this.writeRecoveryCheckpoint());
     every(this.options.highWatermarkCheckpointIntervalMs ?? 5_000, () => this.writeHighWatermarkCheckpoint());
     every(this.options.producerIdExpirationCheckIntervalMs ?? 600_000, () => this.expireProducers());
+    this.logCleaner.start();
+  }
+
+  /** The log cleaner of the compacted logs (started with the schedules when log.cleaner.enable). */
+  get cleaner(): LogCleaner {
+    return this.logCleaner;
   }
 
   getLog(topic: string, partition: number): PartitionLog | undefined {
@@ -344,6 +356,8 @@ export class LogManager {
     if (this.closed) return;
     this.closed = true;
     for (const timer of this.timers) clearInterval(timer);
+    // A pass in progress stops at its next batch; its unswapped files are removed.
+    await this.logCleaner.stop();
     const results = await Promise.allSettled([...this.logs.values()].map((log) => log.close()));
     const failures = results.filter((result) => result.status === 'rejected');
     this.writeRecoveryCheckpoint();
