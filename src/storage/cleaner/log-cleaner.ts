@@ -95,6 +95,8 @@ export class LogCleaner {
   private running: Promise<unknown> | undefined;
   private stopped = false;
   private map: KeyOffsetMap | undefined;
+  /** Passes run one after another (they share the key map), whoever asks. */
+  private passes: Promise<unknown> = Promise.resolve();
   private throttleWindow = { start: 0, bytes: 0 };
   /** Counters, as Kafka's cleaner metrics. */
   readonly metrics = { passes: 0, bytesRead: 0, bytesWritten: 0, recordsRemoved: 0, lastRunAt: 0, maxDirtyPercent: 0 };
@@ -133,7 +135,17 @@ export class LogCleaner {
   }
 
   /** Cleans the dirtiest eligible log once; undefined when no log is eligible. */
-  async cleanOnce(): Promise<CleanedLog | undefined> {
+  cleanOnce(): Promise<CleanedLog | undefined> {
+    return this.serially(() => this.cleanFilthiest());
+  }
+
+  private serially<T>(task: () => Promise<T>): Promise<T> {
+    const run = this.passes.then(task);
+    this.passes = run.catch(() => undefined);
+    return run;
+  }
+
+  private async cleanFilthiest(): Promise<CleanedLog | undefined> {
     const now = this.clock.now();
     this.metrics.lastRunAt = now;
     const candidate = this.filthiest(now);
@@ -142,10 +154,12 @@ export class LogCleaner {
   }
 
   /** Cleans one log now whatever its dirty ratio (tests, tools); undefined when it has nothing cleanable. */
-  async cleanLogNow(log: PartitionLog): Promise<CleanedLog | undefined> {
-    const now = this.clock.now();
-    const candidate = this.candidate(log, now, true);
-    return candidate === undefined ? undefined : this.clean(candidate, now);
+  cleanLogNow(log: PartitionLog): Promise<CleanedLog | undefined> {
+    return this.serially(async () => {
+      const now = this.clock.now();
+      const candidate = this.candidate(log, now, true);
+      return candidate === undefined ? undefined : this.clean(candidate, now);
+    });
   }
 
   private filthiest(now: number): Candidate | undefined {
