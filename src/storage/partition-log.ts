@@ -1044,7 +1044,10 @@ export class PartitionLog {
     if (segment === undefined) throw new Error(`log ${this.name} has no segment`);
     const holding = segment.findBatch(offset, segment.size);
     const cutPosition = holding?.position ?? segment.size;
-    const newEnd = holding?.baseOffset ?? segment.nextOffset;
+    // Inside a gap the cleaner left (the batch found starts after `offset`), the log ends where the
+    // batch before it did: known once the segment is cut.
+    const inGap = holding !== undefined && holding.baseOffset > offset;
+    let newEnd = holding === undefined ? segment.nextOffset : Math.min(holding.baseOffset, offset);
     if (newEnd <= this.logStartOffset) {
       await this.startAfresh(this.logStartOffset, offset);
       return this.logEndOffset;
@@ -1069,6 +1072,7 @@ export class PartitionLog {
         segment.loadTail(this.config.indexIntervalBytes);
         this.noteIndexWrite(segment.rewriteIndex());
       }
+      if (inGap && segment.nextOffset <= newEnd) newEnd = segment.nextOffset;
       if (segment.nextOffset !== newEnd) throw new Error(`segment ${segment.baseOffset} ends at ${segment.nextOffset} after the cut, not ${newEnd}`);
       const end = this.endMark();
       this.writtenMark = end;
@@ -1433,16 +1437,18 @@ export class PartitionLog {
       if (segment === undefined) break;
       if (!segment.hasFile) continue;
       if (index < recoverFrom) {
+        let whole: boolean;
         if (!segment.index.load(segment.size)) {
           this.logger.warn({ segment: segment.baseOffset }, 'index missing or corrupt; rebuilding it from the segment');
-          await this.rebuild(segment);
+          whole = await this.rebuild(segment);
         } else {
-          segment.loadTail(this.config.indexIntervalBytes);
+          whole = segment.loadTail(this.config.indexIntervalBytes);
         }
-        if (!segment.overflowed) continue;
-        // Written before segments rolled on relative-offset overflow: the offsets past what the
-        // index holds are damage, cut like any other (checked in full, truncated there).
-        this.logger.warn({ segment: segment.baseOffset }, 'segment holds offsets its index cannot represent; checking it in full');
+        if (!segment.overflowed && whole) continue;
+        // Written before segments rolled on relative-offset overflow (offsets past what the index
+        // holds), or bytes that are not whole batches: damage, cut like any other (checked in full,
+        // truncated there, and the later segments dropped: they cannot follow a cut).
+        this.logger.warn({ segment: segment.baseOffset, overflowed: segment.overflowed }, 'segment holds offsets its index cannot represent or bytes that are not whole batches; checking it in full');
         if (await this.recoverSegment(segment)) {
           this.dropSegmentsFrom(index + 1);
           break;
@@ -1450,8 +1456,9 @@ export class PartitionLog {
         continue;
       }
       const previous = this.segments[index - 1];
-      if (previous !== undefined && segment.baseOffset !== previous.nextOffset) {
-        // A gap or overlap between segments: the log is valid only up to the previous one.
+      if (previous !== undefined && segment.baseOffset < previous.nextOffset) {
+        // An overlap between segments: the log is valid only up to the previous one. (A gap is
+        // what the cleaner leaves when it removes a segment's last batches.)
         this.logger.warn({ segment: segment.baseOffset, expected: previous.nextOffset }, 'segment does not follow on; deleting it and later ones');
         this.dropSegmentsFrom(index);
         break;
@@ -1520,10 +1527,11 @@ export class PartitionLog {
   }
 
   /** Rebuilds a trusted segment's index by scanning its batches (no CRC checks). */
-  private async rebuild(segment: LogSegment): Promise<void> {
+  private async rebuild(segment: LogSegment): Promise<boolean> {
     segment.resetForRebuild();
-    segment.loadTail(this.config.indexIntervalBytes);
+    const whole = segment.loadTail(this.config.indexIntervalBytes);
     this.noteIndexWrite(segment.rewriteIndex());
+    return whole;
   }
 
   private dropSegmentsFrom(index: number): void {

@@ -251,17 +251,20 @@ export class LogSegment {
 
   /**
    * After loading trusted indexes: scans the batches after the last index entry to learn the next
-   * offset, the max timestamp and how far the current index interval has filled.
+   * offset, the max timestamp and how far the current index interval has filled. Returns false
+   * when the batches stop short of the file's end (stray or torn bytes: damage to recover).
    */
-  loadTail(indexIntervalBytes: number): void {
+  loadTail(indexIntervalBytes: number): boolean {
     const last = this.index.last();
     this.maxTimestamp = last?.maxTimestamp ?? -1n;
     this.nextOffset = last?.offset ?? this.baseOffset;
     this.bytesSinceIndexEntry = 0;
-    if (this.size === 0) return;
+    if (this.size === 0) return true;
     const start = last?.position ?? 0;
     let first = true;
+    let scannedEnd = start;
     for (const batch of scanBatches(this.fd, start, this.size)) {
+      scannedEnd = batch.position + batch.size;
       if (first && last !== undefined) {
         // The indexed batch itself: already has its entry.
         if (batch.maxTimestamp > this.maxTimestamp) this.maxTimestamp = batch.maxTimestamp;
@@ -273,6 +276,7 @@ export class LogSegment {
       }
       first = false;
     }
+    return scannedEnd === this.size;
   }
 
   /** Resets the index so `track` can rebuild it from a full scan. */

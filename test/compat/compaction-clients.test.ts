@@ -1,7 +1,9 @@
 /**
- * A compacted topic read by a real client after the broker's cleaner ran: kcat (librdkafka) from
- * the beginning and from offsets inside removed ranges (they land on the next kept
- * record, as on Kafka), with every kept record at its original offset; a keyless record refused.
+ * Compacted topics read by real clients after the broker's cleaner ran: kcat (librdkafka) and
+ * kafkajs from the beginning, and kcat from an offset inside a removed range (it lands on the next
+ * kept record, as on Kafka), with every kept record at its original offset; a keyless record is
+ * refused. kcat's topic holds every codec (the cleaner recompresses what it rewrites); kafkajs's
+ * holds the codecs kafkajs decodes without plugins (none, gzip).
  */
 import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -35,47 +37,68 @@ async function consume(topic: string, offset: string): Promise<Read[]> {
     });
 }
 
-describe('a compacted topic after cleaning', () => {
-  const topic = 'compacted-clients';
+/** Creates a compacted topic of small segments and writes 8 batches of 6 keyed records over 9 keys; returns what was written. */
+async function compactedTopic(topic: string, codecs: readonly string[]): Promise<Read[]> {
+  const admin = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING }).admin();
+  await admin.connect();
+  expect(await admin.createTopics({ topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'segment.bytes', value: '600' }] }] })).toBe(true);
+  await admin.disconnect();
   const written: Read[] = [];
+  for (let round = 0; round < 8; round += 1) {
+    const batch = Array.from({ length: 6 }, (_, index) => ({ key: `key-${(round * 6 + index) % 9}`, value: `v${round}-${index}` }));
+    const result = await kcat(['-b', broker.bootstrap, '-P', '-t', topic, '-p', '0', '-K', '\t', '-z', codecs[round % codecs.length] ?? 'none'], batch.map((m) => `${m.key}\t${m.value}\n`).join(''));
+    expect(result.status, result.stderr).toBe(0);
+    for (const record of batch) written.push({ offset: written.length, ...record });
+  }
+  return written;
+}
 
-  it('is created with cleanup.policy=compact, takes keyed records in every codec, and refuses a keyless one', async () => {
-    const kafka = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING });
-    const admin = kafka.admin();
-    await admin.connect();
-    expect(await admin.createTopics({ topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'compact' }, { name: 'segment.bytes', value: '600' }] }] })).toBe(true);
-    await admin.disconnect();
-    let offset = 0;
-    for (const [round, codec] of ['none', 'gzip', 'snappy', 'lz4', 'zstd', 'none', 'gzip', 'lz4'].entries()) {
-      const batch = Array.from({ length: 6 }, (_, index) => ({ key: `key-${(round * 6 + index) % 9}`, value: `v${round}-${index}` }));
-      const result = await kcat(['-b', broker.bootstrap, '-P', '-t', topic, '-p', '0', '-K', '\t', '-z', codec], batch.map((m) => `${m.key}\t${m.value}\n`).join(''));
-      expect(result.status, result.stderr).toBe(0);
-      for (const record of batch) written.push({ offset: offset++, ...record });
-    }
+/** Cleans the topic's partition to a fixed point; returns what a reader must see (the latest per key below the tail, all above). */
+async function clean(topic: string, written: readonly Read[]): Promise<Read[]> {
+  const log = broker.broker.logManager.getLog(topic, 0);
+  if (log === undefined) throw new Error('no log');
+  await waitUntil(async () => log.highWatermark === written.length, { what: 'every record readable', timeoutMs: 30_000 });
+  // The broker's own cleaner, now (its background loop would get there after log.cleaner.backoff.ms).
+  for (let pass = 0; pass < 10 && (await broker.broker.logManager.cleaner.cleanLogNow(log)) !== undefined; pass += 1);
+  const tail = log.cleanableView(Date.now()).firstUncleanable;
+  expect(tail).toBeGreaterThan(0);
+  const latest = new Map<string, Read>();
+  for (const record of written.filter((r) => r.offset < tail)) latest.set(record.key, record);
+  const expected = [...latest.values(), ...written.filter((r) => r.offset >= tail)].sort((a, b) => a.offset - b.offset);
+  expect(expected.length).toBeLessThan(written.length);
+  return expected;
+}
+
+describe('a compacted topic after cleaning', () => {
+  it('refuses a keyless record, and kcat reads the latest value of each key at its offset, over the gaps, in every codec', async () => {
+    const topic = 'compacted-kcat';
+    const written = await compactedTopic(topic, ['none', 'gzip', 'snappy', 'lz4', 'zstd']);
     const keyless = await kcat(['-b', broker.bootstrap, '-P', '-t', topic, '-p', '0'], 'no key here\n');
     expect(keyless.stderr).toMatch(/Broker failed to validate record/);
     expect(broker.broker.logManager.getLog(topic, 0)?.logEndOffset).toBe(written.length);
-  });
 
-  it('keeps the latest value of each key at its offset, and clients read over the gaps', async () => {
-    const log = broker.broker.logManager.getLog(topic, 0);
-    if (log === undefined) throw new Error('no log');
-    await waitUntil(async () => log.highWatermark === written.length, { what: 'every record readable', timeoutMs: 30_000 });
-    // The broker's own cleaner, now (its background loop would get there after log.cleaner.backoff.ms).
-    for (let pass = 0; pass < 10 && (await broker.broker.logManager.cleaner.cleanLogNow(log)) !== undefined; pass += 1);
-    const tail = log.cleanableView(Date.now()).firstUncleanable;
-    expect(tail).toBeGreaterThan(0);
-
-    const latest = new Map<string, Read>();
-    for (const record of written.filter((r) => r.offset < tail)) latest.set(record.key, record);
-    const expected = [...[...latest.values()], ...written.filter((r) => r.offset >= tail)].sort((a, b) => a.offset - b.offset);
-    expect(expected.length).toBeLessThan(written.length);
+    const expected = await clean(topic, written);
     expect(await consume(topic, 'beginning')).toEqual(expected);
-
     // From an offset whose record was removed: the next kept record.
-    const removed = written.find((record) => record.offset < tail && !expected.some((kept) => kept.offset === record.offset));
+    const removed = written.find((record) => record.offset < (expected.at(-1)?.offset ?? 0) && !expected.some((kept) => kept.offset === record.offset));
     if (removed === undefined) throw new Error('nothing was removed');
     expect(await consume(topic, String(removed.offset))).toEqual(expected.filter((record) => record.offset >= removed.offset));
+  });
 
+  it('kafkajs reads it from the beginning in a group, stepping over the gaps', async () => {
+    const topic = 'compacted-kafkajs';
+    const expected = await clean(topic, await compactedTopic(topic, ['none', 'gzip']));
+    const consumer = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING }).consumer({ groupId: 'compacted-reader' });
+    await consumer.connect();
+    await consumer.subscribe({ topic, fromBeginning: true });
+    const seen: Read[] = [];
+    await consumer.run({
+      eachMessage: async ({ message }) => {
+        seen.push({ offset: Number(message.offset), key: message.key?.toString() ?? '', value: message.value?.toString() ?? '' });
+      },
+    });
+    await waitUntil(async () => seen.length >= expected.length, { what: `kafkajs read the ${expected.length} kept records (so far ${seen.length})`, timeoutMs: 60_000 });
+    await consumer.disconnect();
+    expect(seen).toEqual(expected);
   });
 });

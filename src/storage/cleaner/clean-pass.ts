@@ -7,9 +7,11 @@
  *   2. Groups: the segments from the log start to the end of what the map covers, consecutive,
  *      together at most segment.bytes and spanning offsets an index can hold (Int32 relative).
  *   3. Each group is written as one segment `<first base>.log.cleaned` with its indexes
- *      (`.index.cleaned`, `.timeindex.cleaned`), by batch-filter.ts's rules. The last batch of the
- *      group is always kept (as a header if emptied), so a cleaned segment still ends where the
- *      next one starts; so is each producer's last batch (idempotence after a reload).
+ *      (`.index.cleaned`, `.timeindex.cleaned`), by batch-filter.ts's rules. A producer's last
+ *      batch is kept, as a header if emptied (idempotence after a reload); other emptied batches
+ *      go, so a cleaned segment may end before the next one starts (a gap, as in Kafka) or hold
+ *      nothing at all. Empty header batches are few on purpose: some clients (kafkajs) cannot
+ *      step over a fetch that returns only one.
  *
  * Files are read and written with asynchronous I/O in chunks, and the pass yields to the event loop
  * between batches whenever it has run for `sliceMs`, so a broker keeps serving while it cleans.
@@ -201,7 +203,6 @@ async function cleanGroup(
   const first = group[0] as CleanableSegment;
   const files = cleanedFiles(input.directory, first.baseOffset);
   const index = new SparseIndex(first.baseOffset, files.index, files.timeIndex);
-  const groupEnd = (group.at(-1) as CleanableSegment).nextOffset - 1;
   let file: FileHandle | undefined = await open(files.log, 'w');
   let size = 0;
   let maxTimestamp = -1n;
@@ -210,7 +211,7 @@ async function cleanGroup(
     for (const segment of group) {
       for await (const batch of readSegment(input, segment, counters)) {
         input.checkAborted();
-        const keepEmpty = batch.lastOffset === groupEnd || input.producerLastOffsets.has(batch.lastOffset);
+        const keepEmpty = input.producerLastOffsets.has(batch.lastOffset);
         const filtered = filterBatch(batch.bytes, { map: input.map, mapEnd, now: input.now, deleteRetentionMs: input.deleteRetentionMs, keepEmpty });
         counters.recordsRemoved += filtered.removedRecords;
         counters.keylessRecords += filtered.keylessRecords;

@@ -14,8 +14,9 @@
  * Recovery, before segments are loaded: `.cleaned` files are removed (a swap not begun: the old
  * segments are whole). For each `B.log.swap`, live segment files with a base in [B, end of the
  * swap segment) are old sources not yet renamed and are removed; then every `.swap` file loses its
- * suffix. `.deleted` files are removed. The swap segment ends exactly where the group's last
- * source did (the cleaner keeps each group's last batch), so the rule never touches later segments.
+ * suffix. `.deleted` files are removed. The swap segment may end before its last source did (its
+ * trailing batches were removed): a source starting at or after its end survives the rule and is
+ * loaded as it was, uncleaned but valid, since nothing of the swap segment overlaps it.
  */
 import { readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
