@@ -174,7 +174,8 @@ describe('Kafka Connect 3.9.1 distributed, FileStreamSource', () => {
       connection.close();
     }
 
-    // The herder may still be settling its first rebalance: retry until the connector is accepted.
+    // The herder may still be settling its first rebalance: retry until the connector is accepted
+    // (a retry after an answer that was lost or came late finds it already there).
     let created: { status: number; json: unknown } | undefined;
     await waitUntil(
       async () => {
@@ -182,7 +183,7 @@ describe('Kafka Connect 3.9.1 distributed, FileStreamSource', () => {
           name: CONNECTOR,
           config: { 'connector.class': 'org.apache.kafka.connect.file.FileStreamSourceConnector', 'tasks.max': '1', file: sourceFile, topic: TOPIC },
         });
-        return created.status === 201;
+        return created.status === 201 || (created.status === 409 && JSON.stringify(created.json).includes('already exists'));
       },
       { what: `POST /connectors accepted (last answer: ${JSON.stringify(created)})`, timeoutMs: 30_000, daemons: [worker] },
     );
