@@ -9,7 +9,7 @@ import { fileURLToPath } from 'node:url';
 import { isReady } from './hdfs.js';
 import { tcpExchange } from './network.js';
 import { openRun, recordedDaemons, stopRun } from './run-dir.js';
-import { ensureJars, ETL_READERS_JARS, HADOOP_JARS, ICEBERG_READERS_JARS, ICEBERG_REST_FIXTURE_JARS, KAFKA_CLIENTS_4_JARS, KAFKA_SERVER_JARS, KAFKA_TOOLS_JARS, SPARK_ICEBERG_JARS, SPARK_SQL_PARSER_JARS } from './service-jars.js';
+import { ensureJars, ETL_READERS_JARS, HADOOP_JARS, ICEBERG_READERS_JARS, ICEBERG_REST_FIXTURE_JARS, KAFKA_CLIENTS_4_JARS, KAFKA_CONNECT_JARS, KAFKA_SERVER_JARS, KAFKA_STREAMS_JARS, KAFKA_TOOLS_JARS, SPARK_ICEBERG_JARS, SPARK_SQL_PARSER_JARS } from './service-jars.js';
 import { SERVICE_NAMES, startStack, type ServiceAddresses, type ServiceName } from './stack.js';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..', '..');
@@ -80,6 +80,8 @@ switch (command) {
     say(await ensureJars(ETL_READERS_JARS, say));
     say(await ensureJars(KAFKA_SERVER_JARS, say));
     say(await ensureJars(KAFKA_CLIENTS_4_JARS, say));
+    say(await ensureJars(KAFKA_CONNECT_JARS, say));
+    say(await ensureJars(KAFKA_STREAMS_JARS, say));
     say(await ensureJars(SPARK_SQL_PARSER_JARS, say));
     say(await ensureJars(ICEBERG_READERS_JARS, say));
     say(await ensureJars(SPARK_ICEBERG_JARS, say));

@@ -40,6 +40,19 @@ export const KAFKA_TOOLS_JARS: JarSet = { name: `kafka-tools-${KAFKA_VERSION}`, 
 /** Apache Kafka's broker (core, Scala 2.13), for the side-by-side benchmark (bench:vs-kafka). */
 export const KAFKA_SERVER_JARS: JarSet = { name: `kafka-server-${KAFKA_VERSION}`, profile: 'kafka-server' };
 
+/**
+ * Kafka Connect 3.9.1's runtime (ConnectDistributed, its REST server) with the FileStreamSource
+ * connector and the JSON converter on the class path: the Connect compatibility test.
+ */
+export const KAFKA_CONNECT_JARS: JarSet = { name: `kafka-connect-${KAFKA_VERSION}`, profile: 'kafka-connect' };
+
+/**
+ * Kafka Streams 3.9.1 with RocksDB and the WordCountDemo of kafka-streams-examples (3.8.0, the
+ * newest 3.x on Central, same demo code): the Streams compatibility test. About 80 MB, most of it
+ * RocksDB's native libraries.
+ */
+export const KAFKA_STREAMS_JARS: JarSet = { name: `kafka-streams-${KAFKA_VERSION}`, profile: 'kafka-streams' };
+
 export const KAFKA_4_VERSION = '4.1.1';
 
 /** Apache Kafka 4.x's Java clients alone (with slf4j-simple), for the idempotent-producer test. */

@@ -2,12 +2,15 @@
  * Runs one of Apache Kafka's Java tools (`java -cp "<kafkaToolsDir>/*" <mainClass> …`) to the end
  * and collects what it printed. The JVM logs WARN and above to stderr (a log4j 1 config written
  * into the run folder), gets -Xmx256m and a timeout, and runs in its own process group recorded in
- * the run's pid folder, so the run's guardian stops it if the test process dies.
+ * the run's pid folder, so the run's guardian stops it if the test process dies. Long-running
+ * Java services (Kafka Connect, Kafka Streams applications) start as daemons of a run instead.
  */
 import { spawn } from 'node:child_process';
-import { mkdirSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { javaCommand, javaEnvironment } from '../services/java.js';
+import { startDaemon, type Daemon } from '../services/process.js';
+import type { ServiceRun } from '../services/run-dir.js';
 
 export interface JavaToolResult {
   readonly status: number | null;
@@ -83,4 +86,42 @@ export function runKafkaTool(mainClass: string, args: readonly string[], options
 /** The result as text for assertion messages. */
 export function describeRun(result: JavaToolResult): string {
   return `exit ${String(result.status ?? result.signal)}\n--- stderr:\n${result.stderr}\n--- stdout (first 2000 chars):\n${result.stdout.slice(0, 2000)}`;
+}
+
+export interface JavaServiceOptions {
+  /** A guarded run (its `pids/` is watched by the run's guardian). */
+  readonly run: ServiceRun;
+  /** Unique within the run: names the pid file, the log file and the log4j config. */
+  readonly name: string;
+  /** Folder with the service's jars (class path `<jarDir>/*`). */
+  readonly jarDir: string;
+  readonly mainClass: string;
+  readonly args: readonly string[];
+  /** log4j 1 loggers and levels beyond the root's INFO, e.g. `{ 'org.reflections': 'ERROR' }`. */
+  readonly loggers?: Readonly<Record<string, string>>;
+  readonly heap?: string;
+}
+
+/**
+ * Starts a long-running Java service (Kafka Connect, a Kafka Streams application) as a daemon of
+ * the run: its own process group, INFO and up logged through log4j 1 to `<run>/<name>.log`.
+ * SIGTERM (`stop`) runs its shutdown hooks, as Ctrl-C would.
+ */
+export function startJavaService(options: JavaServiceOptions): Daemon {
+  const log4j = join(options.run.dir, `${options.name}-log4j.properties`);
+  const loggers = Object.entries(options.loggers ?? {}).map(([logger, level]) => `log4j.logger.${logger}=${level}`);
+  writeFileSync(log4j, `${KAFKA_TOOLS_LOG4J.replace('rootLogger=WARN', 'rootLogger=INFO')}${loggers.join('\n')}\n`);
+  return startDaemon({
+    run: options.run,
+    name: options.name,
+    command: javaCommand(),
+    args: [`-Xmx${options.heap ?? '256m'}`, `-Dlog4j.configuration=file:${log4j}`, '-cp', `${options.jarDir}/*`, options.mainClass, ...options.args],
+    logFile: join(options.run.dir, `${options.name}.log`),
+    env: javaEnvironment(),
+  });
+}
+
+/** WARN and ERROR lines of a service's log (log4j's `[date] LEVEL message (logger)` layout). */
+export function warningsIn(logFile: string): string[] {
+  return readFileSync(logFile, 'utf8').split('\n').filter((line) => /^\[[^\]]+\] (WARN|ERROR|FATAL) /.test(line));
 }

@@ -50,9 +50,12 @@ export function fetchHandler(context: BrokerContext): ApiHandler<FetchRequest, F
       const allowed = readableTopics(context, request, requestContext);
       let attempt = await readAll(context, request, allowed);
       const wanted = Math.max(request.minBytes, 1);
-      if (attempt.bytes < wanted && request.maxWaitMs > 0 && !attempt.hasError) {
+      const keys = request.topics.flatMap((topic) => topic.partitions.map((p) => FetchWaiters.key(topic.topic, p.partition)));
+      // A fetch naming no partition has nothing to wait for and is answered at once, as Kafka
+      // does: the Java consumer's close sends one (its fetch-session close, epoch −1) and waits
+      // for the answer, so parking it for MaxWaitMs slowed every consumer's close by that much.
+      if (attempt.bytes < wanted && request.maxWaitMs > 0 && !attempt.hasError && keys.length > 0) {
         attempt.release();
-        const keys = request.topics.flatMap((topic) => topic.partitions.map((p) => FetchWaiters.key(topic.topic, p.partition)));
         const deadline = Date.now() + request.maxWaitMs;
         let gone = false;
         const abandon = {
