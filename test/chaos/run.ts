@@ -12,6 +12,7 @@
  *   npm run chaos -- fuzz [--frames N] [--seed N] [--sasl-share F]
  *   npm run chaos -- loader [--scenario namenode-restart|datanode-kill|redis-restart|worker-kills|racing-workers] [--rounds N] [--kills N]
  *   npm run chaos -- hostile-input [--scenario fuzz-registry|fuzz-avro] [--requests N] [--payloads N] [--seed N]
+ *   npm run chaos -- compaction [--rounds N] [--seed N]
  *
  * ZooKeeper: the one in `$TRIBUTARY_TEST_SERVICES` (the state.json of `npm run services -- start
  * zookeeper`) when set, else a fresh one in a temporary run folder, watched by the services'
@@ -32,6 +33,7 @@ import { runHostileInputChaos } from './registry-fuzz-suite.js';
 import { runStorageChaos } from './storage.js';
 import { runZooKeeperChaos } from './zookeeper.js';
 import { runDiskChaos } from './disk.js';
+import { runCompactionChaos } from './compaction.js';
 
 export interface ChaosContext {
   /** The service run the brokers belong to. */
@@ -55,6 +57,7 @@ const SUITES: Readonly<Record<string, ChaosSuite>> = {
   fuzz: runFuzzChaos,
   loader: runLoaderChaos,
   'hostile-input': runHostileInputChaos,
+  compaction: runCompactionChaos,
 };
 
 const say = (line: string): void => void process.stdout.write(`${line}\n`);
