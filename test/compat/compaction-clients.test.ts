@@ -1,15 +1,18 @@
 /**
- * Compacted topics read by real clients after the broker's cleaner ran: kcat (librdkafka) and
- * kafkajs from the beginning, and kcat from an offset inside a removed range (it lands on the next
- * kept record, as on Kafka), with every kept record at its original offset; a keyless record is
+ * Compacted topics read by real clients after the broker's cleaner ran: kcat (librdkafka), the
+ * Java console consumer (Kafka 3.9.1) and kafkajs from the beginning, and kcat and Java from an
+ * offset inside a removed range (they land on the next kept record, as on Kafka), with every kept record at its original offset; a keyless record is
  * refused. kcat's topic holds every codec (the cleaner recompresses what it rewrites); kafkajs's
  * holds the codecs kafkajs decodes without plugins (none, gzip).
  */
 import { Kafka, logLevel } from 'kafkajs';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, inject, it } from 'vitest';
 import { waitUntil } from '../services/process.js';
 import { startInProcessBroker, type InProcessBroker } from '../support/brokers.js';
+import { describeRun, runKafkaTool } from '../support/java.js';
 import { kcat } from '../support/kcat.js';
+
+const { runDir, kafkaToolsDir } = inject('compat');
 
 let broker: InProcessBroker;
 beforeAll(async () => {
@@ -70,7 +73,7 @@ async function clean(topic: string, written: readonly Read[]): Promise<Read[]> {
 }
 
 describe('a compacted topic after cleaning', () => {
-  it('refuses a keyless record, and kcat reads the latest value of each key at its offset, over the gaps, in every codec', async () => {
+  it('refuses a keyless record, and kcat and the Java consumer read the latest value of each key at its offset, over the gaps, in every codec', async () => {
     const topic = 'compacted-kcat';
     const written = await compactedTopic(topic, ['none', 'gzip', 'snappy', 'lz4', 'zstd']);
     const keyless = await kcat(['-b', broker.bootstrap, '-P', '-t', topic, '-p', '0'], 'no key here\n');
@@ -83,7 +86,19 @@ describe('a compacted topic after cleaning', () => {
     const removed = written.find((record) => record.offset < (expected.at(-1)?.offset ?? 0) && !expected.some((kept) => kept.offset === record.offset));
     if (removed === undefined) throw new Error('nothing was removed');
     expect(await consume(topic, String(removed.offset))).toEqual(expected.filter((record) => record.offset >= removed.offset));
-  });
+
+    // The Java consumer (assign mode), from the beginning and from the removed offset.
+    for (const [offset, wanted] of [['earliest', expected], [String(removed.offset), expected.filter((record) => record.offset >= removed.offset)]] as const) {
+      const result = await runKafkaTool(
+        'org.apache.kafka.tools.consumer.ConsoleConsumer',
+        ['--bootstrap-server', broker.bootstrap, '--topic', topic, '--partition', '0', '--offset', offset, '--max-messages', String(wanted.length), '--timeout-ms', '60000', '--property', 'print.offset=true', '--property', 'print.key=true'],
+        { kafkaToolsDir, runDir, timeoutMs: 100_000 },
+      );
+      expect(result.status, describeRun(result)).toBe(0);
+      const lines = result.stdout.split('\n').filter((line) => line.startsWith('Offset:'));
+      expect(lines, describeRun(result)).toEqual(wanted.map((record) => `Offset:${record.offset}\t${record.key}\t${record.value}`));
+    }
+  }, 240_000);
 
   it('kafkajs reads it from the beginning in a group, stepping over the gaps', async () => {
     const topic = 'compacted-kafkajs';
