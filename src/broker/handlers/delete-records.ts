@@ -48,8 +48,15 @@ interface Pending {
 }
 
 export function deleteRecordsHandler(context: BrokerContext): ApiHandler<DeleteRecordsRequest, DeleteRecordsResponse> {
+  /** Connections with requests waiting: a closed one stops its waits (TimeoutMs may be days). */
+  const waiting = new Map<number, { closed: boolean }>();
   return {
     api: DeleteRecordsApi,
+    onConnectionClosed(connectionId) {
+      const connection = waiting.get(connectionId);
+      if (connection !== undefined) connection.closed = true;
+      waiting.delete(connectionId);
+    },
     async handle(request, _version, requestContext) {
       const deadline = Date.now() + Math.max(0, request.timeoutMs);
       const decided = new Map<string, boolean>();
@@ -69,10 +76,12 @@ export function deleteRecordsHandler(context: BrokerContext): ApiHandler<DeleteR
         }),
       }));
       // Every partition waits within the one deadline, as Kafka's single delayed operation does.
+      const connection = waiting.get(requestContext.connectionId) ?? { closed: false };
+      waiting.set(requestContext.connectionId, connection);
       const answered = await Promise.all(
         topics.map(async (topic) => ({
           name: topic.name,
-          partitions: await Promise.all(topic.partitions.map((outcome) => ('replica' in outcome ? waitForLowWatermark(context, outcome, deadline) : Promise.resolve(outcome)))),
+          partitions: await Promise.all(topic.partitions.map((outcome) => ('replica' in outcome ? waitForLowWatermark(context, outcome, deadline, connection) : Promise.resolve(outcome)))),
         })),
       );
       return { throttleTimeMs: 0, topics: answered };
@@ -107,7 +116,7 @@ function deleteOnLeader(context: BrokerContext, topic: string, partitionIndex: n
 }
 
 /** Answers once the low watermark reaches the target, the leader is gone, or the deadline passes (DelayedDeleteRecords). */
-async function waitForLowWatermark(context: BrokerContext, pending: Pending, deadline: number): Promise<DeleteRecordsResponsePartition> {
+async function waitForLowWatermark(context: BrokerContext, pending: Pending, deadline: number, connection: { readonly closed: boolean }): Promise<DeleteRecordsResponsePartition> {
   const { replica, partitionIndex, target } = pending;
   for (;;) {
     // The same replica must still lead here: a new epoch or a deleted topic ends the wait.
@@ -116,7 +125,8 @@ async function waitForLowWatermark(context: BrokerContext, pending: Pending, dea
     const lowWatermark = context.replicas.lowWatermark(replica);
     if (lowWatermark >= target) return { partitionIndex, lowWatermark: BigInt(lowWatermark), errorCode: KafkaErrorCode.NONE };
     const left = deadline - Date.now();
-    if (left <= 0) return { partitionIndex, lowWatermark: BigInt(lowWatermark), errorCode: KafkaErrorCode.REQUEST_TIMED_OUT };
+    // No one will read the answer of a closed connection: stop looking (the move stands).
+    if (left <= 0 || connection.closed) return { partitionIndex, lowWatermark: BigInt(lowWatermark), errorCode: KafkaErrorCode.REQUEST_TIMED_OUT };
     await replica.lowWatermarkMayMove(Math.min(left, LOW_WATERMARK_RECHECK_MS));
   }
 }
