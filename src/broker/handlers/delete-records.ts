@@ -29,6 +29,7 @@ import {
   type DeleteRecordsResponse,
   type DeleteRecordsResponsePartition,
 } from '../../protocol/apis/delete-records.js';
+import { deletesByRetention } from '../../storage/log-config.js';
 import type { BrokerContext } from '../context.js';
 import { localPartition } from '../context.js';
 import type { PartitionReplica } from '../replication/partition-replica.js';
@@ -98,9 +99,8 @@ function deleteOnLeader(context: BrokerContext, topic: string, partitionIndex: n
   const local = localPartition(context, topic, partitionIndex);
   if (local.log === undefined) return failed(partitionIndex, local.errorCode);
   const { log, replica } = local;
-  // Written against the policy's text, so it reads the same once `compact` and `compact,delete` exist.
-  const policy: string = log.config.cleanupPolicy;
-  if (!policy.split(',').includes('delete')) return failed(partitionIndex, KafkaErrorCode.POLICY_VIOLATION);
+  // Kafka's `config.delete`: `delete` or `compact,delete`; a compact-only log keeps its history.
+  if (!deletesByRetention(log.config)) return failed(partitionIndex, KafkaErrorCode.POLICY_VIOLATION);
   const offset = requested === DELETE_TO_HIGH_WATERMARK ? log.highWatermark : requested;
   if (offset < 0n || offset > BigInt(log.highWatermark)) return failed(partitionIndex, KafkaErrorCode.OFFSET_OUT_OF_RANGE);
   try {

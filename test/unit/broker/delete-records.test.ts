@@ -8,9 +8,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Producer } from '../../../src/client/producer.js';
 import { createLogger } from '../../../src/common/logger.js';
-import { DeleteRecordsApi, FetchApi, ListOffsetsApi, type DeleteRecordsRequestTopic } from '../../../src/protocol/apis/index.js';
+import { CreateTopicsApi, DeleteRecordsApi, FetchApi, ListOffsetsApi, type DeleteRecordsRequestTopic } from '../../../src/protocol/apis/index.js';
 import { KafkaErrorCode } from '../../../src/protocol/kafka-errors.js';
-import type { LogConfig } from '../../../src/storage/log-config.js';
 import { startInProcessBroker, type InProcessBroker } from '../../support/brokers.js';
 import { Conversation } from '../../support/conversation.js';
 
@@ -23,6 +22,16 @@ async function produce(topic: string, partition: number, count: number): Promise
   const producer = await Producer.connect({ bootstrap: [broker.bootstrap], logger: createLogger({ name: 'test', level: 'silent' }) });
   try {
     for (let i = 0; i < count; i += 1) await producer.send(topic, [{ partition, key: null, value: Buffer.from(`${topic}-${partition}-${i}-${'x'.repeat(200)}`) }]);
+  } finally {
+    await producer.close();
+  }
+}
+
+/** Keyed records (a compacted topic refuses keyless ones). */
+async function produceKeyed(topic: string, count: number): Promise<void> {
+  const producer = await Producer.connect({ bootstrap: [broker.bootstrap], logger: createLogger({ name: 'test', level: 'silent' }) });
+  try {
+    for (let i = 0; i < count; i += 1) await producer.send(topic, [{ partition: 0, key: Buffer.from(`key-${i}`), value: Buffer.from(`value-${i}`) }]);
   } finally {
     await producer.close();
   }
@@ -113,18 +122,18 @@ describe('DeleteRecords', () => {
     expect(await earliest('trim', 0)).toBe(6n);
   });
 
-  it('refuses a topic whose cleanup.policy lacks delete with POLICY_VIOLATION', async () => {
-    const log = broker.broker.logManager.getLog('trim', 1)!;
-    const config = log.config;
-    // Only `delete` exists until compaction lands; the check reads the policy's text.
-    log.config = { ...config, cleanupPolicy: 'compact' } as unknown as LogConfig;
-    try {
-      expect(await deleteRecords([{ name: 'trim', partitions: [{ partitionIndex: 1, offset: 0n }] }])).toEqual([['trim', 1, POLICY_VIOLATION, -1n]]);
-      log.config = { ...config, cleanupPolicy: 'compact,delete' } as unknown as LogConfig;
-      expect(await deleteRecords([{ name: 'trim', partitions: [{ partitionIndex: 1, offset: 0n }] }])).toEqual([['trim', 1, NONE, 3n]]);
-    } finally {
-      log.config = config;
-    }
+  it('refuses a topic whose cleanup.policy lacks delete with POLICY_VIOLATION; compact,delete is allowed', async () => {
+    const created = await conversation.request(CreateTopicsApi, 4, {
+      topics: ['compact', 'compact,delete'].map((policy) => ({ name: `policy-${policy.replace(',', '-')}`, numPartitions: 1, replicationFactor: 1, assignments: [], configs: [{ name: 'cleanup.policy', value: policy }] })),
+      timeoutMs: 10_000,
+      validateOnly: false,
+    });
+    expect(created.topics.map((topic) => topic.errorCode)).toEqual([NONE, NONE]);
+    await produceKeyed('policy-compact', 3);
+    await produceKeyed('policy-compact-delete', 3);
+    expect(await deleteRecords([{ name: 'policy-compact', partitions: [{ partitionIndex: 0, offset: 1n }] }])).toEqual([['policy-compact', 0, POLICY_VIOLATION, -1n]]);
+    expect(await earliest('policy-compact', 0)).toBe(0n);
+    expect(await deleteRecords([{ name: 'policy-compact-delete', partitions: [{ partitionIndex: 0, offset: 1n }] }])).toEqual([['policy-compact-delete', 0, NONE, 1n]]);
   });
 
   it('keeps the log start across a restart', async () => {
