@@ -21,6 +21,7 @@ import { FetchWaiters } from './fetch-waiters.js';
 import { GroupCoordinator } from './group/group-coordinator.js';
 import { createAclsHandler, deleteAclsHandler, describeAclsHandler } from './handlers/acls.js';
 import { alterConfigsHandler, describeConfigsHandler, incrementalAlterConfigsHandler } from './handlers/configs.js';
+import { deleteRecordsHandler } from './handlers/delete-records.js';
 import { fetchHandler } from './handlers/fetch.js';
 import { findCoordinatorHandler } from './handlers/find-coordinator.js';
 import { deleteGroupsHandler, describeGroupsHandler, heartbeatHandler, joinGroupHandler, leaveGroupHandler, listGroupsHandler, syncGroupHandler } from './handlers/groups.js';
@@ -275,6 +276,7 @@ export class Broker {
         offsetForLeaderEpochHandler(context),
         createTopicsHandler(context),
         deleteTopicsHandler(context),
+        deleteRecordsHandler(context),
         createPartitionsHandler(context),
         describeConfigsHandler(context),
         alterConfigsHandler(context),

@@ -21,7 +21,7 @@ import type { RegistryStartOptions } from './commands/registry.js';
 import type { RegistryUserLineOptions } from './commands/registry-user-line.js';
 import type { SchedulerCommandOptions } from './commands/scheduler.js';
 import type { SchemasCheckOptions, SchemasConfigOptions, SchemasGetOptions, SchemasListOptions, SchemasRegisterOptions } from './commands/schemas.js';
-import type { AlterTopicOptions } from './commands/topics.js';
+import type { AlterTopicOptions, DeleteRecordsOptions } from './commands/topics.js';
 import type { UsersAddOptions, UsersConnection, UsersRemoveOptions } from './commands/users.js';
 import type { WorkerCommandOptions } from './commands/worker.js';
 import { COMMAND_CONFIG_HELP, DEFAULT_DEMO_EVENTS, DEFAULT_PASSWORD_ENV, GROUPS_HELP, USERS_HELP } from './command-constants.js';
@@ -63,7 +63,7 @@ export function buildProgram(io: CommandIo): Command {
     .option('--mirror-config <file>', 'also run the offline mirror in this broker, into this broker\'s cluster (YAML or JSON: sources, whitelist, group, …)')
     .action(async (options: BrokerStartOptions) => (await import('./commands/broker.js')).startBroker(options));
 
-  const topics = program.command('topics').description('create, delete, list and describe topics');
+  const topics = program.command('topics').description('create, delete, list and describe topics, and delete their oldest records');
   topics
     .command('create')
     .description('create a topic')
@@ -104,6 +104,17 @@ export function buildProgram(io: CommandIo): Command {
     .option('--command-config <file>', COMMAND_CONFIG_HELP)
     .requiredOption('--topic <name>', 'topic name')
     .action(async (options: { bootstrapServer: string; topic: string }) => (await import('./commands/topics.js')).deleteTopic(io, options));
+  topics
+    .command('delete-records')
+    .description("delete the records below an offset (kafka-delete-records): each partition's log start moves there on every live replica, and whole segments below it are removed")
+    .requiredOption('--bootstrap-server <host:port>', 'any broker of the cluster')
+    .option('--command-config <file>', COMMAND_CONFIG_HELP)
+    .option('--topic <name>', 'topic name')
+    .option('--partition <n>', 'the partition (default: every partition of the topic)', (value) => Number(value))
+    .option('--offset <offset>', 'records below this offset are deleted; -1 = the high watermark (everything readable now)')
+    .option('--offset-json-file <file>', 'instead of --topic/--partition/--offset, kafka-delete-records\' JSON: {"partitions":[{"topic":"t","partition":0,"offset":5}],"version":1}')
+    .option('--timeout-ms <ms>', 'how long the brokers may wait for every replica to delete too', (value) => Number(value), 30_000)
+    .action(async (options: DeleteRecordsOptions) => (await import('./commands/topics.js')).deleteRecordsOfTopic(io, options));
 
   program
     .command('produce')

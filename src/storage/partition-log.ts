@@ -894,6 +894,71 @@ export class PartitionLog {
     }
   }
 
+  // ---- log start: DeleteRecords and a follower following its leader's -------------------
+
+  /**
+   * Raises the log start to `offset` (Kafka's maybeIncrementLogStartOffset): DeleteRecords on a
+   * leader, or a follower taking its leader's start. Records below it are no longer served: a read
+   * there is OFFSET_OUT_OF_RANGE, ListOffsets EARLIEST answers the new start. The start may fall
+   * inside a batch; that batch stays readable whole from it. Returns whether the start moved: an
+   * offset at or below the current start changes nothing. Above the high watermark is
+   * OFFSET_OUT_OF_RANGE: what no consumer could read yet cannot be deleted.
+   *
+   * One synchronous step, so no append, read or truncation sees half of it. The new start is made
+   * durable first (log-start-offset-checkpoint, fsynced): an answer to DeleteRecords is never
+   * undone by a crash. Kafka writes that checkpoint only every minute and accepts losing the move
+   * when every replica crashes in between; one small file write per move is cheap here. If it
+   * cannot be written nothing changes (KAFKA_STORAGE_ERROR, retriable).
+   *
+   * Then, as retention does: producers whose batches are all below the start are forgotten, leader
+   * epochs before it are dropped, and the closed segments it covers entirely (the next segment's
+   * base ≤ the start) are deleted at once rather than at the next retention pass (Kafka's way):
+   * whoever deletes records expects the disk back, and the pass may be minutes away. The active
+   * segment is never deleted; records before the start in the first kept segment stay on disk,
+   * unreadable, until retention or a later move removes that segment. A crash between the
+   * checkpoint and the deletions leaves files the next load deletes (`loadSegments`).
+   */
+  incrementLogStartOffset(offset: number): boolean {
+    this.checkWritable();
+    this.checkOffsetArgument(offset, 'move the log start to');
+    if (offset <= this.logStartOffset) return false;
+    if (offset > this.highWatermark) {
+      throw new KafkaProtocolError('OFFSET_OUT_OF_RANGE', `cannot move the start of log ${this.name} to ${offset}: it is past the high watermark ${this.highWatermark}`, {
+        details: { offset, highWatermark: this.highWatermark, logStartOffset: this.logStartOffset },
+      });
+    }
+    const previousStart = this.logStartOffset;
+    this.logStartOffset = offset;
+    try {
+      this.events.logStartOffsetChanged(this);
+    } catch (error) {
+      this.logStartOffset = previousStart;
+      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not record the new start ${offset} of log ${this.name}; nothing was deleted — retry once the disk has room`, {
+        cause: error,
+        details: { offset, logStartOffset: previousStart },
+      });
+    }
+    let covered = 0;
+    while (covered < this.segments.length - 1 && (this.segments[covered + 1]?.baseOffset ?? Infinity) <= offset) covered += 1;
+    const removed = this.segments.splice(0, covered);
+    this.baseOffsets.splice(0, covered);
+    for (const segment of removed) {
+      this.unflushedSegments.delete(segment);
+      // Readers holding the segment keep its descriptor until they release it (as for retention).
+      segment.delete();
+    }
+    this.producers.removeBefore(offset);
+    if (removed.length > 0) this.deleteSnapshots((snapshot) => snapshot < this.activeOrFirst().baseOffset);
+    try {
+      this.epochCache.truncateFromStart(offset);
+    } catch (error) {
+      // Epochs left before the log start only make OffsetForLeaderEpoch answer offsets no longer held.
+      this.logger.warn({ err: error, logStartOffset: offset }, 'could not move the leader epochs to the new log start; the next start does');
+    }
+    this.logger.info({ logStartOffset: offset, previousLogStartOffset: previousStart, segmentsDeleted: removed.map((segment) => segment.baseOffset) }, 'moved the log start');
+    return true;
+  }
+
   // ---- replication: follower appends and truncation --------------------------------------
 
   /**

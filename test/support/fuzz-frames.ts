@@ -43,6 +43,7 @@ import {
   CreateTopicsApi,
   DeleteAclsApi,
   DeleteGroupsApi,
+  DeleteRecordsApi,
   DeleteTopicsApi,
   DescribeAclsApi,
   DescribeConfigsApi,
@@ -70,6 +71,7 @@ import {
   type CreatePartitionsRequest,
   type CreateTopicsRequest,
   type DeleteGroupsRequest,
+  type DeleteRecordsRequest,
   type DeleteTopicsRequest,
   type DescribeGroupsRequest,
   type FetchRequest,
@@ -427,6 +429,7 @@ export class FrameFactory {
       [ApiVersionsApi, 10],
       [CreateTopicsApi, 8],
       [DeleteTopicsApi, 8],
+      [DeleteRecordsApi, 2],
       [FindCoordinatorApi, 6],
       [CreatePartitionsApi, 4],
       // Every served API must be made here: validRequestOf loops until it gets the one it wants.
@@ -533,6 +536,16 @@ export class FrameFactory {
         const version = rng.between(0, 3);
         const request: DeleteTopicsRequest = { topicNames: Array.from({ length: rng.between(1, 2) }, () => rng.pick(this.options.scratchTopics)), timeoutMs: 5000 };
         return { api, version, body: requestBody(DeleteTopicsApi, version, correlationId, request, clientId) };
+      }
+      case DeleteRecordsApi.apiKey: {
+        // The storm's own topics only get offsets that move nothing (0, or out of range, answered
+        // OFFSET_OUT_OF_RANGE), so what it produced stays readable; scratch topics any offset.
+        const version = rng.between(0, 1);
+        const scratch = rng.chance(0.4);
+        const topic = scratch ? { name: rng.pick(this.options.scratchTopics), partitions: 2 } : this.topic();
+        const offset = scratch ? BigInt(rng.pick([-1, 0, 1, 5])) : rng.pick([0n, -3n, 1n << 40n]);
+        const request: DeleteRecordsRequest = { topics: [{ name: topic.name, partitions: [{ partitionIndex: this.partitionOf(topic), offset }] }], timeoutMs: rng.pick([0, 1000]) };
+        return { api, version, body: requestBody(DeleteRecordsApi, version, correlationId, request, clientId) };
       }
       case CreatePartitionsApi.apiKey: {
         // Validate-only: the storm's own topics keep their partition counts.

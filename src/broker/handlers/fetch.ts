@@ -2,8 +2,8 @@
  * Fetch: for every requested partition, whole record batches from the fetch offset up to the high
  * watermark, as file ranges streamed straight from the segment files. A follower's fetch
  * (ReplicaId = its broker id) reads up to what the leader has written, not just the HW, and
- * tells the leader the follower's durable log end (replica-manager.ts); it parks until the leader
- * appends. CurrentLeaderEpoch (v9+) is checked against the leader's epoch (KIP-320). Limits follow KIP-74: each
+ * tells the leader the follower's durable log end and log start (replica-manager.ts); it parks
+ * until the leader appends. CurrentLeaderEpoch (v9+) is checked against the leader's epoch (KIP-320). Limits follow KIP-74: each
  * partition gets at most min(PartitionMaxBytes, what is left of MaxBytes), and the first batch of
  * the first partition that has data comes whole even when larger. When fewer than MinBytes are
  * ready, the request waits (up to MaxWaitMs) for new flushed records, then answers with what
@@ -112,8 +112,8 @@ interface Attempt {
 }
 
 /** A follower's fetch of a partition this broker leads: validated and recorded by the replica manager. */
-function followerPartition(context: BrokerContext, topic: string, partition: number, followerId: number, fetchOffset: number, currentLeaderEpoch: number): LocalPartition {
-  const lookup = context.replicas.followerFetch(topic, partition, followerId, fetchOffset, currentLeaderEpoch);
+function followerPartition(context: BrokerContext, topic: string, partition: number, followerId: number, fetchOffset: number, logStartOffset: number, currentLeaderEpoch: number): LocalPartition {
+  const lookup = context.replicas.followerFetch(topic, partition, followerId, fetchOffset, logStartOffset, currentLeaderEpoch);
   if (lookup.replica === undefined) return { log: undefined, replica: undefined, errorCode: lookup.errorCode, errorMessage: lookup.errorMessage };
   return { log: lookup.replica.log, replica: lookup.replica, errorCode: 0 };
 }
@@ -142,7 +142,7 @@ async function readAll(context: BrokerContext, request: FetchRequest, allowed: (
       }
       readable += 1;
       const local = follower
-        ? followerPartition(context, topic.topic, wanted.partition, request.replicaId, Number(wanted.fetchOffset), wanted.currentLeaderEpoch)
+        ? followerPartition(context, topic.topic, wanted.partition, request.replicaId, Number(wanted.fetchOffset), Number(wanted.logStartOffset), wanted.currentLeaderEpoch)
         : localPartition(context, topic.topic, wanted.partition, wanted.currentLeaderEpoch);
       if (local.log === undefined) {
         hasError = true;

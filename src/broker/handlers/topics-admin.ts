@@ -4,7 +4,8 @@
  * Kafka places them (racks spread when every broker has one), or as the request's Assignments
  * say. The answer comes once every partition has a leader (Kafka waits for the same, up to the
  * request's timeout). Configs use Kafka's topic-config names and are validated before anything is
- * written.
+ * written, but after the existence check: an existing topic answers TOPIC_ALREADY_EXISTS whatever
+ * else the request says.
  *
  * One request may create at most `create.topic.max.partitions` partitions in all (over its
  * topics): beyond that the topics that do not fit are refused with POLICY_VIOLATION, so no single
@@ -53,6 +54,13 @@ export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTo
           topics.push(fail(KafkaErrorCode.TOPIC_AUTHORIZATION_FAILED, REFUSED_MESSAGE));
           continue;
         }
+        // Before anything about the request is judged, as Kafka does: `--create --if-not-exists`
+        // tools (kafka-topics, Connect, Streams) treat only TOPIC_ALREADY_EXISTS as "done", so an
+        // existing topic must not be refused for configs or counts it would not have used.
+        if (context.cluster.topic(topic.name) !== undefined) {
+          topics.push(fail(KafkaErrorCode.TOPIC_ALREADY_EXISTS, `topic ${topic.name} already exists`));
+          continue;
+        }
         try {
           validateTopicName(topic.name);
         } catch (error) {
@@ -92,10 +100,6 @@ export function createTopicsHandler(context: BrokerContext): ApiHandler<CreateTo
           logConfigFromTopicConfigs(configs, undefined, `configs of topic ${topic.name}`);
         } catch (error) {
           topics.push(fail(KafkaErrorCode.INVALID_CONFIG, (error as Error).message));
-          continue;
-        }
-        if (context.cluster.topic(topic.name) !== undefined) {
-          topics.push(fail(KafkaErrorCode.TOPIC_ALREADY_EXISTS, `topic ${topic.name} already exists`));
           continue;
         }
         partitionsThisRequest += partitions;

@@ -12,7 +12,9 @@
  * - answers acks=−1 once the HW passes the batch, acks=1 once its own fsync does;
  * - shrinks the ISR of followers not caught up for replica.lag.time.max.ms and expands it with
  *   followers that reached the HW and the start of epoch E (KAFKA-7128), each by a write
- *   conditional on the state node's version (the caller does the write).
+ *   conditional on the state node's version (the caller does the write);
+ * - tracks each follower's log start from the same fetches, for DeleteRecords' low watermark:
+ *   the lowest log start of this leader and every live follower (Kafka's lowWatermarkIfLeader).
  *
  * Follower: fetches from the leader in a replica fetcher, after truncating by leader epoch.
  *
@@ -46,6 +48,8 @@ interface FollowerProgress {
   /** When its previous fetch came, and this leader's log end then (Kafka's lastFetchLeaderLogEndOffset). */
   lastFetchAt: number;
   logEndAtLastFetch: number;
+  /** The follower's log start, from its last fetch in the current epoch (−1: not told yet). */
+  logStartOffset: number;
 }
 
 export interface LeaderAppendOptions {
@@ -72,6 +76,8 @@ export class PartitionReplica {
   /** An ISR change of this leader's is being written. */
   isrWriteInFlight = false;
   private becameLeaderAt = 0;
+  /** DeleteRecords requests waiting for the low watermark: woken when a follower's log start or this replica's role changes. */
+  private readonly lowWatermarkWatchers = new Set<() => void>();
 
   constructor(
     readonly topic: string,
@@ -132,6 +138,7 @@ export class PartitionReplica {
     this.leaderId = leaderId;
     this.leaderEpoch = leaderEpoch;
     this.followers.clear();
+    this.wakeLowWatermarkWatchers();
     if (wasLeader) this.waiters.failAll('NOT_LEADER_OR_FOLLOWER', `${this.name} is no longer led by this broker (${reason}); retry on the new leader`);
     if (this.replicated) this.log.setHighWatermarkMode('replicated');
   }
@@ -187,18 +194,58 @@ export class PartitionReplica {
 
   /**
    * A follower's fetch in this leader's epoch: records its durable log end and whether it is
-   * caught up (Kafka's Replica.updateFetchState). Returns whether the ISR might grow now.
+   * caught up (Kafka's Replica.updateFetchState), and its log start (Fetch v5+; −1 when not
+   * told), which DeleteRecords waits on.
    */
-  recordFollowerFetch(followerId: number, fetchOffset: number): void {
+  recordFollowerFetch(followerId: number, fetchOffset: number, logStartOffset = -1): void {
     const now = this.clock.now();
     const logEnd = this.log.logEndOffset;
-    const progress = this.followers.get(followerId) ?? { fetchOffset: -1, lastCaughtUpAt: this.becameLeaderAt, lastFetchAt: 0, logEndAtLastFetch: -1 };
+    const progress = this.followers.get(followerId) ?? { fetchOffset: -1, lastCaughtUpAt: this.becameLeaderAt, lastFetchAt: 0, logEndAtLastFetch: -1, logStartOffset: -1 };
     if (fetchOffset >= logEnd) progress.lastCaughtUpAt = now;
     else if (fetchOffset >= progress.logEndAtLastFetch && progress.logEndAtLastFetch >= 0) progress.lastCaughtUpAt = Math.max(progress.lastCaughtUpAt, progress.lastFetchAt);
     progress.fetchOffset = fetchOffset;
     progress.lastFetchAt = now;
     progress.logEndAtLastFetch = logEnd;
+    const startMoved = progress.logStartOffset !== logStartOffset;
+    progress.logStartOffset = logStartOffset;
     this.followers.set(followerId, progress);
+    if (startMoved) this.wakeLowWatermarkWatchers();
+  }
+
+  /**
+   * DeleteRecords' low watermark (Kafka's Partition.lowWatermarkIfLeader): the lowest log start of
+   * this leader's log and of every follower `isAlive` says is up — in the ISR or not, as Kafka
+   * counts them. A live follower that has not fetched in this epoch counts as −1: records are
+   * not known deleted on it. A partition with one replica has its own log start.
+   */
+  lowWatermark(isAlive: (brokerId: number) => boolean): number {
+    let lowest = this.log.logStartOffset;
+    for (const id of this.replicas) {
+      if (id === this.brokerId || !isAlive(id)) continue;
+      lowest = Math.min(lowest, this.followers.get(id)?.logStartOffset ?? -1);
+    }
+    return lowest;
+  }
+
+  /**
+   * Resolves when the low watermark may have moved — a follower's fetch reported a new log start,
+   * or this replica's role changed — or after `ms` (a follower that stopped counts once the broker
+   * is known dead, which nothing here is told of). The caller computes it again either way.
+   */
+  lowWatermarkMayMove(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const wake = (): void => {
+        clearTimeout(timer);
+        this.lowWatermarkWatchers.delete(wake);
+        resolve();
+      };
+      const timer = setTimeout(wake, Math.max(0, ms));
+      this.lowWatermarkWatchers.add(wake);
+    });
+  }
+
+  private wakeLowWatermarkWatchers(): void {
+    for (const wake of [...this.lowWatermarkWatchers]) wake();
   }
 
   /** The follower's fetch offset in this epoch, −1 before its first fetch. */
@@ -264,6 +311,7 @@ export class PartitionReplica {
 
   /** Fails everything parked (the log is going away). */
   close(reason: string): void {
+    this.wakeLowWatermarkWatchers();
     this.waiters.failAll('NOT_LEADER_OR_FOLLOWER', `${this.name} is no longer served by this broker (${reason})`);
   }
 }

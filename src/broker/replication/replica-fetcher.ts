@@ -9,7 +9,9 @@
  * broker) for all its partitions; the batches are appended as the leader wrote them; every log
  * that got data is fsynced; only then comes the next Fetch. The fetch offset a leader sees is
  * therefore this replica's durable log end, and the leader's high watermark means "fsynced on
- * every in-sync replica". The follower's own HW is min(its fsynced end, the leader's HW).
+ * every in-sync replica". The follower's own HW is min(its fsynced end, the leader's HW). Its log
+ * start follows the leader's (moved by DeleteRecords or retention there), never past its own HW;
+ * each Fetch tells the leader that start, for DeleteRecords' low watermark.
  *
  * Errors: a fenced or unknown epoch, or a leader that no longer leads, parks the partition until
  * its state changes (the replica manager then re-adds it under the new epoch); an offset below
@@ -56,6 +58,13 @@ interface Followed {
   readonly leaderEpoch: number;
   needsTruncation: boolean;
   backoffUntil: number;
+}
+
+/** What the leader said of a partition that answered without error. */
+interface LeaderAnswer {
+  readonly entry: Followed;
+  readonly leaderHighWatermark: number;
+  readonly leaderLogStart: number;
 }
 
 const FETCH_VERSION = 11;
@@ -242,8 +251,8 @@ export class ReplicaFetcher {
       forgottenTopicsData: [],
       rackId: '',
     });
-    const appended: { entry: Followed; leaderHighWatermark: number }[] = [];
-    const heard: { entry: Followed; leaderHighWatermark: number }[] = [];
+    const appended: LeaderAnswer[] = [];
+    const heard: LeaderAnswer[] = [];
     for (const topic of response.responses) {
       for (const answer of topic.partitions) {
         const name = `${topic.topic}-${answer.partitionIndex}`;
@@ -271,6 +280,7 @@ export class ReplicaFetcher {
           continue;
         }
         const leaderHighWatermark = Number(answer.highWatermark);
+        const leaderLogStart = Number(answer.logStartOffset);
         const records = answer.records;
         if (Buffer.isBuffer(records) && records.length > 0) {
           const result = await entry.replica
@@ -279,20 +289,40 @@ export class ReplicaFetcher {
               return log.appendAsFollower(records);
             })
             .catch((error: unknown) => this.refused(entry, fetchOffset, records, error));
-          if (result !== undefined) appended.push({ entry, leaderHighWatermark });
-          else heard.push({ entry, leaderHighWatermark });
+          if (result !== undefined) appended.push({ entry, leaderHighWatermark, leaderLogStart });
+          else heard.push({ entry, leaderHighWatermark, leaderLogStart });
         } else {
-          heard.push({ entry, leaderHighWatermark });
+          heard.push({ entry, leaderHighWatermark, leaderLogStart });
         }
       }
     }
     // fsync before the next Fetch: the next fetch offset must be durable.
     await Promise.all(appended.map(({ entry }) => entry.replica.withExclusive(() => entry.replica.log.flush())));
-    for (const { entry, leaderHighWatermark } of [...appended, ...heard]) {
+    for (const { entry, leaderHighWatermark, leaderLogStart } of [...appended, ...heard]) {
       const log = entry.replica.log;
       log.updateHighWatermark(Math.min(log.flushedEndOffset, leaderHighWatermark));
+      if (leaderLogStart > log.logStartOffset) await this.followLogStart(entry, leaderLogStart);
       this.host.followerProgressed?.(entry.replica);
     }
+  }
+
+  /**
+   * Raises this replica's log start to the leader's (Kafka's ReplicaFetcherThread does the same
+   * after each fetch), so records deleted there are deleted here too and a failover cannot bring
+   * them back. Never past this replica's own high watermark, which the log refuses: a start above
+   * what it holds is reached by the OFFSET_OUT_OF_RANGE restart instead. A failure (the checkpoint
+   * could not be written) is logged; the next fetch tries again.
+   */
+  private async followLogStart(entry: Followed, leaderLogStart: number): Promise<void> {
+    await entry.replica.withExclusive(async () => {
+      if (this.partitions.get(entry.replica.name) !== entry) return;
+      const log = entry.replica.log;
+      try {
+        log.incrementLogStartOffset(Math.min(leaderLogStart, log.highWatermark));
+      } catch (error) {
+        this.logger.warn({ err: error, partition: entry.replica.name, leaderLogStart, logStartOffset: log.logStartOffset }, 'could not move the log start to the leader’s; trying again after the next fetch');
+      }
+    });
   }
 
   /**

@@ -289,10 +289,10 @@ export class ReplicaManager {
 
   /**
    * A follower's Fetch for one partition: validates it, records its fetch offset (its durable
-   * log end), grows the ISR or moves the HW when that allows. Returns the leader's replica, whose
-   * log the handler then reads up to its written end.
+   * log end) and log start (−1: not told), grows the ISR or moves the HW when that allows.
+   * Returns the leader's replica, whose log the handler then reads up to its written end.
    */
-  followerFetch(topic: string, partition: number, followerId: number, fetchOffset: number, currentLeaderEpoch: number): LeaderLookup {
+  followerFetch(topic: string, partition: number, followerId: number, fetchOffset: number, logStartOffset: number, currentLeaderEpoch: number): LeaderLookup {
     const lookup = this.leaderFor(topic, partition, currentLeaderEpoch);
     if (lookup.replica === undefined) return lookup;
     const replica = lookup.replica;
@@ -301,11 +301,16 @@ export class ReplicaManager {
     }
     if (currentLeaderEpoch < 0) return failure('FENCED_LEADER_EPOCH', `a replica fetch of ${replica.name} must name the leader epoch`);
     if (fetchOffset <= replica.log.logEndOffset) {
-      replica.recordFollowerFetch(followerId, fetchOffset);
+      replica.recordFollowerFetch(followerId, fetchOffset, logStartOffset);
       this.maybeExpandIsr(replica);
       this.advanceHighWatermark(replica);
     }
     return lookup;
+  }
+
+  /** DeleteRecords' low watermark of a partition this broker leads: over its log and every live broker's replica. */
+  lowWatermark(replica: PartitionReplica): number {
+    return replica.lowWatermark((brokerId) => this.options.cluster.isLive(brokerId));
   }
 
   /** The end of `leaderEpoch` in this leader's log (OffsetForLeaderEpoch, KIP-279). */

@@ -1,6 +1,7 @@
-/** `tributary topics create|list|describe|alter|delete`: topic administration over the Kafka protocol. */
+/** `tributary topics create|list|describe|alter|delete|delete-records`: topic administration over the Kafka protocol. */
+import { readFileSync } from 'node:fs';
 import { TributaryError } from '../../common/errors.js';
-import { parseAddress } from '../../client/cluster-client.js';
+import { ClusterClient, parseAddress } from '../../client/cluster-client.js';
 import { KafkaConnection } from '../../client/connection.js';
 import { CreatePartitionsApi } from '../../protocol/apis/create-partitions.js';
 import { CreateTopicsApi } from '../../protocol/apis/create-topics.js';
@@ -10,6 +11,7 @@ import { CONFIG_OPERATION, IncrementalAlterConfigsApi, type IncrementalAlterable
 import { EARLIEST_TIMESTAMP, LATEST_TIMESTAMP, ListOffsetsApi } from '../../protocol/apis/list-offsets.js';
 import { MetadataApi, type MetadataResponse } from '../../protocol/apis/metadata.js';
 import { KafkaErrorCode, kafkaErrorName } from '../../protocol/kafka-errors.js';
+import { deleteRecords, type RecordsToDelete } from '../../client/records-admin.js';
 import { securityOption, type ClientSecurity } from '../../client/security-config.js';
 import { commandSecurity } from '../command-security.js';
 import type { CommandIo } from '../not-implemented.js';
@@ -115,6 +117,97 @@ export async function deleteTopic(io: CommandIo, options: Reach & { topic: strin
     if (result === undefined) fail('the broker returned no result');
     if (result.errorCode !== 0) fail(`could not delete topic ${options.topic}: ${kafkaErrorName(result.errorCode)}`);
     io.writeOut(`deleted topic ${options.topic}\n`);
+  });
+}
+
+export interface DeleteRecordsOptions extends Reach {
+  readonly topic?: string;
+  /** One partition of `topic`; absent: every partition of it. */
+  readonly partition?: number;
+  /** Records below this offset go; −1 = the high watermark (everything readable). */
+  readonly offset?: string;
+  /** kafka-delete-records' `--offset-json-file`: {"partitions":[{"topic","partition","offset"}],"version":1}. */
+  readonly offsetJsonFile?: string;
+  readonly timeoutMs?: number;
+}
+
+/**
+ * Deletes the records below an offset (DeleteRecords, as kafka-delete-records.sh does): the
+ * partitions' log start moves there, on every live replica, and segments below it are removed.
+ * Prints each partition's new log start (low watermark); fails if any partition failed.
+ */
+export async function deleteRecordsOfTopic(io: CommandIo, options: DeleteRecordsOptions): Promise<void> {
+  const timeoutMs = options.timeoutMs ?? 30_000;
+  if (!Number.isInteger(timeoutMs) || timeoutMs < 0) fail(`--timeout-ms takes a whole number of milliseconds, not ${String(options.timeoutMs)}`);
+  const cluster = await ClusterClient.connect({
+    bootstrap: options.bootstrapServer.split(','),
+    clientId: 'tributary-topics',
+    allowAutoTopicCreation: false,
+    metadataRetries: 2,
+    // The brokers may wait up to the timeout for their followers before answering.
+    requestTimeoutMs: timeoutMs + 15_000,
+    ...securityOption(commandSecurity(options.commandConfig)),
+  });
+  try {
+    const wanted = await recordsToDelete(cluster, options);
+    const outcomes = await deleteRecords(cluster, wanted, { timeoutMs });
+    let failed = 0;
+    for (const outcome of outcomes) {
+      if ('lowWatermark' in outcome) {
+        io.writeOut(`${outcome.topic} partition ${outcome.partition}: records below ${outcome.lowWatermark} deleted (log start ${outcome.lowWatermark})\n`);
+      } else {
+        failed += 1;
+        io.writeErr(`${outcome.error.message}\n`);
+      }
+    }
+    if (failed > 0) fail(`${failed} of ${outcomes.length} partitions failed`);
+  } finally {
+    cluster.close();
+  }
+}
+
+/** What to delete, from --topic/--partition/--offset or from the JSON file. */
+async function recordsToDelete(cluster: ClusterClient, options: DeleteRecordsOptions): Promise<RecordsToDelete[]> {
+  if (options.offsetJsonFile !== undefined) {
+    if (options.topic !== undefined || options.partition !== undefined || options.offset !== undefined) fail('give either --offset-json-file, or --topic with --offset (and --partition), not both');
+    return parseOffsetJson(readFileSync(options.offsetJsonFile, 'utf8'), options.offsetJsonFile);
+  }
+  if (options.topic === undefined || options.offset === undefined) fail('give --topic and --offset (and --partition, or every partition is trimmed), or --offset-json-file');
+  const offset = parseOffset(options.offset, '--offset');
+  if (options.partition !== undefined) {
+    if (!Number.isInteger(options.partition) || options.partition < 0) fail(`--partition takes a partition number, not ${String(options.partition)}`);
+    return [{ topic: options.topic, partition: options.partition, offset }];
+  }
+  const topic = options.topic;
+  return (await cluster.partitionsFor(topic)).map((partition) => ({ topic, partition, offset }));
+}
+
+function parseOffset(text: string, where: string): bigint {
+  if (!/^(-1|\d+)$/.test(text.trim())) fail(`${where} takes an offset (records below it are deleted) or -1 for the high watermark, not "${text}"`);
+  return BigInt(text.trim());
+}
+
+/** kafka-delete-records' file: {"partitions":[{"topic":"t","partition":0,"offset":5}],"version":1}. */
+export function parseOffsetJson(text: string, source: string): RecordsToDelete[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch (error) {
+    fail(`${source} is not JSON: ${(error as Error).message}`);
+  }
+  const partitions = (parsed as { partitions?: unknown } | null)?.partitions;
+  if (!Array.isArray(partitions) || partitions.length === 0) fail(`${source} must hold {"partitions":[{"topic":"t","partition":0,"offset":5}, …],"version":1}`);
+  const seen = new Set<string>();
+  return partitions.map((entry: unknown, index) => {
+    const { topic, partition, offset } = (entry ?? {}) as { topic?: unknown; partition?: unknown; offset?: unknown };
+    if (typeof topic !== 'string' || topic === '' || !Number.isInteger(partition) || (partition as number) < 0 || !Number.isSafeInteger(offset) || (offset as number) < -1) {
+      fail(`${source}: partitions[${index}] needs "topic" (a name), "partition" (≥ 0) and "offset" (≥ 0, or -1 for the high watermark)`);
+    }
+    const key = `${topic}-${String(partition)}`;
+    // As kafka-delete-records: one offset per partition.
+    if (seen.has(key)) fail(`${source}: partition ${String(partition)} of topic ${topic} is listed twice`);
+    seen.add(key);
+    return { topic, partition: partition as number, offset: BigInt(offset as number) };
   });
 }
 

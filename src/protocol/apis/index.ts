@@ -12,6 +12,7 @@ import { CreatePartitionsApi } from './create-partitions.js';
 import { CreateTopicsApi } from './create-topics.js';
 import { DeleteAclsApi } from './delete-acls.js';
 import { DeleteGroupsApi } from './delete-groups.js';
+import { DeleteRecordsApi } from './delete-records.js';
 import { DeleteTopicsApi } from './delete-topics.js';
 import { DescribeAclsApi } from './describe-acls.js';
 import { DescribeConfigsApi } from './describe-configs.js';
@@ -41,6 +42,7 @@ export * from './create-partitions.js';
 export * from './create-topics.js';
 export * from './delete-acls.js';
 export * from './delete-groups.js';
+export * from './delete-records.js';
 export * from './delete-topics.js';
 export * from './describe-acls.js';
 export * from './describe-configs.js';
@@ -85,6 +87,7 @@ export const SUPPORTED_APIS: readonly AnyApiSchema[] = [
   ApiVersionsApi,
   CreateTopicsApi,
   DeleteTopicsApi,
+  DeleteRecordsApi,
   InitProducerIdApi,
   OffsetForLeaderEpochApi,
   DescribeAclsApi,

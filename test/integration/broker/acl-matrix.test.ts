@@ -25,6 +25,7 @@ import {
   CreateTopicsApi,
   DeleteAclsApi,
   DeleteGroupsApi,
+  DeleteRecordsApi,
   DeleteTopicsApi,
   DescribeAclsApi,
   DescribeConfigsApi,
@@ -271,6 +272,30 @@ describe('ACL matrix', () => {
     expect(await remove(alice, 'doomed')).toBe(0);
     expect(await partitionCount('alice-new')).toBe(1);
     expect(await partitionCount('orders')).toBe(3);
+  });
+
+  it('DeleteRecords: DELETE on the topic (DESCRIBE is not enough), else TOPIC_AUTHORIZATION_FAILED and the log start unchanged', async () => {
+    // A topic of its own: the ACLs granted here must not reach the other tests' topics.
+    const created = await admin.request(CreateTopicsApi, 4, { topics: [{ name: 'trimmed', numPartitions: 1, replicationFactor: 1, assignments: [], configs: [] }], timeoutMs: 10_000, validateOnly: false });
+    expect(created.topics[0]?.errorCode).toBe(0);
+    expect(await produce(admin, 'trimmed', 0)).toEqual([0]);
+    expect(await produce(admin, 'trimmed', 0)).toEqual([0]);
+    const deleteRecords = async (client: RoutedClient, topic: string): Promise<[number, bigint]> => {
+      const answer = await client.request(DeleteRecordsApi, 1, { topics: [{ name: topic, partitions: [{ partitionIndex: 0, offset: 1n }] }], timeoutMs: 10_000 });
+      const result = answer.topics[0]!.partitions[0]!;
+      return [result.errorCode, result.lowWatermark];
+    };
+    const earliest = async (): Promise<bigint> =>
+      (await admin.request(ListOffsetsApi, 5, { replicaId: -1, isolationLevel: 0, topics: [{ name: 'trimmed', partitions: [{ partitionIndex: 0, currentLeaderEpoch: -1, timestamp: -2n }] }] })).topics[0]!.partitions[0]!.offset;
+    expect(await deleteRecords(bob, 'trimmed')).toEqual([TOPIC_AUTHORIZATION_FAILED, -1n]);
+    expect(await deleteRecords(bob, 'no-such-topic')).toEqual([TOPIC_AUTHORIZATION_FAILED, -1n]); // as Kafka: authorization first
+    await grant(allow(ResourceType.TOPIC, 'trimmed', AclOperation.DESCRIBE));
+    expect(await deleteRecords(alice, 'trimmed')).toEqual([TOPIC_AUTHORIZATION_FAILED, -1n]);
+    expect(await earliest()).toBe(0n);
+    await grant(allow(ResourceType.TOPIC, 'trimmed', AclOperation.DELETE));
+    expect(await deleteRecords(alice, 'trimmed')).toEqual([0, 1n]);
+    expect(await deleteRecords(bob, 'trimmed')).toEqual([TOPIC_AUTHORIZATION_FAILED, -1n]);
+    expect(await earliest()).toBe(1n);
   });
 
   it('DescribeConfigs / AlterConfigs / IncrementalAlterConfigs: DESCRIBE_CONFIGS and ALTER_CONFIGS, on the topic or the cluster', async () => {

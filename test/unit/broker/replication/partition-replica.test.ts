@@ -126,4 +126,36 @@ describe('a leader replica', () => {
     replica.recordFollowerFetch(3, 4);
     expect(replica.followersReadyToJoin()).toEqual([3]);
   });
+
+  it('takes the low watermark over its own log start and every live follower’s, a live one not yet heard from as −1', async () => {
+    const { replica } = await leader();
+    await replica.appendAsLeader(batch(6), { ...ACKS_ALL, acks: 1 });
+    replica.log.resetHighWatermark(6);
+    replica.log.incrementLogStartOffset(4);
+    const everyone = (): boolean => true;
+    expect(replica.lowWatermark(everyone), 'no follower heard from').toBe(-1);
+    replica.recordFollowerFetch(2, 6, 4);
+    expect(replica.lowWatermark(everyone)).toBe(-1);
+    // Broker 3 is down: it does not hold the records back (Kafka counts alive replicas, ISR or not).
+    expect(replica.lowWatermark((id) => id !== 3)).toBe(4);
+    replica.recordFollowerFetch(3, 6, 2);
+    expect(replica.lowWatermark(everyone)).toBe(2);
+    replica.recordFollowerFetch(3, 6, 5);
+    expect(replica.lowWatermark(everyone), 'never above the leader’s own start').toBe(4);
+  });
+
+  it('wakes a DeleteRecords waiter when a follower reports a new log start or the leader steps down, and otherwise after its time', async () => {
+    const { replica } = await leader();
+    replica.recordFollowerFetch(2, 0, 0);
+    const outcome = (promise: Promise<void>): Promise<string> => Promise.race([promise.then(() => 'woken'), new Promise<string>((resolve) => setTimeout(() => resolve('waiting'), 50))]);
+    const same = replica.lowWatermarkMayMove(10_000);
+    replica.recordFollowerFetch(2, 0, 0);
+    expect(await outcome(same), 'the same start again').toBe('waiting');
+    replica.recordFollowerFetch(2, 0, 1);
+    expect(await outcome(same)).toBe('woken');
+    const stepping = replica.lowWatermarkMayMove(10_000);
+    replica.stepDown('follower', 2, 4, 'test');
+    expect(await outcome(stepping)).toBe('woken');
+    expect(await outcome(replica.lowWatermarkMayMove(1))).toBe('woken');
+  });
 });

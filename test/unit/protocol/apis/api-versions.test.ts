@@ -38,7 +38,7 @@ describe('ApiVersions golden bytes', () => {
   it('the v2 response advertising SUPPORTED_API_VERSIONS', () => {
     const bytes = hex(`
       00 00                       # ErrorCode 0
-      00 00 00 1c                 # ApiKeys: 28
+      00 00 00 1d                 # ApiKeys: 29
       00 00 00 00 00 08           #   Produce 0–8
       00 01 00 04 00 0b           #   Fetch 4–11
       00 02 00 01 00 05           #   ListOffsets 1–5
@@ -56,6 +56,7 @@ describe('ApiVersions golden bytes', () => {
       00 12 00 00 00 02           #   ApiVersions 0–2
       00 13 00 00 00 04           #   CreateTopics 0–4
       00 14 00 00 00 03           #   DeleteTopics 0–3
+      00 15 00 00 00 01           #   DeleteRecords 0–1
       00 16 00 00 00 01           #   InitProducerId 0–1
       00 17 00 00 00 03           #   OffsetForLeaderEpoch 0–3
       00 1d 00 00 00 01           #   DescribeAcls 0–1

@@ -7,6 +7,7 @@ import {
   CreateTopicsApi,
   DeleteAclsApi,
   DeleteGroupsApi,
+  DeleteRecordsApi,
   DeleteTopicsApi,
   DescribeAclsApi,
   DescribeConfigsApi,
@@ -55,6 +56,7 @@ describe('SUPPORTED_APIS', () => {
       { apiKey: 18, minVersion: 0, maxVersion: 2 },
       { apiKey: 19, minVersion: 0, maxVersion: 4 },
       { apiKey: 20, minVersion: 0, maxVersion: 3 },
+      { apiKey: 21, minVersion: 0, maxVersion: 1 },
       { apiKey: 22, minVersion: 0, maxVersion: 1 },
       { apiKey: 23, minVersion: 0, maxVersion: 3 },
       { apiKey: 29, minVersion: 0, maxVersion: 1 },
@@ -85,6 +87,7 @@ describe('SUPPORTED_APIS', () => {
       ApiVersionsApi,
       CreateTopicsApi,
       DeleteTopicsApi,
+      DeleteRecordsApi,
       InitProducerIdApi,
       OffsetForLeaderEpochApi,
       DescribeAclsApi,
@@ -109,7 +112,9 @@ describe('SUPPORTED_APIS', () => {
     expect(findApi(8)).toBe(OffsetCommitApi);
     expect(findApi(42)).toBe(DeleteGroupsApi);
     expect(findApi(17)).toBe(SaslHandshakeApi);
-    expect(findApi(21)).toBeUndefined();
+    expect(findApi(21)).toBe(DeleteRecordsApi);
+    expect(isSupportedVersion(21, 1)).toBe(true);
+    expect(isSupportedVersion(21, 2)).toBe(false);
     expect(isSupportedVersion(8, 1)).toBe(false);
     expect(isSupportedVersion(8, 2)).toBe(true);
     expect(isSupportedVersion(8, 7)).toBe(true);
