@@ -843,8 +843,11 @@ export class PartitionLog {
   cleanableView(now: number): CleanableView {
     const segments: CleanableSegment[] = [];
     const lagBound = BigInt(now - this.config.minCompactionLagMs);
+    // Below the flushed end too: a follower's high watermark may be ahead of what it has fsynced,
+    // and only durable segments may be replaced (the recovery point must cover them, see loadSegments).
+    const limit = Math.min(this.highWatermark, this.recoveryPoint);
     for (const segment of this.segments.slice(0, -1)) {
-      if (segment.nextOffset > this.highWatermark || segment.isClosed || !segment.hasFile) break;
+      if (segment.nextOffset > limit || segment.isClosed || !segment.hasFile) break;
       if (this.config.minCompactionLagMs > 0 && segment.maxTimestamp > lagBound) break;
       segments.push({ baseOffset: segment.baseOffset, size: segment.size, nextOffset: segment.nextOffset, maxTimestamp: segment.maxTimestamp });
     }
@@ -1521,9 +1524,12 @@ export class PartitionLog {
         continue;
       }
       const previous = this.segments[index - 1];
-      if (previous !== undefined && segment.baseOffset < previous.nextOffset) {
-        // An overlap between segments: the log is valid only up to the previous one. (A gap is
-        // what the cleaner leaves when it removes a segment's last batches.)
+      // After a trusted segment (below the recovery point) a gap is the cleaner's: it removed that
+      // segment's last batches, and it only swaps segments in below a durable recovery point. Among
+      // recovered segments a gap is a hole a crash left (a segment whose data never reached the
+      // disk), and an overlap is damage: either way the log is valid only up to the previous one.
+      const gapAllowed = index - 1 < recoverFrom;
+      if (previous !== undefined && (segment.baseOffset < previous.nextOffset || (!gapAllowed && segment.baseOffset !== previous.nextOffset))) {
         this.logger.warn({ segment: segment.baseOffset, expected: previous.nextOffset }, 'segment does not follow on; deleting it and later ones');
         this.dropSegmentsFrom(index);
         break;

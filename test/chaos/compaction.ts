@@ -18,7 +18,7 @@
  */
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { cpSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../src/common/logger.js';
@@ -99,6 +99,10 @@ export async function runCleanerCrashRounds(options: CleanerCrashOptions): Promi
   const tried = new Set<string>();
   const ackedAt = new Map<string, Written>();
   const latestAcked = new Map<string, Written>();
+  // Keys with a tombstone tried after their latest acknowledged write and never acknowledged: the
+  // kill came between its fsync and its ack, so it may be in the log, and the cleaner may then
+  // rightly remove the key altogether.
+  const unackedTombstone = new Set<string>();
   let random = options.seed;
   const next = (): number => {
     random = (random * 1_103_515_245 + 12_345) % 2_147_483_648;
@@ -123,14 +127,21 @@ export async function runCleanerCrashRounds(options: CleanerCrashOptions): Promi
       kills += 1;
       for (const line of worker.lines) {
         const [kind, first, second, third] = line.split(' ');
-        if (kind === 'try' && first !== undefined && second !== undefined) tried.add(`${first} ${second}`);
+        if (kind === 'try' && first !== undefined && second !== undefined) {
+          tried.add(`${first} ${second}`);
+          if (second === '-') unackedTombstone.add(first);
+        }
         if (kind === 'ack' && first !== undefined && second !== undefined && third !== undefined) {
           const written = { offset: Number(first), key: second, value: third === '-' ? null : third };
+          unackedTombstone.delete(second);
           if (written.value !== null) ackedAt.set(written.value, written);
           if ((latestAcked.get(written.key)?.offset ?? -1) < written.offset) latestAcked.set(written.key, written);
         }
       }
 
+      // The dir as the kill left it, kept with a failed run's evidence.
+      rmSync(`${dataDir}.killed`, { recursive: true, force: true });
+      cpSync(dataDir, `${dataDir}.killed`, { recursive: true });
       let state: Awaited<ReturnType<typeof readAll>>;
       try {
         state = await readAll(dataDir);
@@ -153,7 +164,7 @@ export async function runCleanerCrashRounds(options: CleanerCrashOptions): Promi
       for (const [key, acked] of latestAcked) {
         const found = newest.get(key);
         if (found === undefined || found.offset < acked.offset) {
-          if (acked.value !== null) fail(`key ${key}: its latest acknowledged value ${acked.value} at ${acked.offset} is gone (newest read: ${found === undefined ? 'none' : `${found.value} at ${found.offset}`})`);
+          if (acked.value !== null && !unackedTombstone.has(key)) fail(`key ${key}: its latest acknowledged value ${acked.value} at ${acked.offset} is gone (newest read: ${found === undefined ? 'none' : `${found.value} at ${found.offset}`})`);
           else if (found !== undefined) fail(`key ${key}: its tombstone at ${acked.offset} is gone but an older value ${found.value} at ${found.offset} is back`);
         } else if (found.offset === acked.offset && found.value !== acked.value) {
           fail(`key ${key}: offset ${acked.offset} holds ${found.value}, acknowledged as ${acked.value}`);
@@ -164,7 +175,13 @@ export async function runCleanerCrashRounds(options: CleanerCrashOptions): Promi
       if (violations.length > 0) break;
     }
   } finally {
-    rmSync(dataDir, { recursive: true, force: true });
+    // A failed run keeps its data dir as evidence, named in the first violation.
+    if (violations.length === 0) {
+      rmSync(dataDir, { recursive: true, force: true });
+      rmSync(`${dataDir}.killed`, { recursive: true, force: true });
+    } else {
+      violations.unshift(`data dir kept: ${dataDir} (as the last kill left it: ${dataDir}.killed)`);
+    }
   }
   return { violations, kills, acknowledged: ackedAt.size, swapsRecovered, removed };
 }

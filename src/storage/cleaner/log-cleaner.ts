@@ -58,6 +58,11 @@ export const DEFAULT_CLEANER_CONFIG: CleanerConfig = {
 export interface CleanerLogs {
   readonly dataDir: string;
   allLogs(): readonly PartitionLog[];
+  /**
+   * Makes every log's recovery point durable. Called before a pass swaps segments in: recovery
+   * trusts a gap between segments only below the recovery point (partition-log.ts, loadSegments).
+   */
+  writeRecoveryCheckpoint(): void;
 }
 
 export interface CleanerOptions {
@@ -217,6 +222,7 @@ export class LogCleaner {
     const { log, view, firstDirty } = candidate;
     const config = log.config;
     const key = keyOf(log);
+    let recoveryPointWritten = false;
     let result: PassResult;
     try {
       result = await cleanLog(
@@ -239,7 +245,13 @@ export class LogCleaner {
           },
           sliceMs: this.options.sliceMs ?? 5,
         },
-        async (group) => log.swapInCleaned(group, view.generation),
+        async (group) => {
+          if (!recoveryPointWritten) {
+            this.options.logs.writeRecoveryCheckpoint();
+            recoveryPointWritten = true;
+          }
+          log.swapInCleaned(group, view.generation);
+        },
       );
     } catch (error) {
       if (error instanceof CleaningAborted || (error as { code?: string }).code === 'CLEANING_ABORTED') {

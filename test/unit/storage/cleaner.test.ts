@@ -14,6 +14,7 @@ import { ManualClock } from '../../../src/common/clock.js';
 import { compressionName } from '../../../src/protocol/compression.js';
 import { decodeRecords, encodeRecordBatch } from '../../../src/protocol/records.js';
 import { LogCleaner, DEFAULT_CLEANER_CONFIG } from '../../../src/storage/cleaner/log-cleaner.js';
+import type { LogManager } from '../../../src/storage/log-manager.js';
 import type { PartitionLog } from '../../../src/storage/partition-log.js';
 import { memoryLogger, openManager, seededRandom, temporaryDirectory, walkBatches } from './helpers.js';
 
@@ -44,8 +45,9 @@ async function readAll(log: PartitionLog): Promise<{ records: Written[]; end: nu
   return { records, end: offset };
 }
 
-function cleaner(dataDir: string, logs: () => PartitionLog[], clock: ManualClock, dedupeBufferSize: number): LogCleaner {
-  return new LogCleaner({ logs: { dataDir, allLogs: logs }, config: { ...DEFAULT_CLEANER_CONFIG, dedupeBufferSize }, logger: memoryLogger().logger, clock, sliceMs: 1 });
+function cleaner(dataDir: string, manager: () => LogManager, clock: ManualClock, dedupeBufferSize: number): LogCleaner {
+  const logs = { dataDir, allLogs: () => manager().allLogs(), writeRecoveryCheckpoint: () => manager().writeRecoveryCheckpoint() };
+  return new LogCleaner({ logs, config: { ...DEFAULT_CLEANER_CONFIG, dedupeBufferSize }, logger: memoryLogger().logger, clock, sliceMs: 1 });
 }
 
 /** Checks what a reader sees against the history, given how far the last pass may have cleaned. */
@@ -72,7 +74,7 @@ describe('the log cleaner', () => {
       let { manager } = await openManager(directory, SETTINGS, clock);
       let log = await manager.getOrCreateLog('compacted', 0);
       // 60 keys in a map of at most 40 (24 bytes a slot at load factor 0.9 of 45 slots): passes are partial.
-      let logCleaner = cleaner(directory, () => manager.allLogs(), clock, 45 * 24);
+      let logCleaner = cleaner(directory, () => manager, clock, 45 * 24);
       const history: Written[] = [];
       let sequence = 0;
       let cleanedTo = 0;
@@ -118,7 +120,7 @@ describe('the log cleaner', () => {
       await manager.close();
       ({ manager } = await openManager(directory, SETTINGS, clock));
       log = await manager.getOrCreateLog('compacted', 0);
-      logCleaner = cleaner(directory, () => manager.allLogs(), clock, 45 * 24);
+      logCleaner = cleaner(directory, () => manager, clock, 45 * 24);
       checkAgainstModel((await readAll(log)).records, history, tail, false);
       // The restarted cleaner's first look: nothing dirty, and the tombstones not yet due.
       expect(await logCleaner.cleanOnce()).toBeUndefined();
@@ -137,7 +139,7 @@ describe('the log cleaner', () => {
     const clock = new ManualClock();
     const { manager } = await openManager(directory, SETTINGS, clock);
     const log = await manager.getOrCreateLog('compacted', 0);
-    const logCleaner = cleaner(directory, () => manager.allLogs(), clock, 1 << 20);
+    const logCleaner = cleaner(directory, () => manager, clock, 1 << 20);
     const producerBatch = (sequence: number, key: string) =>
       encodeRecordBatch([{ key: Buffer.from(key), value: Buffer.from(`s${sequence}`), timestamp: clock.now() }], { producerId: 9n, producerEpoch: 0, baseSequence: sequence });
     const first = await log.append(producerBatch(0, 'a'));
@@ -160,7 +162,7 @@ describe('the log cleaner', () => {
     const log = await manager.getOrCreateLog('plain', 0);
     for (let index = 0; index < 30; index += 1) await log.append(encodeRecordBatch([{ key: Buffer.from('a'), value: Buffer.alloc(100, 1), timestamp: clock.now() }]));
     await log.flush();
-    const logCleaner = cleaner(directory, () => manager.allLogs(), clock, 1 << 20);
+    const logCleaner = cleaner(directory, () => manager, clock, 1 << 20);
     expect(await logCleaner.cleanOnce()).toBeUndefined();
     expect((await readAll(log)).records).toHaveLength(30);
     await manager.close();
