@@ -52,8 +52,8 @@ export interface TargetPartitionReader {
   /** The first offset still in the log and the high watermark (one past the last readable). */
   bounds(): Promise<{ readonly start: bigint; readonly end: bigint }>;
   /**
-   * Records from `from` on, in offset order (at least one when any exists below the end), and
-   * the offset to read next (past the last batch read; `from` when nothing could be read).
+   * Records from `from` on, in offset order, and the offset to read next: past the last batch
+   * read, which may hold no record from `from` on (compaction); `from` when nothing could be read.
    */
   read(from: bigint): Promise<{ readonly records: readonly KafkaRecord[]; readonly nextOffset: bigint }>;
 }
