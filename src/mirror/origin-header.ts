@@ -5,8 +5,11 @@
  * (resume-point.ts). Not to be confused with the audit's ORIGIN_HEADER ('tributary.origin'),
  * which names the server a record was created on and is kept as it is.
  *
- * Value (compact, versioned): byte 1 (version), byte n + n bytes of the source name (UTF-8,
- * config.ts keeps names to 64 ASCII characters), unsigned LEB128 partition, unsigned LEB128 offset.
+ * Value (compact, versioned): byte version, byte n + n bytes of the source name (UTF-8,
+ * config.ts keeps names to 64 ASCII characters), unsigned LEB128 partition, unsigned LEB128 offset;
+ * version 2 adds an unsigned LEB128 gap g: the source partition holds no record in
+ * [offset − g, offset) (compaction removed them), so a resume may step over them (resume-point.ts).
+ * A record with no gap before it is written as version 1, as before; version 1 reads as gap 0.
  */
 import { TributaryError } from '../common/errors.js';
 import type { RecordHeader } from '../protocol/records.js';
@@ -14,32 +17,41 @@ import type { RecordHeader } from '../protocol/records.js';
 export const MIRROR_ORIGIN_HEADER = 'tributary.mirror.origin';
 
 const VERSION = 1;
+const VERSION_WITH_GAP = 2;
 const MAX_SOURCE_BYTES = 255;
 
 export interface MirrorOrigin {
   readonly source: string;
   readonly partition: number;
   readonly offset: bigint;
+  /**
+   * The source partition holds no record in [from, offset): the mirror's consumer read on from
+   * `from` to this record. Absent when it is `offset` (no gap before the record).
+   */
+  readonly from?: bigint;
 }
 
 export function encodeMirrorOrigin(origin: MirrorOrigin): Buffer {
   const name = Buffer.from(origin.source, 'utf8');
-  if (name.length === 0 || name.length > MAX_SOURCE_BYTES || !Number.isSafeInteger(origin.partition) || origin.partition < 0 || origin.offset < 0n) {
+  const from = origin.from ?? origin.offset;
+  if (name.length === 0 || name.length > MAX_SOURCE_BYTES || !Number.isSafeInteger(origin.partition) || origin.partition < 0 || origin.offset < 0n || from < 0n || from > origin.offset) {
     throw new TributaryError({
       code: 'INVALID_ARGUMENT',
-      message: `cannot encode the mirror origin ${origin.source}/${origin.partition}@${origin.offset}: the source name must be 1–${MAX_SOURCE_BYTES} bytes, partition and offset non-negative`,
-      details: { source: origin.source, partition: origin.partition, offset: origin.offset.toString() },
+      message: `cannot encode the mirror origin ${origin.source}/${origin.partition}@${origin.offset}: the source name must be 1–${MAX_SOURCE_BYTES} bytes, partition and offset non-negative, and the gap's start (${from}) between 0 and the offset`,
+      details: { source: origin.source, partition: origin.partition, offset: origin.offset.toString(), from: from.toString() },
     });
   }
-  const bytes: number[] = [VERSION, name.length, ...name];
+  const bytes: number[] = [from < origin.offset ? VERSION_WITH_GAP : VERSION, name.length, ...name];
   writeUnsigned(bytes, BigInt(origin.partition));
   writeUnsigned(bytes, origin.offset);
+  if (from < origin.offset) writeUnsigned(bytes, origin.offset - from);
   return Buffer.from(bytes);
 }
 
 /** The origin in a header value; undefined for a value this version cannot read (another writer, a later version). */
 export function decodeMirrorOrigin(value: Buffer): MirrorOrigin | undefined {
-  if (value.length < 2 || value[0] !== VERSION) return undefined;
+  const version = value[0];
+  if (value.length < 2 || (version !== VERSION && version !== VERSION_WITH_GAP)) return undefined;
   const nameLength = value[1] ?? 0;
   let position = 2 + nameLength;
   if (nameLength === 0 || position > value.length) return undefined;
@@ -48,8 +60,12 @@ export function decodeMirrorOrigin(value: Buffer): MirrorOrigin | undefined {
   if (partition === undefined || partition.value > 0x7fffffffn) return undefined;
   position = partition.next;
   const offset = readUnsigned(value, position);
-  if (offset === undefined || offset.next !== value.length) return undefined;
-  return { source, partition: Number(partition.value), offset: offset.value };
+  if (offset === undefined) return undefined;
+  const origin = { source, partition: Number(partition.value), offset: offset.value };
+  if (version === VERSION) return offset.next === value.length ? origin : undefined;
+  const gap = readUnsigned(value, offset.next);
+  if (gap === undefined || gap.next !== value.length || gap.value === 0n || gap.value > offset.value) return undefined;
+  return { ...origin, from: offset.value - gap.value };
 }
 
 /** The record's mirror origin, if it has a readable one. */

@@ -5,8 +5,9 @@
  *   target, `{"sourceEnd","targetPartition","targetOffset"}` (source records below sourceEnd are
  *   at target offsets ≤ targetOffset). Written in the transaction of the offset commit; it bounds
  *   the resume search (resume-point.ts).
- * - `/consumers/<group>/mirror/audit/<topic>/<partition>`: the source range `{"from","to"}` whose
- *   audit counts are being published; every count below `from` is published (range-audit.ts).
+ * - `/consumers/<group>/mirror/audit/<topic>/<partition>`: the source range `{"from","to","records"}`
+ *   whose audit counts are being published, and how many records they count (absent in nodes
+ *   written before it); every count below `from` is published (range-audit.ts).
  */
 import { consumerGroupPath, pathSegment } from '../coordination/paths.js';
 import { hasCode, type CoordinationStore } from '../coordination/store.js';
@@ -19,6 +20,8 @@ export interface TargetPosition extends CoveredPosition {
 export interface CountedRange {
   readonly from: bigint;
   readonly to: bigint;
+  /** Records the range's counts count; undefined in a node written before it was recorded. */
+  readonly records?: number;
 }
 
 export function positionPath(group: string, topic: string, partition: number): string {
@@ -45,7 +48,8 @@ export async function readPosition(store: CoordinationStore, path: string): Prom
 export async function readCountedRange(store: CoordinationStore, path: string): Promise<CountedRange | undefined> {
   const parsed = parse(await store.get(path));
   if (parsed === undefined || !isOffset(parsed['from']) || !isOffset(parsed['to'])) return undefined;
-  const range = { from: BigInt(parsed['from']), to: BigInt(parsed['to']) };
+  const records = parsed['records'];
+  const range = { from: BigInt(parsed['from']), to: BigInt(parsed['to']), ...(typeof records === 'number' && Number.isSafeInteger(records) && records >= 0 ? { records } : {}) };
   return range.from <= range.to ? range : undefined;
 }
 
@@ -65,7 +69,7 @@ export async function writeNode(store: CoordinationStore, path: string, data: Bu
 }
 
 export function encodeCountedRange(range: CountedRange): Buffer {
-  return Buffer.from(JSON.stringify({ from: range.from.toString(), to: range.to.toString() }));
+  return Buffer.from(JSON.stringify({ from: range.from.toString(), to: range.to.toString(), ...(range.records === undefined ? {} : { records: range.records }) }));
 }
 
 function parse(node: { readonly data: Buffer } | undefined): Record<string, unknown> | undefined {

@@ -19,7 +19,12 @@
  *   Counting goes on from R. A partition never counted before gets the node `{R, R}` first.
  *
  * A recount reads the source partition (records are kept there longer than one commit interval;
- * a range already deleted by retention cannot be recounted, and is reported as an error).
+ * a range already deleted by retention cannot be recounted, and is reported as an error). On a
+ * compacted source a range may hold fewer records by the time it is recounted than when it was
+ * counted: the node records how many it counted, and a range of `from, to` whose source now
+ * holds fewer is not published again (its events would replace the full ones under the same
+ * identities: records the target holds would show as lost); the counts published then stand, and
+ * the shrink is logged. The skipped range [to, R) is counted from the source as it is now.
  */
 import { originOf } from '../audit/origin.js';
 import type { Logger } from '../common/logger.js';
@@ -83,14 +88,16 @@ export class RangeAudit {
     const range = await readCountedRange(this.options.store, path);
     let next = resumeAt;
     if (range === undefined) {
-      await writeNode(this.options.store, path, encodeCountedRange({ from: resumeAt, to: resumeAt }));
+      await writeNode(this.options.store, path, encodeCountedRange({ from: resumeAt, to: resumeAt, records: 0 }));
     } else {
       await this.recount(topic, partition, range);
       next = range.to;
       if (next < resumeAt) {
-        const skipped = { from: next, to: resumeAt };
+        // Read before the node is written, so the node says how many records its events count.
+        const records = await this.options.readSource(topic, partition, next, resumeAt);
+        const skipped = { from: next, to: resumeAt, records: records.length };
         await writeNode(this.options.store, path, encodeCountedRange(skipped));
-        await this.recount(topic, partition, skipped);
+        await this.publishRecounted(topic, partition, skipped, records);
         next = resumeAt;
       } else if (next > resumeAt) {
         // Counts were published past the records the target holds (its log was cut, or an operator moved the group): not counted twice.
@@ -121,7 +128,8 @@ export class RangeAudit {
     if (counts.publishing !== undefined) await this.publishRange(topic, partition, counts, counts.publishing);
     if (offset > counts.from) {
       counts.publishing = offset;
-      await writeNode(this.options.store, countedRangePath(this.options.group, topic, partition), encodeCountedRange({ from: counts.from, to: offset }));
+      const records = counts.records.filter((record) => record.offset < offset).length;
+      await writeNode(this.options.store, countedRangePath(this.options.group, topic, partition), encodeCountedRange({ from: counts.from, to: offset, records }));
       await this.publishRange(topic, partition, counts, offset);
     }
   }
@@ -134,10 +142,23 @@ export class RangeAudit {
     counts.publishing = undefined;
   }
 
+  /** Publishes a counted range's events again from the source, unless compaction removed some of its records since (see the file comment). */
   private async recount(topic: string, partition: number, range: CountedRange): Promise<void> {
     if (range.to <= range.from) return;
-    const seenAt = Date.now();
     const records = await this.options.readSource(topic, partition, range.from, range.to);
+    if (range.records !== undefined && records.length < range.records) {
+      this.options.logger.warn(
+        { topic, partition, from: range.from.toString(), to: range.to.toString(), counted: range.records, inSourceNow: records.length },
+        'the source holds fewer records of a counted range than were counted (compaction removed some since): its published counts stand and are not published again',
+      );
+      return;
+    }
+    await this.publishRecounted(topic, partition, range, records);
+  }
+
+  private async publishRecounted(topic: string, partition: number, range: CountedRange, records: Awaited<ReturnType<ReadSourceRange>>): Promise<void> {
+    if (range.to <= range.from) return;
+    const seenAt = Date.now();
     await this.options.publisher.publish(
       this.counterId(topic, partition, range.from),
       topic,

@@ -22,17 +22,23 @@
  *    origin after H and the answer is H + 1. Records at or below T are covered by the commit.
  *    Without a position (never committed, or the target partition differs) the scan may go back
  *    to the log start; the answer is then the committed offset when nothing is found.
- * 3. Gaps. (1) holds while every send succeeds. A batch refused for good (too large for the
+ * 3. Holes. (1) holds while every send succeeds. A batch refused for good (too large for the
  *    target, say) stops the mirror, but the idempotent producer may still store the batches
  *    behind it (it keeps 5 in flight per partition and carries on under a new epoch), so the
- *    origin's run in the target can have a hole. Source offsets are contiguous (no compaction,
- *    no control batches), so with a recorded position the scan reads all of (T, end] and resumes
- *    at the first source offset missing from the run: the refused record is tried again (and the
- *    mirror stops on it again) rather than skipped. Records after the hole are then sent twice,
- *    which the audit reports; skipping would be silent loss.
+ *    origin's run in the target can have a hole. With a recorded position the scan reads all of
+ *    (T, end] and resumes at the first source offset missing from the run: the refused record is
+ *    tried again (and the mirror stops on it again) rather than skipped. Records after the hole
+ *    are then sent twice, which the audit reports; skipping would be silent loss.
+ *    Not every jump in source offsets is a hole. A compacted source has offsets without records:
+ *    each record's origin names where its consumer read on from (origin-header.ts `from`: the
+ *    source holds nothing in [from, offset)), so a jump from the run's end up to `from` or less is
+ *    compaction's, and the run goes on. Offsets below the source's log start (`sourceLogStart`)
+ *    were deleted by retention: nothing there can be sent again, so a jump over them is stepped
+ *    over too (the consumer's offset reset made it), and only what lies above the log start is a hole.
  * 4. Steps. Without a recorded position the scan reads windows of `stepRecords` offsets, the
  *    newest first, each forward from its start; the first window (newest) with a record of this
- *    origin ends the search.
+ *    origin ends the search. Reads step by batches (the next offset a fetch gives), so a target
+ *    whose batches end in removed records is read through.
  *
  * The in-process predecessor's in-flight sends are waited for before scanning (the commit gate);
  * a killed predecessor's requests are long processed once its ownership expired (the session
@@ -45,8 +51,11 @@ import { mirrorOriginOf } from './origin-header.js';
 export interface TargetPartitionReader {
   /** The first offset still in the log and the high watermark (one past the last readable). */
   bounds(): Promise<{ readonly start: bigint; readonly end: bigint }>;
-  /** Records from `from` on, in offset order (at least one when any exists below the end). */
-  read(from: bigint): Promise<readonly KafkaRecord[]>;
+  /**
+   * Records from `from` on, in offset order, and the offset to read next: past the last batch
+   * read, which may hold no record from `from` on (compaction); `from` when nothing could be read.
+   */
+  read(from: bigint): Promise<{ readonly records: readonly KafkaRecord[]; readonly nextOffset: bigint }>;
 }
 
 /** What the last commit recorded: source records below `sourceEnd` are at target offsets ≤ `targetOffset`. */
@@ -62,6 +71,8 @@ export interface ResumeSearch {
   readonly committed: bigint | undefined;
   /** The position recorded with the commit, if it names this target partition. */
   readonly covered: CoveredPosition | undefined;
+  /** The source partition's log start now, if known: offsets below it were deleted by retention. */
+  readonly sourceLogStart?: bigint | undefined;
   readonly stepRecords: number;
 }
 
@@ -84,9 +95,7 @@ export async function findResumePoint(reader: TargetPartitionReader, search: Res
   for (let windowEnd = end; windowEnd > floor && lastInTarget === undefined; ) {
     const windowStart = max(floor, windowEnd - step);
     for (let offset = windowStart; offset < windowEnd; ) {
-      const records = await reader.read(offset);
-      const last = records.at(-1);
-      if (last === undefined || last.offset < offset) break; // nothing more readable in this window
+      const { records, nextOffset } = await reader.read(offset);
       for (const record of records) {
         if (record.offset < offset || record.offset >= windowEnd) continue;
         scanned += 1;
@@ -94,7 +103,8 @@ export async function findResumePoint(reader: TargetPartitionReader, search: Res
         if (origin === undefined || origin.source !== search.source || origin.partition !== search.sourcePartition) continue;
         if (lastInTarget === undefined || origin.offset > lastInTarget) lastInTarget = origin.offset;
       }
-      offset = last.offset + 1n;
+      if (nextOffset <= offset) break; // nothing more readable in this window
+      offset = nextOffset;
     }
     windowEnd = windowStart;
   }
@@ -113,22 +123,26 @@ async function resumeAfterCoveredRun(reader: TargetPartitionReader, search: Resu
   let scanned = 0;
   let holeFound = false;
   for (let offset = max(start, covered.targetOffset + 1n); offset < end && !holeFound; ) {
-    const records = await reader.read(offset);
-    const last = records.at(-1);
-    if (last === undefined || last.offset < offset) break;
+    const { records, nextOffset } = await reader.read(offset);
     for (const record of records) {
       if (record.offset < offset || record.offset >= end) continue;
       scanned += 1;
       const origin = mirrorOriginOf(record.headers);
       if (origin === undefined || origin.source !== search.source || origin.partition !== search.sourcePartition) continue;
-      if (origin.offset > next) {
-        holeFound = true; // source offsets next … origin.offset − 1 never reached the target
-        break;
-      }
-      if (origin.offset === next) next += 1n; // below next: a retried batch repeated next to itself
+      if (origin.offset >= next) {
+        // The source holds nothing in [from, offset) (compaction), nor anything the mirror can send below its log start (retention).
+        const missingFrom = search.sourceLogStart === undefined ? next : max(next, search.sourceLogStart);
+        if (missingFrom < (origin.from ?? origin.offset)) {
+          next = missingFrom;
+          holeFound = true; // source offsets from `missingFrom` up to the record never reached the target
+          break;
+        }
+        next = origin.offset + 1n;
+      } // below next: a retried batch repeated next to itself
       lastInTarget = lastInTarget === undefined || origin.offset > lastInTarget ? origin.offset : lastInTarget;
     }
-    offset = last.offset + 1n;
+    if (nextOffset <= offset) break;
+    offset = nextOffset;
   }
   const resumeAt = search.committed === undefined ? next : max(search.committed, next);
   return { offset: resumeAt, lastInTarget, scanned };

@@ -299,16 +299,18 @@ export class SourceMirror {
     const sourcePartitions = (await this.cluster.topicMetadata(topic)).partitions.length;
     if (targetPartition(partition, sourcePartitions, await target.partitionCount(topic), null) === partition) {
       const position = await readPosition(this.store, positionPath(settings.group, topic, partition));
+      const sourceLogStart = await this.simple.listOffset(topic, partition, 'earliest');
       const found = await findResumePoint(target.partitionReader(topic, partition), {
         source: this.name,
         sourcePartition: partition,
         committed,
         covered: position?.targetPartition === partition ? position : undefined,
+        sourceLogStart,
         stepRecords: RESUME_STEP_RECORDS,
       });
       resumeAt = found.offset;
       this.logger.info(
-        { topic, partition, committed: committed?.toString(), lastInTarget: found.lastInTarget?.toString(), resumeAt: resumeAt?.toString(), scanned: found.scanned },
+        { topic, partition, committed: committed?.toString(), lastInTarget: found.lastInTarget?.toString(), resumeAt: resumeAt?.toString(), sourceLogStart: sourceLogStart.toString(), scanned: found.scanned },
         'resuming the source partition after its last record in the target',
       );
     }
@@ -320,16 +322,8 @@ export class SourceMirror {
   }
 
   /** Source records of [from, to), for the audit's recounts. */
-  private async readSourceRange(topic: string, partition: number, from: bigint, to: bigint): Promise<KafkaRecord[]> {
-    const records: KafkaRecord[] = [];
-    for (let offset = from; offset < to; ) {
-      const fetched = await this.simple.fetch(topic, partition, offset, { maxBytes: 1024 * 1024 });
-      const last = fetched.records.at(-1);
-      if (last === undefined) break;
-      records.push(...fetched.records.filter((record) => record.offset < to));
-      offset = last.offset + 1n;
-    }
-    return records;
+  private readSourceRange(topic: string, partition: number, from: bigint, to: bigint): Promise<KafkaRecord[]> {
+    return readSourceRecords(this.simple, topic, partition, from, to);
   }
 
   // ---- commits and lag ----
@@ -436,4 +430,20 @@ export class SourceMirror {
   private async startOffset(topic: string, partition: number, end: bigint): Promise<bigint> {
     return this.options.settings.autoOffsetReset === 'largest' ? end : this.simple.listOffset(topic, partition, 'earliest');
   }
+}
+
+/**
+ * The records of [from, to) of a source partition, in offset order. Reads step by batches (the
+ * fetch's next offset), not by records: on a compacted topic a batch may end in removed records or
+ * hold none, and the range goes on after it.
+ */
+export async function readSourceRecords(consumer: Pick<SimpleConsumer, 'fetch'>, topic: string, partition: number, from: bigint, to: bigint): Promise<KafkaRecord[]> {
+  const records: KafkaRecord[] = [];
+  for (let offset = from; offset < to; ) {
+    const fetched = await consumer.fetch(topic, partition, offset, { maxBytes: 1024 * 1024 });
+    records.push(...fetched.records.filter((record) => record.offset < to));
+    if (fetched.nextOffset <= offset) break; // nothing more below the high watermark
+    offset = fetched.nextOffset;
+  }
+  return records;
 }

@@ -3,9 +3,10 @@
  * what is already queued, and sends each batch to the offline cluster without waiting for the
  * previous one (the producer keeps call order per partition, so the order of a source partition
  * is kept in its target partition). Each record carries its mirror origin (origin-header.ts), from
- * which a restarted mirror finds where to resume. When the target acknowledges a batch, its
- * records are counted by the audit, then reported to the commit gate with where the target stored
- * them, which only then lets their offsets be committed.
+ * which a restarted mirror finds where to resume; on a compacted source it also names the source
+ * offsets before the record that hold nothing, so a resume steps over them. When the target
+ * acknowledges a batch, its records are counted by the audit, then reported to the commit gate
+ * with where the target stored them, which only then lets their offsets be committed.
  *
  * Every record taken is sent: `stopping` only stops taking more. A send the target refuses for
  * good is fatal (the mirror never skips a record); its offsets then never become committable.
@@ -75,7 +76,7 @@ async function send(batch: readonly Message[], context: StreamPumpContext): Prom
     const sourcePartitions = context.sourcePartitions();
     const records: ProducerRecord[] = batch.map((message) => {
       const partition = targetPartition(message.partition, sourcePartitions, targetPartitions, message.key);
-      const headers = withMirrorOrigin(message.headers, { source, partition: message.partition, offset: message.offset });
+      const headers = withMirrorOrigin(message.headers, { source, partition: message.partition, offset: message.offset, from: message.from });
       const record = { key: message.key, value: message.value, headers, timestamp: message.timestamp };
       return partition === undefined ? record : { ...record, partition };
     });

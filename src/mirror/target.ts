@@ -73,7 +73,10 @@ export class MirrorTarget {
   partitionReader(topic: string, partition: number): TargetPartitionReader {
     return {
       bounds: async () => ({ start: await this.reader.listOffset(topic, partition, 'earliest'), end: await this.reader.listOffset(topic, partition, 'latest') }),
-      read: async (from) => (await this.reader.fetch(topic, partition, from, { maxBytes: RESUME_READ_BYTES })).records,
+      read: async (from) => {
+        const { records, nextOffset } = await this.reader.fetch(topic, partition, from, { maxBytes: RESUME_READ_BYTES });
+        return { records, nextOffset };
+      },
     };
   }
 

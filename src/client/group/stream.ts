@@ -10,6 +10,12 @@ export interface Message {
   readonly topic: string;
   readonly partition: number;
   readonly offset: bigint;
+  /**
+   * The partition holds no record in [from, offset): `from` is one past the message handed out
+   * before it from the same claim of the partition (or where the claim started fetching). Equal to
+   * `offset` unless compaction removed the records between (or a reset skipped over them).
+   */
+  readonly from: bigint;
   readonly key: Buffer | null;
   readonly value: Buffer | null;
   readonly headers: readonly RecordHeader[];

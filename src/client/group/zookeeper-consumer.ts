@@ -111,8 +111,16 @@ interface Claim {
   readonly partition: number;
   readonly threadId: string;
   readonly stream: MessageStream;
-  /** Next offset to fetch. */
+  /**
+   * Next offset to fetch: past the last batch fetched, which on a compacted topic may end in
+   * removed records (Kafka's rule: step by batches, not by records).
+   */
   fetchOffset: bigint;
+  /**
+   * One past the last record pushed to the stream, or where fetching (re)started: the partition
+   * holds no record from here to the next record fetched (each message's `from`).
+   */
+  pushedEnd: bigint;
   /** Next offset after the last message handed to the application: what a commit stores. */
   consumed: bigint;
   /** The last offset committed (or read from the registry). */
@@ -292,7 +300,7 @@ export class ZooKeeperConsumer {
       // Queued messages from before the seek are stale: a fresh claim object replaces the old one.
       claim.active = false;
       claim.stream.purge();
-      const fresh: Claim = { ...claim, fetchOffset: offset, consumed: offset, active: true, fetcher: undefined };
+      const fresh: Claim = { ...claim, fetchOffset: offset, pushedEnd: offset, consumed: offset, active: true, fetcher: undefined };
       this.claims.set(key(topic, partition), fresh);
       this.startFetcher(fresh);
       return offset;
@@ -468,7 +476,7 @@ export class ZooKeeperConsumer {
       claim.active = false;
       if (claim.fetcher !== undefined) haltFetcher(claim.fetcher);
       claim.stream.purge();
-      this.claims.set(name, { ...claim, fetchOffset: claim.consumed, active: true, fetcher: undefined });
+      this.claims.set(name, { ...claim, fetchOffset: claim.consumed, pushedEnd: claim.consumed, active: true, fetcher: undefined });
     }
   }
 
@@ -605,6 +613,7 @@ export class ZooKeeperConsumer {
         threadId: assignment.threadId,
         stream,
         fetchOffset: start,
+        pushedEnd: start,
         consumed: start,
         committed: stored,
         active: true,
@@ -823,6 +832,7 @@ export class ZooKeeperConsumer {
             topic: claim.topic,
             partition: claim.partition,
             offset: record.offset,
+            from: claim.pushedEnd < record.offset ? claim.pushedEnd : record.offset,
             key: record.key,
             value: record.value,
             headers: record.headers,
@@ -836,8 +846,10 @@ export class ZooKeeperConsumer {
             },
           });
           claim.fetchOffset = record.offset + 1n;
+          claim.pushedEnd = record.offset + 1n;
         }
-        if (result.records.length === 0 && result.nextOffset > claim.fetchOffset) claim.fetchOffset = result.nextOffset;
+        // Past the last batch: records it (or whole batches before it) lost to compaction are stepped over.
+        if (result.nextOffset > claim.fetchOffset) claim.fetchOffset = result.nextOffset;
       } catch (caught) {
         if (!running()) return;
         let error = caught;
@@ -865,6 +877,7 @@ export class ZooKeeperConsumer {
               `offset ${claim.fetchOffset} of ${claim.topic}-${claim.partition} is outside the log (${bounds}); autoOffsetReset=${policy} moved it to ${reset}`,
             );
             claim.fetchOffset = reset;
+            claim.pushedEnd = reset;
             claim.consumed = reset;
             continue;
           } catch (resetError) {

@@ -14,7 +14,9 @@
  *                 (layout.ts's hourly | hive) is absent in manifests written before it, meaning hourly
  *   readerSchemas {<topic>: {subject, version, id}}: the reader schema each topic was written in
  *   ranges        [{topic, partition, start, end, records, quarantined, gap?: {from, to}}]: what this
- *                 commit read; `gap` is an accepted loss [from, to) just before start (--accept-gap)
+ *                 commit read; `gap` is an accepted loss [from, to) just before start (--accept-gap).
+ *                 records + quarantined ≤ end − start: on a compacted topic offsets without records
+ *                 (removed by the cleaner) are part of the range, never a loss
  *   nextOffsets   {<topic>: {<partition>: offset}}: cumulative, every partition ever loaded, so the
  *                 next run reads only the last manifest
  *   files         [{topic, partition, hour, start, end, records, bytes, sha256, staged, path, metrics?}]:

@@ -3,6 +3,11 @@
  * last committed manifest says the partition stands (a partition never loaded starts at the log
  * start: earliest); end is the high watermark when planning, capped at maxRecordsPerRun when the load sets it.
  *
+ * Offsets are not records: a compacted topic has offsets whose records the cleaner removed, so a
+ * range holds at most end − start records, and reading it steps over the gaps (extract.ts). Only
+ * the log start moves when records are deleted (retention, DeleteRecords); compaction never moves
+ * it, so a start at or above the log start is never a loss, whatever the range holds.
+ *
  * A start below the log start means retention deleted records nobody loaded. The partition is
  * then marked lost [start, logStart) and nothing of it is committed, unless the run was told
  * --accept-gap: the gap is recorded in the manifest and reading resumes at the log start. A start
@@ -138,7 +143,7 @@ export function partitionProblemError(plan: PartitionPlan, loadName: string): Tr
   if (plan.problem === 'lost') {
     return etlError(
       'ETL_OFFSETS_LOST',
-      `partition ${where} of load ${loadName}: offsets [${plan.start}, ${plan.logStart}) (${plan.logStart - plan.start} records) were deleted by retention before they were loaded; ` +
+      `partition ${where} of load ${loadName}: offsets [${plan.start}, ${plan.logStart}) (at most ${plan.logStart - plan.start} records) were deleted by retention before they were loaded; ` +
         `nothing was committed for ${where}. Recover them from elsewhere, or run again with --accept-gap to record the loss in the manifest and continue from offset ${plan.logStart}`,
       { details: { topic: plan.topic, partition: plan.partition, from: plan.start, to: plan.logStart } },
     );

@@ -16,6 +16,8 @@ export const REPLAY_ERROR_CODES = [
   'ETL_REPLAY_RECORDS_MOVE',
   /** Records loaded before would now be set aside (decoding or event time fails). */
   'ETL_REPLAY_RECORDS_DROPPED',
+  /** Records loaded before are no longer in the log, though within its offsets: compaction removed them. */
+  'ETL_REPLAY_RECORDS_COMPACTED',
   /** The hour has no earlier version to roll back to. */
   'ETL_ROLLBACK_NO_VERSION',
   /** Iceberg: the replay to roll back has later snapshots on top; moving main back would drop them. */

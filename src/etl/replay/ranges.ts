@@ -104,13 +104,24 @@ export interface RebuiltRange {
 /**
  * Refuses a replay that would lose or duplicate records: a range must give every hour outside the
  * rebuilt ones exactly what it holds there now, and as many records in all as are loaded now.
+ *
+ * A range whose log now holds fewer records than were loaded from it (loaded or set aside: fewer
+ * read in all) lost records inside the log: the ranges were checked to be within the log's bounds
+ * (missingRanges), so retention did not take them; compaction did (a compacted topic keeps only
+ * the latest record of each key, at its offset). Such hours cannot be rebuilt without dropping
+ * what compaction removed after it was loaded, which is said as such rather than as records that
+ * moved or no longer decode.
  */
 export function checkRecordsStay(load: string, ranges: readonly ReplayRange[], rebuiltHours: ReadonlySet<string>, rebuilt: ReadonlyMap<string, RebuiltRange>): void {
   const moves: string[] = [];
   const drops: string[] = [];
+  const compacted: string[] = [];
   for (const range of ranges) {
     const now = rebuilt.get(rangeKey(range));
     if (now === undefined) throw new Error(`range ${rangeKey(range)} was not read`);
+    const loaded = [...range.liveByHour.values()].reduce((sum, count) => sum + count, 0);
+    const read = [...now.byHour.values()].reduce((sum, count) => sum + count, 0) + now.quarantined;
+    if (read < loaded) compacted.push(`${range.topic}-${range.partition} [${range.start}, ${range.end}): ${loaded} records loaded, ${read} in the log now`);
     const hours = new Set([...range.liveByHour.keys(), ...now.byHour.keys()]);
     for (const hour of [...hours].sort()) {
       if (rebuiltHours.has(hourStateKey(range.topic, hour))) continue;
@@ -124,6 +135,14 @@ export function checkRecordsStay(load: string, ranges: readonly ReplayRange[], r
       const reasons = Object.entries(now.reasons).map(([code, count]) => `${count} ${code}`).join(', ');
       drops.push(`${range.topic}-${range.partition} [${range.start}, ${range.end}): ${before} records loaded, ${after} now (${now.quarantined} set aside: ${reasons})`);
     }
+  }
+  if (compacted.length > 0) {
+    throw replayError(
+      'ETL_REPLAY_RECORDS_COMPACTED',
+      `replay of load ${load} stopped before changing anything: the log no longer holds some records that were loaded from the ranges that fed the window; they are within the log's offsets, so compaction removed them since they were loaded (the topic is compacted: only the latest record of each key stays):\n  ${compacted.join('\n  ')}\n` +
+        'A replay would drop them from the warehouse: these hours cannot be rebuilt from the source. Keep the loaded version, or replay a window without them',
+      { load, compacted },
+    );
   }
   if (moves.length > 0) {
     throw replayError(

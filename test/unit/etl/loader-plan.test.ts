@@ -39,7 +39,7 @@ describe('decidePartition', () => {
     expect(partitionMoves(plan)).toBe(false);
     const error = partitionProblemError(plan, 'page-views');
     expect(error?.code).toBe('ETL_OFFSETS_LOST');
-    expect(error?.message).toContain('partition views-3 of load page-views: offsets [50, 80) (30 records) were deleted by retention');
+    expect(error?.message).toContain('partition views-3 of load page-views: offsets [50, 80) (at most 30 records) were deleted by retention');
     expect(error?.message).toContain('--accept-gap');
     expect(error?.details).toEqual({ topic: 'views', partition: 3, from: 50, to: 80 });
   });

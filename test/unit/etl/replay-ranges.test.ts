@@ -204,6 +204,16 @@ describe('records stay in their hours', () => {
     expect(error.code).toBe('ETL_REPLAY_RECORDS_DROPPED');
     expect(error.message).toContain('views-0 [0, 10): 10 records loaded, 8 now (2 set aside: 2 SERDE_DECODE_FAILED)');
   });
+
+  it('says a range whose log holds fewer records than were loaded lost them to compaction, not that they moved or no longer decode', () => {
+    // Compaction removed 3 records of the range since it was loaded: 2 of hour 10 (not rebuilt), 1 of hour 11.
+    const error = thrown(() => checkRecordsStay('views', ranges, rebuilding, rebuilt({ '2026-11-29T10': 4, '2026-11-29T11': 3 })));
+    expect(error.code).toBe('ETL_REPLAY_RECORDS_COMPACTED');
+    expect(error.message).toContain('views-0 [0, 10): 10 records loaded, 7 in the log now');
+    expect(error.message).toContain('compaction removed them since they were loaded');
+    // Records set aside now are still in the log: that is a decoding problem, not compaction.
+    expect(thrown(() => checkRecordsStay('views', ranges, rebuilding, rebuilt({ '2026-11-29T10': 6, '2026-11-29T11': 1 }, 3, { SERDE_DECODE_FAILED: 3 }))).code).toBe('ETL_REPLAY_RECORDS_DROPPED');
+  });
 });
 
 describe('window', () => {

@@ -14,6 +14,22 @@ describe('the mirror origin header', () => {
     }
   });
 
+  it('carries the gap before a record of a compacted source, and writes a record without one as before (version 1)', () => {
+    for (const origin of [
+      { source: 'dc1', partition: 0, offset: 5n, from: 0n },
+      { source: 'dc1', partition: 4, offset: 1_000_000n, from: 999_999n },
+      { source: 'dc1', partition: 4, offset: 2n ** 63n - 1n, from: 7n },
+    ]) {
+      expect(decodeMirrorOrigin(encodeMirrorOrigin(origin))).toEqual(origin);
+    }
+    const plain = encodeMirrorOrigin({ source: 'dc1', partition: 3, offset: 300n });
+    expect(encodeMirrorOrigin({ source: 'dc1', partition: 3, offset: 300n, from: 300n })).toEqual(plain);
+    expect(plain[0]).toBe(1);
+    expect(decodeMirrorOrigin(plain)).toEqual({ source: 'dc1', partition: 3, offset: 300n });
+    expect(encodeMirrorOrigin({ source: 'dc1', partition: 3, offset: 300n, from: 290n })).toHaveLength(plain.length + 1);
+    expect(() => encodeMirrorOrigin({ source: 'dc1', partition: 0, offset: 3n, from: 4n })).toThrow(/gap/);
+  });
+
   it('is compact: a few bytes besides the source name', () => {
     expect(encodeMirrorOrigin({ source: 'dc1', partition: 3, offset: 1_000_000n })).toHaveLength(1 + 1 + 3 + 1 + 3);
   });
@@ -26,7 +42,11 @@ describe('the mirror origin header', () => {
 
   it('leaves unread a value of another version, cut off, or with bytes after it', () => {
     const good = encodeMirrorOrigin({ source: 'dc1', partition: 5, offset: 300n });
+    expect(decodeMirrorOrigin(Buffer.concat([Buffer.from([3]), good.subarray(1)]))).toBeUndefined();
+    // Version 2 must carry a gap of at least one offset and at most the offset itself.
     expect(decodeMirrorOrigin(Buffer.concat([Buffer.from([2]), good.subarray(1)]))).toBeUndefined();
+    expect(decodeMirrorOrigin(Buffer.concat([Buffer.from([2]), good.subarray(1), Buffer.from([0])]))).toBeUndefined();
+    expect(decodeMirrorOrigin(Buffer.concat([Buffer.from([2]), good.subarray(1), Buffer.from([0xad, 0x02])]))).toBeUndefined();
     for (let length = 0; length < good.length; length += 1) expect(decodeMirrorOrigin(good.subarray(0, length))).toBeUndefined();
     expect(decodeMirrorOrigin(Buffer.concat([good, Buffer.from([0])]))).toBeUndefined();
     expect(decodeMirrorOrigin(Buffer.from([1, 3, 0x64, 0x63, 0x31, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x80, 0x01, 0x00]))).toBeUndefined();

@@ -40,13 +40,14 @@ class KeyedPublisher implements RangeCountPublisher {
   }
 }
 
-function mirrorLife(store: ReturnType<MemoryCoordination['session']>, publisher: RangeCountPublisher): RangeAudit {
+/** One life of the mirror's audit; `removed`: source offsets compaction removed (no longer read). */
+function mirrorLife(store: ReturnType<MemoryCoordination['session']>, publisher: RangeCountPublisher, removed: ReadonlySet<bigint> = new Set()): RangeAudit {
   return new RangeAudit({
     group: 'g',
     source: 'dc1',
     store,
     publisher,
-    readSource: (_topic, _partition, from, to) => Promise.resolve(source.filter((record) => record.offset >= from && record.offset < to)),
+    readSource: (_topic, _partition, from, to) => Promise.resolve(source.filter((record) => record.offset >= from && record.offset < to && !removed.has(record.offset))),
     logger,
   });
 }
@@ -76,7 +77,7 @@ describe('RangeAudit', () => {
     acknowledge(second, 12, 20);
     await second.publishThrough('events', 0, 20n);
     expectOnceBelow(publisher, 20);
-    expect(await readCountedRange(store, countedRangePath('g', 'events', 0))).toEqual({ from: 12n, to: 20n });
+    expect(await readCountedRange(store, countedRangePath('g', 'events', 0))).toEqual({ from: 12n, to: 20n, records: 8 });
   });
 
   it('publishes a range cut off by a kill again with the same records, then the records skipped after it', async () => {
@@ -106,6 +107,20 @@ describe('RangeAudit', () => {
     await life.publishThrough('events', 0, 16n);
     expect([...publisher.byIdentity.keys()]).toEqual(['mirror/g/dc1/events/0/0', 'mirror/g/dc1/events/0/4']);
     expectOnceBelow(publisher, 16);
+  });
+
+  it('keeps the published counts of a range whose source records compaction removed since, rather than publishing fewer under the same identities', async () => {
+    const store = new MemoryCoordination().session();
+    const publisher = new KeyedPublisher();
+    const first = mirrorLife(store, publisher);
+    await first.resume('events', 0, 0n);
+    acknowledge(first, 0, 12);
+    await first.publishThrough('events', 0, 10n); // [0, 10) published: 10 records
+    // The source is compacted before the next life: 3, 4 and 8 are gone from it (the target holds their copies).
+    const second = mirrorLife(store, publisher, new Set([3n, 4n, 8n]));
+    await second.resume('events', 0, 12n);
+    expectOnceBelow(publisher, 12);
+    expect(await readCountedRange(store, countedRangePath('g', 'events', 0))).toEqual({ from: 10n, to: 12n, records: 2 });
   });
 
   it('survives many kills at arbitrary points', async () => {

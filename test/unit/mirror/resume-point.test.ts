@@ -8,25 +8,41 @@ import type { Record as KafkaRecord } from '../../../src/protocol/records.js';
 import { MIRROR_ORIGIN_HEADER, encodeMirrorOrigin } from '../../../src/mirror/origin-header.js';
 import { findResumePoint, type ResumeSearch, type TargetPartitionReader } from '../../../src/mirror/resume-point.js';
 
-type Origin = readonly [source: string, partition: number, offset: number] | 'no-header';
+/** An origin, with where its consumer read on from when the source had a gap before it (compaction). */
+type Origin = readonly [source: string, partition: number, offset: number, from?: number] | 'no-header';
 
-/** A target partition holding `origins` at offsets start, start + 1, …; reads return `perRead` records at most. */
-function fakeTarget(origins: readonly Origin[], options: { start?: number; perRead?: number } = {}): TargetPartitionReader & { readsFrom: bigint[] } {
+/**
+ * A target partition holding `origins` at offsets start, start + 1, …, in batches of `perRead`
+ * records; a read returns the batch holding `from` onward (its records from `from` on) and the
+ * offset after it. With `removed`, the target's own offsets in it hold no record (the target was
+ * compacted): a batch then ends where the next kept record begins.
+ */
+function fakeTarget(origins: readonly Origin[], options: { start?: number; perRead?: number; removed?: ReadonlySet<number> } = {}): TargetPartitionReader & { readsFrom: bigint[] } {
   const start = BigInt(options.start ?? 0);
-  const records: KafkaRecord[] = origins.map((origin, index) => ({
+  const all: KafkaRecord[] = origins.map((origin, index) => ({
     offset: start + BigInt(index),
     timestamp: 0,
     key: null,
     value: Buffer.from(String(index)),
-    headers: origin === 'no-header' ? [] : [{ key: MIRROR_ORIGIN_HEADER, value: encodeMirrorOrigin({ source: origin[0], partition: origin[1], offset: BigInt(origin[2]) }) }],
+    headers:
+      origin === 'no-header'
+        ? []
+        : [{ key: MIRROR_ORIGIN_HEADER, value: encodeMirrorOrigin({ source: origin[0], partition: origin[1], offset: BigInt(origin[2]), ...(origin[3] === undefined ? {} : { from: BigInt(origin[3]) }) }) }],
+  }));
+  const perRead = options.perRead ?? 3;
+  const end = start + BigInt(all.length);
+  const batches = Array.from({ length: Math.ceil(all.length / perRead) }, (_, index) => all.slice(index * perRead, (index + 1) * perRead)).map((batch) => ({
+    end: (batch.at(-1)?.offset ?? start) + 1n,
+    records: batch.filter((record) => options.removed?.has(Number(record.offset)) !== true),
   }));
   const readsFrom: bigint[] = [];
   return {
     readsFrom,
-    bounds: () => Promise.resolve({ start, end: start + BigInt(records.length) }),
+    bounds: () => Promise.resolve({ start, end }),
     read: (from) => {
       readsFrom.push(from);
-      return Promise.resolve(records.filter((record) => record.offset >= from).slice(0, options.perRead ?? 3));
+      const batch = batches.find((candidate) => candidate.end > from);
+      return Promise.resolve(batch === undefined ? { records: [], nextOffset: from } : { records: batch.records.filter((record) => record.offset >= from), nextOffset: batch.end });
     },
   };
 }
@@ -92,5 +108,33 @@ describe('findResumePoint', () => {
     // Without the hole the same log resumes after its last record.
     const whole: Origin[] = [['dc1', 0, 0], ['dc1', 0, 1], ['dc1', 0, 2], ['dc2', 0, 0], ['dc1', 0, 3], ['dc1', 0, 3], ['dc1', 0, 4], ['dc1', 0, 5]];
     expect((await findResumePoint(fakeTarget(whole), search({ committed: 2n, covered: { sourceEnd: 2n, targetOffset: 1n } }))).offset).toBe(6n);
+  });
+
+  it('on a compacted source follows the run over the offsets compaction removed, and still stops at a hole', async () => {
+    // Source offsets 3, 5–6 and 9 held nothing when they were mirrored: each next record says where its consumer read on from.
+    const compacted: Origin[] = [['dc1', 0, 0], ['dc1', 0, 1], ['dc1', 0, 2], ['dc1', 0, 4, 3], ['dc2', 0, 0], ['dc1', 0, 7, 5], ['dc1', 0, 8], ['dc1', 0, 10, 9]];
+    const covered = { sourceEnd: 2n, targetOffset: 1n };
+    expect(await findResumePoint(fakeTarget(compacted), search({ committed: 2n, covered }))).toMatchObject({ offset: 11n, lastInTarget: 10n });
+    // Source offset 8 was refused for good: record 10 read on from 9, so 8 is a hole however many gaps came before it.
+    const refused: Origin[] = [['dc1', 0, 0], ['dc1', 0, 1], ['dc1', 0, 2], ['dc1', 0, 4, 3], ['dc1', 0, 7, 5], ['dc1', 0, 10, 9]];
+    expect((await findResumePoint(fakeTarget(refused), search({ committed: 2n, covered }))).offset).toBe(8n);
+  });
+
+  it('steps over a jump below the source log start (deleted by retention: nothing there can be sent again), not over one above it', async () => {
+    // The consumer's offset reset jumped from 2 to the log start 6: offsets 2–5 were deleted by retention before they were mirrored.
+    const reset: Origin[] = [['dc1', 0, 0], ['dc1', 0, 1], ['dc1', 0, 6], ['dc1', 0, 7]];
+    const covered = { sourceEnd: 1n, targetOffset: 0n };
+    expect((await findResumePoint(fakeTarget(reset), search({ covered, sourceLogStart: 6n }))).offset).toBe(8n);
+    // With the log start at 4, offsets 4 and 5 are still in the source and missing from the target: resume there.
+    expect((await findResumePoint(fakeTarget(reset), search({ covered, sourceLogStart: 4n }))).offset).toBe(4n);
+    expect((await findResumePoint(fakeTarget(reset), search({ covered }))).offset).toBe(2n);
+  });
+
+  it('reads a target whose batches end in removed records through to its end', async () => {
+    // Target offsets 2, 5 and 8 hold nothing (the offline topic was compacted); each is the last of its batch of three.
+    const log: Origin[] = [['dc1', 0, 0], ['dc1', 0, 1], ['dc2', 0, 0], ['dc1', 0, 2], ['dc1', 0, 3], ['dc2', 0, 1], ['dc1', 0, 4], ['dc1', 0, 5], ['dc2', 0, 2], ['dc1', 0, 6]];
+    const removed = new Set([2, 5, 8]);
+    expect((await findResumePoint(fakeTarget(log, { removed }), search({ covered: { sourceEnd: 1n, targetOffset: 0n } }))).offset).toBe(7n);
+    expect((await findResumePoint(fakeTarget(log, { removed }), search({ stepRecords: 100 }))).offset).toBe(7n);
   });
 });

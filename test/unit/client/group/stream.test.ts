@@ -4,7 +4,7 @@ import { MessageStream, type QueuedMessage } from '../../../../src/client/group/
 
 function entry(offset: number): QueuedMessage {
   return {
-    message: { topic: 't', partition: 0, offset: BigInt(offset), key: null, value: null, headers: [], timestamp: 0 },
+    message: { topic: 't', partition: 0, offset: BigInt(offset), from: BigInt(offset), key: null, value: null, headers: [], timestamp: 0 },
     current: () => true,
     delivered: () => undefined,
   };
