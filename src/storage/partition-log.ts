@@ -881,8 +881,11 @@ export class PartitionLog {
     for (const segment of sources) segment.writePending();
     swapInCleanedFiles(this.directory, group.baseOffset, group.sources);
     const cleaned = LogSegment.open(this.directory, group.baseOffset);
-    if (!cleaned.index.load(cleaned.size)) cleaned.index.clear();
+    // The cleaner wrote the index; one that does not load is rebuilt from the batches.
+    const unusable = cleaned.loadIndex() !== undefined;
+    if (unusable) cleaned.resetForRebuild();
     cleaned.loadTail(this.config.indexIntervalBytes);
+    if (unusable) this.noteIndexWrite(cleaned.rewriteIndex());
     const last = sources.at(-1) as LogSegment;
     // Retention by time reads the newest record's timestamp; keep the sources' view of it.
     cleaned.lastWrittenAt = last.lastWrittenAt;
@@ -1506,8 +1509,10 @@ export class PartitionLog {
       if (!segment.hasFile) continue;
       if (index < recoverFrom) {
         let whole: boolean;
-        if (!segment.index.load(segment.size)) {
-          this.logger.warn({ segment: segment.baseOffset }, 'index missing or corrupt; rebuilding it from the segment');
+        const problem = segment.loadIndex();
+        if (problem !== undefined) {
+          const what = problem.kind === 'damaged' ? 'index missing or corrupt' : "index written by an earlier version (base offsets, not Kafka's last offsets)";
+          this.logger.warn({ segment: segment.baseOffset, reason: problem.reason }, `${what}; rebuilding it from the segment`);
           whole = await this.rebuild(segment);
         } else {
           whole = segment.loadTail(this.config.indexIntervalBytes);

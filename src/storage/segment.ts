@@ -23,7 +23,7 @@ import { join } from 'node:path';
 import { TributaryError } from '../common/errors.js';
 import { scanBatches, type BatchInfo } from './batch-scan.js';
 import { fsyncAsync } from './durable-files.js';
-import { SparseIndex } from './sparse-index.js';
+import { SparseIndex, type IndexLoadProblem } from './sparse-index.js';
 
 export function segmentFileName(baseOffset: number, suffix: '.log' | '.index' | '.timeindex'): string {
   return `${String(baseOffset).padStart(20, '0')}${suffix}`;
@@ -62,6 +62,7 @@ const READ_HINTS = 8;
 interface BeforePending {
   readonly nextOffset: number;
   readonly maxTimestamp: bigint;
+  readonly offsetOfMaxTimestamp: number;
   readonly bytesSinceIndexEntry: number;
   readonly overflowed: boolean;
 }
@@ -78,6 +79,8 @@ export class LogSegment {
   nextOffset: number;
   /** Largest record timestamp seen (exact int64), −1 if none. */
   maxTimestamp = -1n;
+  /** Last offset of the first batch that holds `maxTimestamp` (what the time index names); −1 if none. */
+  offsetOfMaxTimestamp = -1;
   /** When the segment was created (for segment.ms) or last written (for retention without timestamps). */
   createdAt: number;
   lastWrittenAt: number;
@@ -165,6 +168,7 @@ export class LogSegment {
     this.beforePending ??= {
       nextOffset: this.nextOffset,
       maxTimestamp: this.maxTimestamp,
+      offsetOfMaxTimestamp: this.offsetOfMaxTimestamp,
       bytesSinceIndexEntry: this.bytesSinceIndexEntry,
       overflowed: this.overflowed,
     };
@@ -226,55 +230,89 @@ export class LogSegment {
     if (before !== undefined) {
       this.nextOffset = before.nextOffset;
       this.maxTimestamp = before.maxTimestamp;
+      this.offsetOfMaxTimestamp = before.offsetOfMaxTimestamp;
       this.bytesSinceIndexEntry = before.bytesSinceIndexEntry;
       this.overflowed = before.overflowed;
     }
     this.index.truncateToPosition(this.writtenSize);
   }
 
-  /** Updates offsets, timestamps and the sparse index for a batch now in the file. */
+  /**
+   * Updates offsets, timestamps and the sparse index for a batch now in the file. Index entries,
+   * in Kafka's convention (sparse-index.ts), go to the first batch and to the first after every
+   * `indexIntervalBytes` bytes; offsets between entries are found by scanning from the entry before.
+   */
   track(batch: BatchInfo, indexIntervalBytes: number): void {
-    if (batch.maxTimestamp > this.maxTimestamp) this.maxTimestamp = batch.maxTimestamp;
     if (!this.index.fits(batch.lastOffset)) {
       // Only a file written before segments rolled on this (or damaged) gets here; the loader
       // sees the flag and truncates the segment at this batch instead of wrapping its offsets.
       this.overflowed = true;
-    } else if (this.bytesSinceIndexEntry >= indexIntervalBytes && batch.position > 0) {
-      // An entry for the first batch after every `indexIntervalBytes` bytes; offsets before the
-      // first entry are found by scanning from position 0.
-      this.index.add(batch.baseOffset, batch.position, this.maxTimestamp);
-      this.bytesSinceIndexEntry = 0;
+    } else {
+      if (batch.maxTimestamp > this.maxTimestamp) {
+        this.maxTimestamp = batch.maxTimestamp;
+        this.offsetOfMaxTimestamp = batch.lastOffset;
+      }
+      if (batch.position === 0 || this.bytesSinceIndexEntry >= indexIntervalBytes) {
+        this.index.add(batch.lastOffset, batch.position);
+        this.index.addTime(this.maxTimestamp, this.offsetOfMaxTimestamp);
+        this.bytesSinceIndexEntry = 0;
+      }
     }
     this.bytesSinceIndexEntry += batch.size;
     this.nextOffset = batch.lastOffset + 1;
   }
 
   /**
-   * After loading trusted indexes: scans the batches after the last index entry to learn the next
-   * offset, the max timestamp and how far the current index interval has filled. Returns false
+   * Loads the index files of a trusted segment (`SparseIndex.load`) and checks the last offset
+   * entry against the batch at its position (one header read): it must name that batch's last
+   * offset. Returns why the files cannot be used — damaged, or written in the earlier convention —
+   * leaving the index empty; the caller then rebuilds it from the batches. Otherwise the caller
+   * goes on with `loadTail`.
+   */
+  loadIndex(): IndexLoadProblem | undefined {
+    const problem = this.index.load(this.size);
+    if (problem !== undefined) return problem;
+    const last = this.index.last();
+    if (last === undefined) return undefined;
+    let batch: BatchInfo | undefined;
+    for (batch of scanBatches(this.fd, last.position, this.size)) break;
+    if (batch?.lastOffset === last.offset) return undefined;
+    this.index.clear();
+    const found = batch === undefined ? 'no whole batch starts there' : `the batch there holds offsets ${batch.baseOffset}–${batch.lastOffset}`;
+    return { kind: 'damaged', reason: `the last offset index entry names offset ${last.offset} at position ${last.position}, but ${found}` };
+  }
+
+  /**
+   * After loading trusted indexes (or clearing them for a rebuild): scans the batches from the
+   * last offset entry to learn the next offset, the max timestamp and how far the current index
+   * interval has filled, adding entries for the batches after it as appends would. Returns false
    * when the batches stop short of the file's end (stray or torn bytes: damage to recover).
    */
   loadTail(indexIntervalBytes: number): boolean {
     const last = this.index.last();
-    this.maxTimestamp = last?.maxTimestamp ?? -1n;
-    this.nextOffset = last?.offset ?? this.baseOffset;
+    const lastTime = this.index.lastTime();
+    // The last time entry holds the max timestamp up to the last offset entry's batch (added with
+    // that entry, or with an earlier one when it did not rise since).
+    this.maxTimestamp = lastTime?.timestamp ?? -1n;
+    this.offsetOfMaxTimestamp = lastTime?.offset ?? -1;
+    this.nextOffset = this.baseOffset;
     this.bytesSinceIndexEntry = 0;
     if (this.size === 0) return true;
     const start = last?.position ?? 0;
-    let first = true;
     let scannedEnd = start;
     for (const batch of scanBatches(this.fd, start, this.size)) {
-      scannedEnd = batch.position + batch.size;
-      if (first && last !== undefined) {
-        // The indexed batch itself: already has its entry.
-        if (batch.maxTimestamp > this.maxTimestamp) this.maxTimestamp = batch.maxTimestamp;
-        if (!this.index.fits(batch.lastOffset)) this.overflowed = true;
+      if (batch.position === last?.position) {
+        // The indexed batch itself: it already has its entries (loadIndex checked its last offset).
+        if (batch.maxTimestamp > this.maxTimestamp) {
+          this.maxTimestamp = batch.maxTimestamp;
+          this.offsetOfMaxTimestamp = batch.lastOffset;
+        }
         this.bytesSinceIndexEntry = batch.size;
         this.nextOffset = batch.lastOffset + 1;
       } else {
         this.track(batch, indexIntervalBytes);
       }
-      first = false;
+      scannedEnd = batch.position + batch.size;
     }
     return scannedEnd === this.size;
   }
@@ -285,6 +323,7 @@ export class LogSegment {
     this.index.clear();
     this.bytesSinceIndexEntry = 0;
     this.maxTimestamp = -1n;
+    this.offsetOfMaxTimestamp = -1;
     this.nextOffset = this.baseOffset;
     this.overflowed = false;
   }
@@ -390,7 +429,9 @@ export class LogSegment {
   findBatchByTime(timestamp: bigint, end: number): BatchInfo | undefined {
     this.assertOpen('read');
     if (end <= 0) return undefined;
-    const start = this.index.lastOlderThan(timestamp)?.position ?? 0;
+    // Every batch up to the one holding the older entry's offset is older: start at or before it.
+    const older = this.index.lastOlderThan(timestamp);
+    const start = older === undefined ? 0 : (this.index.floorByOffset(older.offset)?.position ?? 0);
     for (const batch of scanBatches(this.fd, start, end)) {
       if (batch.maxTimestamp >= timestamp) return batch;
     }

@@ -206,6 +206,7 @@ async function cleanGroup(
   let file: FileHandle | undefined = await open(files.log, 'w');
   let size = 0;
   let maxTimestamp = -1n;
+  let offsetOfMaxTimestamp = -1;
   let bytesSinceIndexEntry = 0;
   try {
     for (const segment of group) {
@@ -218,10 +219,14 @@ async function cleanGroup(
         if (filtered.tombstoneHorizon !== undefined) counters.earliestTombstoneHorizon = Math.min(counters.earliestTombstoneHorizon, filtered.tombstoneHorizon);
         const bytes = filtered.bytes;
         if (bytes === undefined) continue;
-        if (batch.maxTimestamp > maxTimestamp) maxTimestamp = batch.maxTimestamp;
-        // Index entries as the live segment writes them (LogSegment.track).
-        if (bytesSinceIndexEntry >= input.indexIntervalBytes && size > 0) {
-          index.add(batch.baseOffset, size, maxTimestamp);
+        if (batch.maxTimestamp > maxTimestamp) {
+          maxTimestamp = batch.maxTimestamp;
+          offsetOfMaxTimestamp = batch.lastOffset;
+        }
+        // Index entries as the live segment writes them (LogSegment.track, Kafka's convention).
+        if (size === 0 || bytesSinceIndexEntry >= input.indexIntervalBytes) {
+          index.add(batch.lastOffset, size);
+          index.addTime(maxTimestamp, offsetOfMaxTimestamp);
           bytesSinceIndexEntry = 0;
         }
         bytesSinceIndexEntry += bytes.length;
