@@ -24,9 +24,9 @@
  * position 0, which Kafka's index never has (its first is for the first batch past
  * `index.interval.bytes`) and which its readers take like any other. Versions before this one
  * wrote BASE offsets in both files (a time entry with every offset entry) and never an entry at
- * position 0: the loader takes a non-empty segment whose offset index lacks it for theirs (or for
- * one cut short) and has it rebuilt (`load`); it also checks the last offset entry against its
- * batch (LogSegment.loadIndex).
+ * position 0: the loader takes a non-empty segment whose offset index has entries but none at
+ * position 0 for theirs and has it rebuilt (`load`), as it does an empty one (cut short, or
+ * theirs); it also checks the last offset entry against its batch (LogSegment.loadIndex).
  *
  * Lookups are correct under either convention, so a file of the earlier one would still be read
  * right: `floorByOffset(t)` takes the last entry whose offset is ≤ t, and the batch it points at
@@ -297,7 +297,10 @@ export class SparseIndex {
       if (!ordered) return damaged(`offset index entry ${at / OFFSET_ENTRY_BYTES} (relative offset ${relative}, position ${position}) is out of order or past the segment's ${segmentSize} bytes`);
       this.add(this.baseOffset + relative, position);
     }
-    if (segmentSize > 0 && (this.count === 0 || this.entry(0).position !== 0)) {
+    if (segmentSize > 0 && this.count === 0) {
+      return damaged('the offset index is empty and the segment is not (cut short, or written by an earlier version for a segment of less than index.interval.bytes)');
+    }
+    if (segmentSize > 0 && this.entry(0).position !== 0) {
       return { kind: 'earlier-convention', reason: 'the offset index has no entry for the batch at position 0' };
     }
     for (let at = 0; at < times.length; at += TIME_ENTRY_BYTES) {

@@ -86,10 +86,12 @@ export function kafkaIndexProblems(folder: string): string[] {
  * Rewrites the index files of every segment in `folder` as versions before Kafka's convention
  * wrote them: an entry for the first batch after every `indexIntervalBytes` bytes (never the
  * batch at position 0) naming its BASE offset, and a time entry with each (the max timestamp so
- * far, the same base offset). Returns how many segments it rewrote.
+ * far, the same base offset). Returns how many segments it rewrote, and how many of them got no
+ * entry (less than `indexIntervalBytes` before their last batch).
  */
-export function writeEarlierConventionIndexes(folder: string, indexIntervalBytes: number): number {
+export function writeEarlierConventionIndexes(folder: string, indexIntervalBytes: number): { segments: number; empty: number } {
   const names = segmentNames(folder);
+  let empty = 0;
   for (const name of names) {
     const base = Number(name);
     const offsets: Buffer[] = [];
@@ -113,6 +115,7 @@ export function writeEarlierConventionIndexes(folder: string, indexIntervalBytes
     }
     writeFileSync(join(folder, `${name}.index`), Buffer.concat(offsets));
     writeFileSync(join(folder, `${name}.timeindex`), Buffer.concat(times));
+    if (offsets.length === 0) empty += 1;
   }
-  return names.length;
+  return { segments: names.length, empty };
 }
