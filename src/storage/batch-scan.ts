@@ -15,6 +15,7 @@ import {
   MAGIC_OFFSET,
   MAX_TIMESTAMP_OFFSET,
   RECORD_BATCH_OVERHEAD,
+  RECORDS_COUNT_OFFSET,
   type RecordBatchHeader,
 } from '../protocol/record-batch.js';
 import { MAX_RELATIVE_OFFSET } from './sparse-index.js';
@@ -27,7 +28,11 @@ export interface BatchInfo {
   readonly size: number;
   readonly baseOffset: number;
   readonly lastOffset: number;
-  /** Exact int64: producers may send any value, up to 2^63−1. */
+  /**
+   * The largest record timestamp (the header's MaxTimestamp), exact int64: producers may send any
+   * value, up to 2^63−1. −1 for a batch with no records (a header the log cleaner kept): it holds
+   * no timestamp, whatever its header says (kafka-dump-log.sh reads it so).
+   */
   readonly maxTimestamp: bigint;
 }
 
@@ -95,7 +100,7 @@ export function* scanBatches(fd: number, start: number, end: number): Generator<
         size,
         baseOffset,
         lastOffset: baseOffset + window.readInt32BE(at + LAST_OFFSET_DELTA_OFFSET),
-        maxTimestamp: window.readBigInt64BE(at + MAX_TIMESTAMP_OFFSET),
+        maxTimestamp: window.readInt32BE(at + RECORDS_COUNT_OFFSET) === 0 ? -1n : window.readBigInt64BE(at + MAX_TIMESTAMP_OFFSET),
       };
       position += size;
     }
@@ -184,7 +189,7 @@ export async function verifyBatches(
       size,
       baseOffset,
       lastOffset: baseOffset + header.lastOffsetDelta,
-      maxTimestamp: header.maxTimestamp,
+      maxTimestamp: header.recordsCount === 0 ? -1n : header.maxTimestamp,
     };
     if (info.lastOffset - segmentBaseOffset > MAX_RELATIVE_OFFSET) {
       return fail(`batch ends at offset ${info.lastOffset}, more than 2^31−1 past the segment's base ${segmentBaseOffset} (its index cannot hold it)`);

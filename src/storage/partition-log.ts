@@ -1001,7 +1001,9 @@ export class PartitionLog {
         if (header.partitionLeaderEpoch > this.epochCache.latestEpoch()) this.assignEpoch(header.partitionLeaderEpoch, batch.baseOffset);
         else this.writeDeferredEpochs();
         const bytes = records.subarray(batch.position, batch.position + batch.size);
-        segment.append(bytes, { baseOffset: batch.baseOffset, lastOffset: batch.lastOffset, maxTimestamp: header.maxTimestamp }, this.config.indexIntervalBytes, now);
+        // A header a leader's cleaner kept holds no records, so no timestamp (BatchInfo.maxTimestamp).
+        const maxTimestamp = header.recordsCount === 0 ? -1n : header.maxTimestamp;
+        segment.append(bytes, { baseOffset: batch.baseOffset, lastOffset: batch.lastOffset, maxTimestamp }, this.config.indexIntervalBytes, now);
         const logAppendTime = (header.attributes & TIMESTAMP_TYPE_FLAG) !== 0 ? header.maxTimestamp : -1n;
         this.producers.record(header, { firstOffset: batch.baseOffset, maxTimestamp: header.maxTimestamp, logAppendTime, appendedAt: now });
         if (this.unflushedRecords === 0) this.firstUnflushedAt = now;

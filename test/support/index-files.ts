@@ -5,7 +5,7 @@
  */
 import { readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { BATCH_LENGTH_OFFSET, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, MAX_TIMESTAMP_OFFSET } from '../../src/protocol/record-batch.js';
+import { BATCH_LENGTH_OFFSET, LAST_OFFSET_DELTA_OFFSET, LOG_OVERHEAD, MAX_TIMESTAMP_OFFSET, RECORDS_COUNT_OFFSET } from '../../src/protocol/record-batch.js';
 
 export interface StoredBatchTimes {
   readonly position: number;
@@ -15,7 +15,7 @@ export interface StoredBatchTimes {
   readonly maxTimestamp: bigint;
 }
 
-/** The batches laid end to end in a segment file's bytes, with their header's MaxTimestamp. */
+/** The batches laid end to end in a segment file's bytes, with their header's MaxTimestamp (−1 when they hold no record). */
 export function segmentBatches(bytes: Buffer): StoredBatchTimes[] {
   const batches: StoredBatchTimes[] = [];
   for (let position = 0; position + LOG_OVERHEAD <= bytes.length; ) {
@@ -26,7 +26,7 @@ export function segmentBatches(bytes: Buffer): StoredBatchTimes[] {
       size,
       baseOffset,
       lastOffset: baseOffset + bytes.readInt32BE(position + LAST_OFFSET_DELTA_OFFSET),
-      maxTimestamp: bytes.readBigInt64BE(position + MAX_TIMESTAMP_OFFSET),
+      maxTimestamp: bytes.readInt32BE(position + RECORDS_COUNT_OFFSET) === 0 ? -1n : bytes.readBigInt64BE(position + MAX_TIMESTAMP_OFFSET),
     });
     position += size;
   }

@@ -219,8 +219,12 @@ async function cleanGroup(
         if (filtered.tombstoneHorizon !== undefined) counters.earliestTombstoneHorizon = Math.min(counters.earliestTombstoneHorizon, filtered.tombstoneHorizon);
         const bytes = filtered.bytes;
         if (bytes === undefined) continue;
-        if (batch.maxTimestamp > maxTimestamp) {
-          maxTimestamp = batch.maxTimestamp;
+        // The written batch's newest record (rebuilt batches have their kept records'; a header
+        // alone has none: BatchInfo.maxTimestamp).
+        const written = readBatchHeader(bytes);
+        const batchMax = written.recordsCount === 0 ? -1n : written.maxTimestamp;
+        if (batchMax > maxTimestamp) {
+          maxTimestamp = batchMax;
           offsetOfMaxTimestamp = batch.lastOffset;
         }
         // Index entries as the live segment writes them (LogSegment.track, Kafka's convention).
