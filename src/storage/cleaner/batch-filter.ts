@@ -7,7 +7,8 @@
  * key are dropped (a compacted topic refuses them; older data may hold some).
  *
  * A kept batch keeps its base offset, last offset (LastOffsetDelta), partition leader epoch,
- * producer id, epoch, base sequence, attributes and codec (not the level) and MaxTimestamp; its
+ * producer id, epoch, base sequence, attributes and codec (not the level); its MaxTimestamp becomes
+ * its kept records' newest (CreateTime; LogAppendTime keeps it), as Kafka's cleaner rebuilds it; its
  * records keep their offset deltas, timestamps, keys, values and headers. When nothing is removed
  * and no horizon is to be set, the original bytes are kept (a compressed batch is not recompressed).
  *
@@ -27,8 +28,10 @@ import {
   COMPRESSION_MASK,
   CONTROL_FLAG,
   LOG_OVERHEAD,
+  MAX_TIMESTAMP_OFFSET,
   RECORD_BATCH_OVERHEAD,
   RECORDS_COUNT_OFFSET,
+  TIMESTAMP_TYPE_FLAG,
   readBatchHeader,
   writeBatchCrc,
   type RecordBatchHeader,
@@ -158,6 +161,12 @@ function rebuild(batch: Buffer, header: RecordBatchHeader, section: Buffer, kept
   if (horizon !== undefined) {
     rebuilt.writeInt16BE(header.attributes | DELETE_HORIZON_FLAG, ATTRIBUTES_OFFSET);
     rebuilt.writeBigInt64BE(horizon, BASE_TIMESTAMP_OFFSET);
+  }
+  if ((header.attributes & TIMESTAMP_TYPE_FLAG) === 0) {
+    // The kept records' newest (CreateTime), as Kafka's cleaner rebuilds a batch: the time index
+    // and ListOffsets read it, and kafka-dump-log.sh checks it against the records.
+    const newest = kept.reduce((max, span) => Math.max(max, span.timestampDelta), -Infinity);
+    rebuilt.writeBigInt64BE(header.baseTimestamp + BigInt(newest), MAX_TIMESTAMP_OFFSET);
   }
   writeBatchCrc(rebuilt);
   return rebuilt;
