@@ -13,13 +13,19 @@
  * The same files rewritten in the convention of earlier versions (base offsets) are reported by
  * the tool, so the check is not blind; a broker started on them rebuilds them in Kafka's
  * convention, serves the same records and timestamp lookups, and the tool then passes them too.
+ *
+ * A compacted topic after the cleaner ran passes too: its cleaned segments have gaps, batches
+ * rebuilt with fewer records (their MaxTimestamp is the kept records' newest, which the tool
+ * checks), and producers' last batches kept as headers alone (no record, so no timestamp to index).
  */
 import { cpSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Kafka, logLevel } from 'kafkajs';
 import { afterAll, describe, expect, inject, it } from 'vitest';
 import { Producer, type CompressionCodec } from '../../src/client/producer.js';
 import { LAST_OFFSET_DELTA_OFFSET } from '../../src/protocol/record-batch.js';
+import { waitUntil } from '../services/process.js';
 import { ensureJars, KAFKA_SERVER_JARS } from '../services/service-jars.js';
 import { startInProcessBroker, type InProcessBroker } from '../support/brokers.js';
 import { kafkaIndexProblems, writeEarlierConventionIndexes } from '../support/index-files.js';
@@ -60,6 +66,11 @@ async function dumpLog(flag: '--verify-index-only' | '--index-sanity-check', fil
   return result;
 }
 
+/** What --index-sanity-check prints for a file that passes (an empty offset index is only reported empty). */
+function sanityLine(file: string): string {
+  return file.endsWith('.index') && statSync(file).size === 0 ? `${file} is empty.\n` : `${file} passed sanity check.\n`;
+}
+
 /**
  * What the tool reported wrong, line by line: offset entries whose batch ends elsewhere
  * ("Mismatches in"), time entries whose batch has another max timestamp, out-of-order timestamps,
@@ -70,8 +81,8 @@ function reportedProblems(result: JavaToolResult): string[] {
   return `${result.stdout}\n${result.stderr}`.split('\n').filter((line) => problem.test(line));
 }
 
-function indexFiles(dataDir: string): string[] {
-  const folder = join(dataDir, `${TOPIC}-0`);
+function indexFiles(dataDir: string, topic = TOPIC): string[] {
+  const folder = join(dataDir, `${topic}-0`);
   return readdirSync(folder)
     .filter((name) => name.endsWith('.index') || name.endsWith('.timeindex'))
     .sort()
@@ -176,11 +187,66 @@ describe("kafka-dump-log.sh checks our index files (Kafka's convention: entries 
     const ours = await dumpLog('--verify-index-only', [...files, ...indexFiles(converted)]);
     expect(reportedProblems(ours), describeRun(ours)).toEqual([]);
     const sane = await dumpLog('--index-sanity-check', [...files, ...indexFiles(converted)]);
-    for (const file of [...files, ...indexFiles(converted)]) expect(sane.stdout, describeRun(sane)).toContain(`${file} passed sanity check.\n`);
+    for (const file of [...files, ...indexFiles(converted)]) expect(sane.stdout, describeRun(sane)).toContain(sanityLine(file));
     expect(reportedProblems(sane), describeRun(sane)).toEqual([]);
 
     // The check sees the earlier convention: its offset entries name base offsets.
     const old = await dumpLog('--verify-index-only', indexFiles(earlier));
     expect(reportedProblems(old).filter((line) => line.startsWith('Mismatches in :')).length, describeRun(old)).toBeGreaterThan(files.length / 4);
+  });
+
+  it('reports no mismatch on a compacted topic after the cleaner ran: gaps, rewritten batches, producers’ last batches kept as headers', async () => {
+    const broker = await startBroker();
+    const topic = 'dump-log-compacted';
+    const admin = new Kafka({ brokers: [broker.bootstrap], logLevel: logLevel.NOTHING }).admin();
+    await admin.connect();
+    expect(await admin.createTopics({ topics: [{ topic, numPartitions: 1, configEntries: [{ name: 'cleanup.policy', value: 'compact' }] }] })).toBe(true);
+    await admin.disconnect();
+    const now = Date.now();
+    // The first batch's newest record is superseded at once: the cleaner rebuilds the batch with
+    // the other, older one, and the time entry at position 0 must carry that one's timestamp.
+    const first = await Producer.connect({ bootstrap: [broker.bootstrap], acks: -1, lingerMs: 0 });
+    await first.send(topic, [
+      { partition: 0, key: Buffer.from('superseded'), value: Buffer.from('old'), timestamp: now - 3_000_000 },
+      { partition: 0, key: Buffer.from('kept'), value: Buffer.from('kept'), timestamp: now - 3_600_000 },
+    ]);
+    await first.send(topic, [{ partition: 0, key: Buffer.from('superseded'), value: Buffer.from('new'), timestamp: now - 3_600_000 }]);
+    await first.close();
+    let written = 3;
+    for (const [index, codec] of CODECS.entries()) {
+      // Idempotent: each producer's last batch is kept, as a header alone when its records are superseded.
+      const producer = await Producer.connect({ bootstrap: [broker.bootstrap], acks: -1, lingerMs: 0, compression: codec, idempotent: true });
+      for (let batch = 0; batch < 25; batch += 1) {
+        const step = index * 25 + batch;
+        const base = now - 3_600_000 + (step % 4 === 3 ? step * 1_000 - 50_000 : step * 1_000);
+        const records = Array.from({ length: 1 + ((batch * 3 + index) % 6) }, (_, record) => ({
+          partition: 0,
+          key: Buffer.from(`key-${(step * 7 + record) % 11}`),
+          // Some tombstones.
+          value: (step + record) % 9 === 4 ? null : Buffer.from(`${codec}-${batch}-${record}-${'z'.repeat((step * 17) % 70)}`),
+          timestamp: base + ((record * 5) % 3) * 10,
+        }));
+        await producer.send(topic, records);
+        written += records.length;
+      }
+      await producer.close();
+    }
+    const log = broker.broker.logManager.getLog(topic, 0)!;
+    await waitUntil(async () => log.highWatermark === written, { what: 'every record readable', timeoutMs: 30_000 });
+    const sizeBefore = log.sizeInBytes;
+    for (let pass = 0; pass < 10 && (await broker.broker.logManager.cleaner.cleanLogNow(log)) !== undefined; pass += 1);
+    expect(log.sizeInBytes).toBeLessThan(sizeBefore / 2);
+    const dataDir = broker.dataDir;
+    folders.push(dataDir);
+    await stopBroker(broker);
+
+    expect(kafkaIndexProblems(join(dataDir, `${topic}-0`))).toEqual([]);
+    const files = indexFiles(dataDir, topic);
+    expect(files.length / 2, 'segments').toBeGreaterThanOrEqual(2);
+    const verified = await dumpLog('--verify-index-only', files);
+    expect(reportedProblems(verified), describeRun(verified)).toEqual([]);
+    const sane = await dumpLog('--index-sanity-check', files);
+    for (const file of files) expect(sane.stdout, describeRun(sane)).toContain(sanityLine(file));
+    expect(reportedProblems(sane), describeRun(sane)).toEqual([]);
   });
 });
