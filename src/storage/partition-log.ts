@@ -680,7 +680,8 @@ export class PartitionLog {
 
   /**
    * Sets the high watermark to `offset`, backwards too (a replica starting from its checkpointed
-   * high watermark), within [log start, written end] and rounded down to a batch start. Returns
+   * high watermark), within [log start, written end] and rounded down to a batch start (up to the
+   * next one inside a gap the cleaner left, see `markAt`). Returns
    * the new high watermark; fires highWatermarkAdvanced if it moved forward.
    */
   resetHighWatermark(offset: number): number {
@@ -695,7 +696,11 @@ export class PartitionLog {
 
   /**
    * The mark of the batch boundary at or below `offset`: the start of the batch holding it, or
-   * the written end. Offsets below the first segment give its start.
+   * the written end. Offsets below the first segment give its start. In a gap the cleaner left
+   * (no batch holds `offset`) it is the first boundary after it: the start of the next batch in
+   * the segment, or of the next segment when the gap runs to the segment's end (a cleaned segment
+   * may end early or hold nothing). Nothing lies between `offset` and that boundary, and the
+   * cleaner removed only what was below the high watermark then, so the boundary was committed.
    */
   private markAt(offset: number): Mark {
     const written = this.writtenMark;
@@ -703,9 +708,12 @@ export class PartitionLog {
     for (const known of [this.highWatermarkMark, this.flushedMark]) {
       if (known.offset === offset && !known.segment.isClosed) return known;
     }
-    const segment = this.segments[this.segmentIndexFor(offset)];
+    const index = this.segmentIndexFor(offset);
+    const segment = this.segments[index];
     if (segment === undefined) throw new Error(`log ${this.name} has no segment`);
     if (offset <= segment.baseOffset) return { offset: segment.baseOffset, segment, position: 0 };
+    const next = this.segments[index + 1];
+    if (offset >= segment.nextOffset && next !== undefined) return { offset: next.baseOffset, segment: next, position: 0 };
     const batch = segment.findBatch(offset, segment === written.segment ? written.position : segment.size);
     if (batch === undefined) {
       throw new TributaryError({
