@@ -987,7 +987,13 @@ export class PartitionLog {
    * timestamps. Segments roll as for `append`; producer state follows each batch as replay does
    * (no sequence checks: the leader made them), so this replica answers duplicates as the leader
    * would once it leads. A batch whose PartitionLeaderEpoch is newer than the cache's latest has
-   * it recorded (durably) before the batch is written. Resolves once the bytes are in the file;
+   * it recorded (durably) before the batch is written, starting where this log ended before the
+   * batch: after a gap the leader's cleaner left, the epoch began somewhere in the gap (the leader
+   * removed its first batches), and this replica holds nothing there; recording it from the gap's
+   * start makes the end of the previous epoch, as this replica answers it to OffsetForLeaderEpoch
+   * once it leads, never later than the truth, so a replica holding an uncommitted suffix of that
+   * epoch cuts all of it (at worst also copies of records the cleaner removed, fetched again
+   * from the leader — which no longer has them). Resolves once the bytes are in the file;
    * the caller flushes (`flush`) before its next fetch. Undefined when no whole batch came.
    *
    * A write failure after some batches were written leaves those (whole, contiguous) in the log
@@ -1003,10 +1009,12 @@ export class PartitionLog {
     try {
       for (const batch of batches) {
         const { header } = batch;
+        // Where this replica's log ends before the batch: past it is a gap the leader's cleaner left.
+        const start = this.logEndOffset;
         this.maybeRoll(batch.size, header.recordsCount, now);
         const segment = this.activeSegment;
         this.ensureFile(segment);
-        if (header.partitionLeaderEpoch > this.epochCache.latestEpoch()) this.assignEpoch(header.partitionLeaderEpoch, batch.baseOffset);
+        if (header.partitionLeaderEpoch > this.epochCache.latestEpoch()) this.assignEpoch(header.partitionLeaderEpoch, start);
         else this.writeDeferredEpochs();
         const bytes = records.subarray(batch.position, batch.position + batch.size);
         // A header a leader's cleaner kept holds no records, so no timestamp (BatchInfo.maxTimestamp).

@@ -1,16 +1,42 @@
 /**
- * A replicated log after cleaning (issue #34's replicated acceptance found these): cleaned
- * segments may end before the next one starts, or hold nothing, and a replica's high watermark —
- * reset at start from a checkpoint written before the last passes, or moved by its leader — may
- * name an offset in such a gap.
+ * A replicated log after cleaning (issue #34's replicated acceptance):
+ *
+ * - cleaned segments may end before the next one starts, or hold nothing, and a replica's high
+ *   watermark — reset at start from a checkpoint written before the last passes, or moved by its
+ *   leader — may name an offset in such a gap;
+ * - a follower that fetches across a gap the leader's cleaner left cannot know where in it a new
+ *   leader epoch began, so it records the epoch from where its own log ended: the answers it gives
+ *   to OffsetForLeaderEpoch once it leads never let another replica keep a suffix that no leader
+ *   committed.
  */
 import { describe, expect, it } from 'vitest';
+import { truncationFor } from '../../../src/broker/replication/follower-truncation.js';
 import type { ManualClock } from '../../../src/common/clock.js';
 import { decodeRecords, encodeRecordBatch } from '../../../src/protocol/records.js';
 import { DEFAULT_CLEANER_CONFIG, LogCleaner } from '../../../src/storage/cleaner/log-cleaner.js';
 import type { LogManager } from '../../../src/storage/log-manager.js';
 import type { PartitionLog } from '../../../src/storage/partition-log.js';
 import { memoryLogger, openManager, temporaryDirectory, walkBatches } from './helpers.js';
+
+/** What a leader's Fetch would carry from `offset` (whole batches of one segment). */
+async function fetchFrom(log: PartitionLog, offset: number): Promise<Buffer> {
+  const { slice } = await log.read(offset, 1 << 20, { upTo: 'written' });
+  if (slice === undefined) return Buffer.alloc(0);
+  const bytes = await slice.readBytes();
+  slice.release();
+  return bytes;
+}
+
+/** Copies what the leader wrote from the follower's end on (up to offset `until`), as a replica fetcher would. */
+async function replicate(leader: PartitionLog, follower: PartitionLog, until = leader.writtenEndOffset): Promise<void> {
+  while (follower.logEndOffset < until) {
+    const bytes = await fetchFrom(leader, follower.logEndOffset);
+    const past = walkBatches(bytes).find((stored) => stored.baseOffset >= until);
+    const result = await follower.appendAsFollower(past === undefined ? bytes : bytes.subarray(0, past.position));
+    if (result === undefined) break;
+    await follower.flush();
+  }
+}
 
 const SETTINGS = { cleanupPolicy: 'compact', segmentBytes: 600, indexIntervalBytes: 128, flushMessages: 1 } as const;
 const KEYS = ['a', 'b', 'c', 'd', 'e'];
@@ -94,5 +120,59 @@ describe('a cleaned log whose high watermark falls in a gap', () => {
     expect(again.highWatermark).toBe(end);
     expect(await visibleOffsets(again)).toEqual(held);
     await reopened.manager.close();
+  });
+});
+
+describe('leader epochs of a follower that fetched across a gap the leader’s cleaner left', () => {
+  it('start where the follower’s log ended, so a replica with an uncommitted suffix there cuts it when this follower leads', async () => {
+    const directory = temporaryDirectory();
+    const { manager, clock } = await openManager(directory, SETTINGS);
+    const at = (index: number): number => clock.now() + index;
+    // `old` led in epoch 4 and wrote offsets 0–14; only 0–9 were committed (the others got them),
+    // 10–14 (keys x0–x4, never written again) are a suffix no one else has.
+    const old = await manager.getOrCreateLog('old', 0);
+    for (let index = 0; index < 15; index += 1) await old.append(keyed(index < 10 ? `k${index}` : `x${index - 10}`, `old${index}`, at(index)), { leaderEpoch: 4 });
+    await old.flush();
+    const lead = await manager.getOrCreateLog('lead', 0);
+    await replicate(old, lead, 10);
+    // `follower` had 0–9 too, then was away while `lead` led epoch 5 from offset 10: keys y0–y4
+    // twice (10–19), then others, so its cleaner removes 10–14 (superseded by 15–19).
+    const follower = await manager.getOrCreateLog('follower', 0);
+    await replicate(lead, follower);
+    for (let index = 10; index < 40; index += 1) await lead.append(keyed(index < 20 ? `y${index % 5}` : `z${index}`, `lead${index}`, at(index)), { leaderEpoch: 5 });
+    await lead.flush();
+    const cleaner = cleanerOf(directory, manager, clock);
+    expect(await cleaner.cleanLogNow(lead)).toBeDefined();
+    await cleaner.stop();
+    const resumed = walkBatches(await fetchFrom(lead, 10))[0];
+    expect(resumed?.baseOffset, 'the leader serves offset 10 from a later batch: 10–14 were cleaned away').toBeGreaterThan(10);
+
+    // The follower comes back and copies the leader's log across the gap.
+    await replicate(lead, follower);
+    expect(follower.logEndOffset).toBe(lead.logEndOffset);
+    expect(follower.leaderEpochCache.entries()).toEqual([{ epoch: 4, startOffset: 0 }, { epoch: 5, startOffset: 10 }]);
+
+    // The follower leads (epoch 6); `old` comes back and asks it where its latest epoch, 4, ends.
+    const answer = follower.leaderEpochCache.endOffsetFor(old.leaderEpochCache.latestEpoch(), follower.logEndOffset);
+    const decision = truncationFor({ entries: old.leaderEpochCache.entries(), logEndOffset: old.logEndOffset, logStartOffset: old.logStartOffset }, answer);
+    expect(decision).toEqual({ kind: 'truncate', offset: 10 });
+    await old.truncateTo(10);
+    await replicate(follower, old);
+    const keys: string[] = [];
+    const bytes = await fetchFrom(old, 0);
+    for (const stored of walkBatches(bytes)) keys.push(...decodeRecords(bytes, stored.position).map((record) => record.key?.toString() ?? ''));
+    expect(keys.filter((key) => key.startsWith('x')), 'the uncommitted suffix is gone').toEqual([]);
+    await manager.close();
+  });
+
+  it('start at the batch’s own base offset when no gap precedes it, as the leader recorded it', async () => {
+    const directory = temporaryDirectory();
+    const { manager, clock } = await openManager(directory, SETTINGS);
+    const lead = await manager.getOrCreateLog('lead', 0);
+    const follower = await manager.getOrCreateLog('follower', 0);
+    for (let index = 0; index < 6; index += 1) await lead.append(keyed(`k${index}`, `v${index}`, clock.now()), { leaderEpoch: index < 3 ? 1 : 2 });
+    await replicate(lead, follower);
+    expect(follower.leaderEpochCache.entries()).toEqual(lead.leaderEpochCache.entries());
+    await manager.close();
   });
 });
