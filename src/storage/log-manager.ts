@@ -534,6 +534,7 @@ export class LogManager {
         highWatermarkAdvanced: (advanced) => this.options.onHighWatermarkAdvanced?.(advanced),
         flushed: (flushed) => this.options.onFlushed?.(flushed),
         appended: (appended) => this.options.onAppended?.(appended),
+        truncating: (truncated, end) => this.logCleaner.truncating(truncated, end),
       },
       recoveryPoint: recoveryPoints.get(key) ?? 0,
       logStartOffset: logStarts.get(key) ?? 0,

@@ -142,6 +142,11 @@ export interface LogEvents {
   flushed?(log: PartitionLog): void;
   /** New batches reached the file (followers' fetch long-polls wake on this). */
   appended?(log: PartitionLog): void;
+  /**
+   * The log is about to be cut back so it ends at or above `end` (a follower's truncation): the
+   * cleaner's first dirty offset must not stay above what will grow there again.
+   */
+  truncating?(log: PartitionLog, end: number): void;
 }
 
 interface Mark {
@@ -1141,6 +1146,8 @@ export class PartitionLog {
       await this.startAfresh(this.logStartOffset, offset);
       return this.logEndOffset;
     }
+    // Before anything is cut: inside a gap the end is known only after the cut, but not below the segment's base.
+    this.events.truncating?.(this, inGap ? segment.baseOffset : newEnd);
     const removed = this.segments.splice(index + 1);
     this.baseOffsets.splice(index + 1);
     let bytesCut = segment.size - cutPosition;
@@ -1207,6 +1214,7 @@ export class PartitionLog {
     const previous = { logStartOffset: this.logStartOffset, logEndOffset: this.logEndOffset, segments: this.baseOffsets.slice() };
     const highWatermark = this.highWatermark;
     try {
+      this.events.truncating?.(this, offset);
       const doomed = this.segments;
       this.segments = [];
       this.baseOffsets = [];

@@ -16,7 +16,8 @@
  * Failures: a pass that fails on one partition (a damaged batch, a key map too small for one
  * batch, an I/O error) marks that partition uncleanable with the reason (logged, counted in
  * `uncleanablePartitions`) until restart; the others go on. A pass whose log changed under it
- * (truncated, deleted) is dropped and the log tried again later.
+ * (truncated, deleted) is dropped and the log tried again later. A truncation below the first
+ * dirty offset lowers it (`truncating`).
  *
  * One pass runs at a time (Kafka's `log.cleaner.threads` is accepted; passes interleave with the
  * broker's work in slices on its event loop, so more "threads" would only contend for it).
@@ -158,6 +159,21 @@ export class LogCleaner {
     return this.clean(candidate, now);
   }
 
+  /**
+   * The log is being cut back to end at or above `end` (a follower's truncation): a first dirty
+   * offset above it is lowered to it and written at once (Kafka's `maybeTruncateCheckpoint`).
+   * Otherwise what the log grows again below the old offset would count as clean without ever
+   * being in the key map: older values of its keys would stay, and a tombstone there would be
+   * stamped and, past its horizon, dropped while the value it deletes is still in the log.
+   */
+  truncating(log: PartitionLog, end: number): void {
+    const key = keyOf(log);
+    const firstDirty = this.firstDirty.get(key);
+    if (firstDirty === undefined || firstDirty <= end) return;
+    this.firstDirty.set(key, end);
+    this.writeCheckpoint();
+  }
+
   /** Cleans one log now whatever its dirty ratio (tests, tools); undefined when it has nothing cleanable. */
   cleanLogNow(log: PartitionLog): Promise<CleanedLog | undefined> {
     return this.serially(async () => {
@@ -263,6 +279,8 @@ export class LogCleaner {
       this.options.logger.error({ err: error, topic: log.topic, partition: log.partition }, 'partition marked uncleanable; the cleaner goes on with the others');
       return undefined;
     }
+    // A truncation between the last swap and here lowered the checkpoint; this pass's end is stale.
+    if (log.cleaningStale(view.generation) !== undefined) return undefined;
     this.firstDirty.set(key, result.nextDirtyOffset);
     this.tombstoneHorizons.set(key, result.earliestTombstoneHorizon);
     this.writeCheckpoint();

@@ -7,16 +7,19 @@
  * - a follower that fetches across a gap the leader's cleaner left cannot know where in it a new
  *   leader epoch began, so it records the epoch from where its own log ended: the answers it gives
  *   to OffsetForLeaderEpoch once it leads never let another replica keep a suffix that no leader
- *   committed.
+ *   committed;
+ * - a follower's log cut back below the cleaner's checkpoint (emptied to follow a leader from its
+ *   start) and grown again before the next pass: what grew below the old checkpoint must be
+ *   cleaned as dirty, or a tombstone there outlives the values it deletes.
  */
 import { describe, expect, it } from 'vitest';
 import { truncationFor } from '../../../src/broker/replication/follower-truncation.js';
-import type { ManualClock } from '../../../src/common/clock.js';
+import { ManualClock } from '../../../src/common/clock.js';
 import { decodeRecords, encodeRecordBatch } from '../../../src/protocol/records.js';
 import { DEFAULT_CLEANER_CONFIG, LogCleaner } from '../../../src/storage/cleaner/log-cleaner.js';
-import type { LogManager } from '../../../src/storage/log-manager.js';
+import { LogManager } from '../../../src/storage/log-manager.js';
 import type { PartitionLog } from '../../../src/storage/partition-log.js';
-import { memoryLogger, openManager, temporaryDirectory, walkBatches } from './helpers.js';
+import { config, memoryLogger, openManager, temporaryDirectory, walkBatches } from './helpers.js';
 
 /** What a leader's Fetch would carry from `offset` (whole batches of one segment). */
 async function fetchFrom(log: PartitionLog, offset: number): Promise<Buffer> {
@@ -173,6 +176,55 @@ describe('leader epochs of a follower that fetched across a gap the leader’s c
     for (let index = 0; index < 6; index += 1) await lead.append(keyed(`k${index}`, `v${index}`, clock.now()), { leaderEpoch: index < 3 ? 1 : 2 });
     await replicate(lead, follower);
     expect(follower.leaderEpochCache.entries()).toEqual(lead.leaderEpochCache.entries());
+    await manager.close();
+  });
+});
+
+describe('the cleaner’s checkpoint after a truncation', () => {
+  it('is lowered when a follower’s log is cut below it, so a tombstone written again below it still removes the older value before it goes', async () => {
+    const directory = temporaryDirectory();
+    const clock = new ManualClock();
+    const manager = await LogManager.open({
+      dataDir: directory,
+      logger: memoryLogger().logger,
+      clock,
+      configFor: () => config({ ...SETTINGS, deleteRetentionMs: 1_000 }),
+      cleaner: { ...DEFAULT_CLEANER_CONFIG, dedupeBufferSize: 1 << 20 },
+    });
+    const log = await manager.getOrCreateLog('compacted', 0);
+    const { cleaner } = manager;
+    const fill = async (from: number, to: number): Promise<void> => {
+      for (let index = from; index < to; index += 1) await log.append(keyed(`f${index}`, `v${index}`, clock.now()));
+    };
+    await fill(0, 60);
+    await log.flush();
+    expect((await cleaner.cleanLogNow(log))?.nextDirtyOffset).toBeGreaterThan(30);
+
+    // A new leader had nothing as old as this replica's epochs: the log is emptied and fetched again,
+    // past the old checkpoint, before the cleaner looks at it: k's value, then its tombstone.
+    await log.truncateFullyAndStartAt(0);
+    await log.append(keyed('k', 'value', clock.now()));
+    await fill(1, 20);
+    await log.append(encodeRecordBatch([{ key: Buffer.from('k'), value: null, timestamp: clock.now() }]));
+    await fill(21, 70);
+    await log.flush();
+    expect(await cleaner.cleanLogNow(log)).toBeDefined();
+    clock.advance(2_000);
+    expect(await cleaner.cleanLogNow(log)).toBeDefined();
+
+    const keys: string[] = [];
+    let offset = 0;
+    for (;;) {
+      const { slice } = await log.read(offset, 1 << 20);
+      if (slice === undefined) break;
+      const bytes = await slice.readBytes();
+      slice.release();
+      for (const stored of walkBatches(bytes)) {
+        keys.push(...decodeRecords(bytes, stored.position).map((record) => record.key?.toString() ?? ''));
+        offset = stored.lastOffset + 1;
+      }
+    }
+    expect(keys, 'k was deleted: neither its value nor (past its horizon) its tombstone is left').not.toContain('k');
     await manager.close();
   });
 });
