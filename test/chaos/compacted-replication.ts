@@ -8,7 +8,10 @@
  * closed dirty segment to clean), and the keyed workload (test/support/compacted-replication.ts):
  * an idempotent acks=−1 producer over 30 keys per partition, 10% tombstones. Each round waits a
  * random 0.3–2.5 s (writes and cleaning go on), SIGKILLs the leader of a random partition, waits
- * for new leaders and for writes to flow, restarts it, and waits for the full ISR.
+ * for new leaders, and then either (every third round) SIGKILLs the new leader too after 0–0.5 s
+ * (a double failover: the two come back to truncate by leader epoch) or waits for writes to flow
+ * and a random 0–4 s more (the leader cleans what the killed replica has not fetched, so it comes
+ * back to fetch across gaps); restarts what it killed and waits for the full ISR.
  *
  * After the last round the producer stops, the followers catch up, a consumer reads every
  * partition from its log start to its high watermark through the leaders (every key's latest
@@ -114,13 +117,29 @@ export async function runCompactedLeaderKills(options: CompactedRunOptions): Pro
         const killedAt = Date.now();
         await cluster.kill(victim);
         faults += 1;
-        await Promise.all(before.filter((state) => state.leader === victim).map((state) => cluster.waitForLeaderChange(state, { timeoutMs: LEADER_TIMEOUT_MS, intervalMs: 100 })));
+        const after = await Promise.all(before.map((state) => (state.leader === victim ? cluster.waitForLeaderChange(state, { timeoutMs: LEADER_TIMEOUT_MS, intervalMs: 100 }) : Promise.resolve(state))));
         const ms = Date.now() - killedAt;
         leaderTimes.push(ms);
-        await keyed.waitForAcknowledged(keyed.acknowledged() + 30, 60_000);
-        await cluster.restart(victim);
+        let what = `killed broker ${victim} (leader of ${COMPACTED_TOPIC}-${target.partition}) after ${pause} ms; new leaders after ${ms} ms`;
+        if (round % 3 === 0) {
+          // A double failover: the new leader dies too, right after its election; the third replica
+          // leads, and both come back to truncate what they wrote in their reigns and catch up.
+          const successor = (after.find((state) => state.partition === target.partition) as PartitionState).leader;
+          const delay = Math.floor(random() * 500);
+          await sleep(delay);
+          await cluster.kill(successor);
+          faults += 1;
+          what += `; then its successor ${successor} after ${delay} ms`;
+        } else {
+          // Down a while, so the leader cleans what this replica has not fetched yet: it comes back
+          // to fetch across the gaps that cleaning left.
+          await keyed.waitForAcknowledged(keyed.acknowledged() + 30, 60_000);
+          const downtime = Math.floor(random() * 4000);
+          await sleep(downtime);
+          what += `; restarted after ${downtime} ms more`;
+        }
         await heal();
-        say(`  round ${round}/${options.rounds}: killed broker ${victim} (leader of ${COMPACTED_TOPIC}-${target.partition}) after ${pause} ms; new leaders after ${ms} ms; ${keyed.acknowledged()} acknowledged`);
+        say(`  round ${round}/${options.rounds}: ${what}; ${keyed.acknowledged()} acknowledged`);
       } catch (error) {
         violations.push(`round ${round}: ${messageOf(error)}`);
         say(`  round ${round}: FAILED: ${messageOf(error)}`);

@@ -35,7 +35,8 @@
  *   R5 log start offsets are equal; log ends are equal (the run lets followers catch up before
  *      the stop); each replica's leader-epoch cache is ordered, within its log, and gives every
  *      batch it holds the epoch stamped in that batch; the last entry is the epoch of its last
- *      batch.
+ *      batch; and at an offset where another replica holds a batch of epoch e, it gives e or a
+ *      later epoch (where it holds nothing, it may date an epoch early, never late).
  *   R6 producer state is the same on every replica: per producer id, its epoch and its last
  *      batch's sequences and offsets.
  */
@@ -473,6 +474,17 @@ export function checkCompactedPartition(partition: number, writes: ReadonlyMap<n
     }
     const lastBatch = replica.batches.at(-1);
     if (lastBatch !== undefined && last !== undefined && last.epoch !== lastBatch.leaderEpoch) fail('R5 latest epoch', `${who}: the cache's latest epoch ${last.epoch} is not its last batch's ${lastBatch.leaderEpoch}`);
+    // Where this replica holds nothing (a gap its leader's cleaner left), its cache may date an
+    // epoch earlier than the truth, never later: a later start would make it, leading, tell
+    // another replica that the epoch before ended after that replica's batches of the newer one.
+    for (const other of readable) {
+      if (other === replica) continue;
+      for (const batch of other.batches) {
+        if (batch.baseOffset >= replica.logEndOffset || batch.baseOffset < replica.logStartOffset) continue;
+        const cached = epochAt(batch.baseOffset);
+        if (cached < batch.leaderEpoch) fail('R5 epoch starts late', `${who}: its cache gives offset ${batch.baseOffset} epoch ${cached}, but broker ${other.brokerId} holds a batch of epoch ${batch.leaderEpoch} there`);
+      }
+    }
   }
 
   // R6: producer state.

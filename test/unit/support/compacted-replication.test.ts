@@ -75,6 +75,19 @@ describe('checkCompactedPartition', () => {
     expect(kinds).toEqual(expect.arrayContaining(['p0 R2 batch differs', 'p0 R5 epoch of batch', 'p0 R6 producer state']));
   });
 
+  it('reports a replica whose epoch cache dates an epoch later than another replica holds batches of it (R5)', () => {
+    // Everything written in epoch 1; offsets 0–1 are obsolete (a and b written again later).
+    const inEpochOne = (brokerId: number, batches: StoredBatch[], epochs: ReplicaContents['epochs']): ReplicaContents => replica(brokerId, batches.map((stored) => ({ ...stored, leaderEpoch: 1 })), { epochs });
+    const uncleaned = inEpochOne(1, whole(1).batches as StoredBatch[], [{ epoch: 1, startOffset: 0 }]);
+    // Fetched across the gap 0–1 and dated epoch 1 from where its log ended: early, allowed.
+    const early = inEpochOne(2, cleaned(2).batches as StoredBatch[], [{ epoch: 1, startOffset: 0 }]);
+    expect(checkCompactedPartition(0, writes, [uncleaned, early]).violations).toEqual([]);
+    // Dated it from its first batch instead, after an older epoch: late.
+    const late = inEpochOne(3, cleaned(3).batches as StoredBatch[], [{ epoch: 0, startOffset: 0 }, { epoch: 1, startOffset: 2 }]);
+    const check = checkCompactedPartition(0, writes, [uncleaned, late]);
+    expect(check.violations.map((line) => line.split(':')[0])).toEqual(['p0 R5 epoch starts late']);
+  });
+
   it('reports unequal log starts and ends, a short read, an unreadable replica, and an epoch past the log end (R1, R5)', () => {
     const shorter = replica(2, [batch(2, 2, [[2, 'a', 3]])], { logStartOffset: 2, logEndOffset: 3, readEnd: 2, epochs: [{ epoch: 0, startOffset: 0 }, { epoch: 1, startOffset: 3 }] });
     const broken = replica(3, [], { error: 'offline: damaged' });
