@@ -4,10 +4,12 @@
  * written. Used by the `compacted-leader-kill` scenario (test/chaos/compacted-replication.ts).
  *
  * The workload: an idempotent acks=−1 producer (our Producer) writing one record per send over a
- * small key space per partition, a share of them tombstones. Every record carries a header `id`
- * with a number unique to its send, so any record found in a log names the write it came from,
- * tombstones included. Every send's outcome is recorded: acknowledged at an offset, failed, or
- * unknown (it may or may not be stored).
+ * small key space per partition, a share of them tombstones, and one-shot keys: written once,
+ * deleted a little later, never written again, so their tombstones are the last word and outlive
+ * delete.retention.ms if the run is longer (then cleaning drops them). Every record carries a
+ * header `id` with a number unique to its send, so any record found in a log names the write it
+ * came from, tombstones included. Every send's outcome is recorded: acknowledged at an offset,
+ * failed, or unknown (it may or may not be stored).
  *
  * A replica is read from a stopped broker's data dir with a LogManager in this process (recovery
  * runs if needed, the cleaner is off), from its log start to its log end: every batch's header
@@ -26,12 +28,13 @@
  *      offset, leader epoch, producer id, producer epoch and base sequence (their records may
  *      differ: one replica may have cleaned the batch and the other not).
  *   R3 every key's latest acknowledged write survives on every replica: the newest record of the
- *      key a replica holds is at or after that write (the same record when at it). With
- *      delete.retention.ms longer than the run, tombstones included.
+ *      key a replica holds is at or after that write (the same record when at it). A tombstone
+ *      may be gone (its delete horizon passed), but then nothing of its key is left before it.
  *   R4 cleaning never removed a key's latest record: on each replica, a key's newest record is
- *      the newest record of that key anywhere in the history below the replica's log end. Below
- *      the lowest high watermark of the replicas, every replica holds the same newest record per
- *      key: each is a valid compaction of the same history.
+ *      the newest record of that key anywhere in the history below the replica's log end (or
+ *      nothing, when that is a tombstone). Below the lowest high watermark of the replicas, every
+ *      replica holds the same newest record per key (or none, for a tombstone): each is a valid
+ *      compaction of the same history.
  *   R5 log start offsets are equal; log ends are equal (the run lets followers catch up before
  *      the stop); each replica's leader-epoch cache is ordered, within its log, and gives every
  *      batch it holds the epoch stamped in that batch; the last entry is the epoch of its last
@@ -77,6 +80,8 @@ export interface KeyedWorkloadOptions {
   readonly keysPerPartition?: number;
   /** Share of sends that are tombstones; default 0.1. */
   readonly tombstoneShare?: number;
+  /** Share of sends that write a new one-shot key, and as many that delete the oldest one written; default 0. */
+  readonly oneShotShare?: number;
   /** Sends per second over all partitions; default 200. */
   readonly ratePerSecond?: number;
   readonly random: () => number;
@@ -103,6 +108,9 @@ export class KeyedWorkload {
   private acknowledgedCount = 0;
   private loop: Promise<void> = Promise.resolve();
   private stopped: Promise<void> | undefined;
+  /** One-shot keys written and not yet deleted, oldest first, per partition. */
+  private readonly oneShot = new Map<number, string[]>();
+  private oneShotCount = 0;
 
   private constructor(
     private readonly options: KeyedWorkloadOptions,
@@ -179,8 +187,21 @@ export class KeyedWorkload {
     const id = this.nextId;
     this.nextId += 1;
     const partition = partitions[Math.floor(random() * partitions.length)] as number;
-    const key = keyName(partition, Math.floor(random() * (this.options.keysPerPartition ?? 40)));
-    const tombstone = random() < (this.options.tombstoneShare ?? 0.1);
+    let key = keyName(partition, Math.floor(random() * (this.options.keysPerPartition ?? 40)));
+    let tombstone = random() < (this.options.tombstoneShare ?? 0.1);
+    const oneShotShare = this.options.oneShotShare ?? 0;
+    const draw = random();
+    const pending = this.oneShot.get(partition) ?? [];
+    if (draw < oneShotShare) {
+      key = `p${partition}-once${this.oneShotCount}`;
+      this.oneShotCount += 1;
+      tombstone = false;
+      this.oneShot.set(partition, [...pending, key]);
+    } else if (draw < 2 * oneShotShare && pending.length > 0) {
+      key = pending[0] as string;
+      tombstone = true;
+      this.oneShot.set(partition, pending.slice(1));
+    }
     const write: KeyedWrite = { id, partition, key, tombstone, time: Date.now(), outcome: undefined };
     this.writes.set(id, write);
     const sent = this.producer
@@ -327,6 +348,8 @@ export interface PartitionCheck {
   /** The lowest high watermark of the replicas (their checkpoints), and the log end. */
   readonly minHighWatermark: number;
   readonly logEndOffset: number;
+  /** Keys whose latest write is a tombstone that some replica no longer holds (its horizon passed). */
+  readonly tombstonesDropped: number;
   /** Per replica: records held, and offsets below its log end that hold none (removed by cleaning). */
   readonly held: readonly { readonly brokerId: number; readonly records: number; readonly batches: number }[];
   readonly keys: number;
@@ -421,6 +444,8 @@ export function checkCompactedPartition(partition: number, writes: ReadonlyMap<n
     for (const [key, acknowledged] of latestAcknowledged) {
       const found = newest.get(key);
       const what = `${key}=${acknowledged.tombstone ? 'tombstone' : `v${acknowledged.id}`} acknowledged at ${acknowledged.offset}`;
+      // A tombstone past its delete horizon goes; only if nothing of its key is left before it.
+      if (found === undefined && acknowledged.tombstone) continue;
       if (found === undefined || found.offset < acknowledged.offset) {
         lostKeys.add(key);
         fail('R3 lost', `broker ${replica.brokerId}: ${what} is gone (newest held: ${found === undefined ? 'none' : say(found)})`);
@@ -433,7 +458,7 @@ export function checkCompactedPartition(partition: number, writes: ReadonlyMap<n
     for (const key of byKey.keys()) {
       const expected = newestInHistoryBelow(key, replica.logEndOffset);
       const found = newest.get(key);
-      if (expected !== undefined && found?.id !== expected.id) {
+      if (expected !== undefined && found?.id !== expected.id && !(found === undefined && expected.tombstone)) {
         fail('R4 not the latest', `broker ${replica.brokerId}: newest ${key} held is ${found === undefined ? 'none' : say(found)}, but ${say(expected)} is in the history below its log end ${replica.logEndOffset}`);
       }
     }
@@ -443,7 +468,7 @@ export function checkCompactedPartition(partition: number, writes: ReadonlyMap<n
     const expected = newestInHistoryBelow(key, minHighWatermark);
     if (expected === undefined) continue;
     const held = readable.map((replica) => ({ brokerId: replica.brokerId, found: newestOn(replica).get(key) }));
-    if (held.some(({ found }) => found?.id !== expected.id)) {
+    if (held.some(({ found }) => found?.id !== expected.id && !(found === undefined && expected.tombstone))) {
       fail('R4 replicas disagree', `${key} below high watermark ${minHighWatermark}: ${held.map(({ brokerId, found }) => `broker ${brokerId} ${found === undefined ? 'none' : say(found)}`).join(', ')}`);
     }
   }
@@ -499,8 +524,15 @@ export function checkCompactedPartition(partition: number, writes: ReadonlyMap<n
     }
   }
 
+  let tombstonesDropped = 0;
+  for (const [key, records] of byKey) {
+    const last = records.at(-1);
+    if (last?.tombstone === true && readable.some((replica) => newestOn(replica).get(key) === undefined)) tombstonesDropped += 1;
+  }
+
   for (const [kind, count] of counts) if (count > limit) violations.push(`p${partition} ${kind}: ${count - limit} more`);
   return {
+    tombstonesDropped,
     partition,
     violations,
     lost: lostKeys.size,

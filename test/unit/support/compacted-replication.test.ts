@@ -52,6 +52,16 @@ describe('checkCompactedPartition', () => {
     expect(check.keys).toBe(3);
   });
 
+  it('lets a tombstone past its horizon go, but not while a value it deleted is left (R3, R4)', () => {
+    const dropped = replica(2, [batch(2, 2, [[2, 'a', 3]]), batch(3, 4, [[4, 'c', 5]])]);
+    const checked = checkCompactedPartition(0, writes, [whole(1), dropped]);
+    expect(checked.violations).toEqual([]);
+    expect(checked.tombstonesDropped).toBe(1);
+    const resurrected = replica(2, [batch(0, 1, [[1, 'b', 2]]), batch(2, 2, [[2, 'a', 3]]), batch(3, 4, [[4, 'c', 5]])]);
+    const kinds = checkCompactedPartition(0, writes, [whole(1), resurrected]).violations.map((line) => line.split(':')[0]);
+    expect(kinds).toEqual(expect.arrayContaining(['p0 R3 lost', 'p0 R4 not the latest', 'p0 R4 replicas disagree']));
+  });
+
   it('reports a key whose latest acknowledged write is gone (R3) and an older value left as its newest (R4)', () => {
     const lost = replica(2, [batch(0, 1, [[0, 'a', 1], [1, 'b', 2]]), batch(3, 4, [[3, 'b', 4, true], [4, 'c', 5]])]);
     const check = checkCompactedPartition(0, writes, [whole(1), lost]);
