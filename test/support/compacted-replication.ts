@@ -348,7 +348,7 @@ export interface PartitionCheck {
   /** The lowest high watermark of the replicas (their checkpoints), and the log end. */
   readonly minHighWatermark: number;
   readonly logEndOffset: number;
-  /** Keys whose latest write is a tombstone that some replica no longer holds (its horizon passed). */
+  /** Keys whose latest acknowledged write is a tombstone that some replica no longer holds (its horizon passed). */
   readonly tombstonesDropped: number;
   /** Per replica: records held, and offsets below its log end that hold none (removed by cleaning). */
   readonly held: readonly { readonly brokerId: number; readonly records: number; readonly batches: number }[];
@@ -525,9 +525,8 @@ export function checkCompactedPartition(partition: number, writes: ReadonlyMap<n
   }
 
   let tombstonesDropped = 0;
-  for (const [key, records] of byKey) {
-    const last = records.at(-1);
-    if (last?.tombstone === true && readable.some((replica) => newestOn(replica).get(key) === undefined)) tombstonesDropped += 1;
+  for (const [key, acknowledged] of latestAcknowledged) {
+    if (acknowledged.tombstone && readable.some((replica) => newestOn(replica).get(key) === undefined)) tombstonesDropped += 1;
   }
 
   for (const [kind, count] of counts) if (count > limit) violations.push(`p${partition} ${kind}: ${count - limit} more`);
