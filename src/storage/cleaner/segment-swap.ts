@@ -18,11 +18,10 @@
  * trailing batches were removed): a source starting at or after its end survives the rule and is
  * loaded as it was, uncleaned but valid, since nothing of the swap segment overlaps it.
  */
-import { readdirSync, renameSync, rmSync } from 'node:fs';
+import { closeSync, fstatSync, openSync, readdirSync, renameSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { fsyncDirectory } from '../durable-files.js';
 import { scanBatches } from '../batch-scan.js';
-import { openSync, closeSync, fstatSync } from 'node:fs';
 import { segmentFileName } from '../segment.js';
 import { CLEANED_SUFFIX } from './clean-pass.js';
 
