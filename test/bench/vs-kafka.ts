@@ -41,6 +41,12 @@
  *                             batch 50 and default settings, kcat -C and the Java console consumer over each
  *                             listener; Tributary ÷ Kafka over SASL_SSL and each system's TLS cost
  *                             (SASL_SSL ÷ PLAINTEXT), also written to docs/benchmarks-security.md
+ *   compaction                (issue #34) a fresh broker of each with log.cleaner.backoff.ms=100 (vs-kafka/compaction.ts):
+ *                             a keyed data set (10 M records, 1 M keys, 10% tombstones; kcat -K -Z) on a compacted
+ *                             topic held from the cleaner, then made cleanable: MB/s of closed segments cleaned
+ *                             (until cleaner-offset-checkpoint reaches the active segment), the broker's peak RSS
+ *                             meanwhile, and produce / fetch records/s while a second copy is cleaned ÷ with the
+ *                             cleaner idle
  *
  * Output: a table on stdout (min / median / max per broker, Tributary ÷ Kafka per round and of
  * the medians), the README headline table, and — except in smoke mode — docs/benchmarks.md,
@@ -63,6 +69,7 @@
  * Environment (see vs-kafka/options.ts): BENCH_RECORDS, BENCH_ROUNDS, BENCH_SCENARIOS (comma list of
  * the names above), BENCH_PARTITIONS, BENCH_PARTITION_RECORDS, BENCH_PREFILL (e.g. 1GB,10GB),
  * BENCH_SCALE_RECORDS, BENCH_CODECS (e.g. gzip,lz4,zstd), BENCH_LATENCY_MESSAGES, BENCH_WARMUP_RECORDS, BENCH_STORAGE_RECORDS,
+ * BENCH_COMPACTION_RECORDS, BENCH_COMPACTION_KEYS, BENCH_COMPACTION_SEGMENT_BYTES, BENCH_COMPACTION_PASS_RECORDS,
  * BENCH_REPLICATION_RECORDS, BENCH_SESSION_TIMEOUT_MS (replication; default 6000), BENCH_FAILOVERS (leader kills per
  * replication session, default 3),
  * BENCH_FLUSH=paper|os, BENCH_HEAP_MB, BENCH_FETCH_BYTES, BENCH_OUT (docs folder to write),
@@ -79,6 +86,7 @@ import { ensureJars, KAFKA_SERVER_JARS, KAFKA_TOOLS_JARS, KAFKA_VERSION } from '
 import { createReplicatedTopic, createTopic, expectStored, logBytes, scanLog, storedRecords, type LogScan } from './vs-kafka/admin.js';
 import { FSYNC_NOTE, replicationSettings, startCluster, type ClusterBroker, type RunningCluster } from './vs-kafka/cluster.js';
 import { SECURITY_PAGE, SECURITY_RESULTS_FILE, securityOnly, writeDocs } from './vs-kafka/charts.js';
+import { compactionSession, compactionSettings } from './vs-kafka/compaction.js';
 import { measureFailover } from './vs-kafka/failover.js';
 import {
   clientContext, CODEC_IDS, consoleConsume, consumerPerformanceGroup, endToEndLatency, kcatConsume, kcatGroupConsume, kcatRebalanceAfterLeave, kcatFixedCost, kcatProduce, latencyProbe, producerPerformance, producerPerformanceDefaults,
@@ -568,6 +576,7 @@ async function main(): Promise<void> {
         ? { replicationSettings: { kafka: replicationSettings('kafka', options.sessionTimeoutMs), tributary: replicationSettings('tributary', options.sessionTimeoutMs) } }
         : {}),
       ...(security === undefined ? {} : { securitySettings: securitySettings(security.certificatesFrom) }),
+      ...(options.scenarios.includes('compaction') ? { compactionSettings: { kafka: compactionSettings(), tributary: compactionSettings() } } : {}),
       tributaryCheckout: checkout,
       figures: [],
       notes: [],
@@ -580,6 +589,9 @@ async function main(): Promise<void> {
     say(`tributary broker: ${checkout.dir} at ${checkout.commit.slice(0, 12)} "${checkout.subject}"${checkout.modified ? ' (with uncommitted changes)' : ''}${otherCheckout ? ' — not this checkout' : ''}`);
     say(`scenarios: ${options.scenarios.join(', ')}; ${fmt(options.records)} records; ${options.rounds} round(s); flush ${options.flush}; run folder ${run.dir}`);
     if (security !== undefined) say(`security: one broker of each with PLAINTEXT and SASL_SSL (SCRAM-SHA-512) listeners; certificates from ${security.certificatesFrom}`);
+    if (options.scenarios.includes('compaction')) {
+      say(`compaction: a fresh broker of each; ${fmt(options.compactionRecords)} keyed records, ${fmt(options.compactionKeys)} keys, 10% tombstones, segment.bytes ${fmt(options.compactionSegmentBytes)}; produce/fetch passes of ${fmt(options.compactionPassRecords)} records`);
+    }
     if (options.scenarios.includes('replication')) {
       say(`replication: 3 brokers of each (Kafka: KRaft, 3 combined broker+controller nodes; Tributary: ZooKeeper + 3 brokers), RF 3, min.insync.replicas=2, ${fmt(options.replicationRecords)} records per run, session timeout ${options.sessionTimeoutMs} ms on both. ${FSYNC_NOTE}.`);
     }
@@ -604,6 +616,21 @@ async function main(): Promise<void> {
             fail: (what, error) => {
               results.notes.push(`security (${what}) failed on ${system} in round ${round}: ${(error as Error).message.split('\n').slice(0, 6).join(' ⏎ ')}`);
               say(`  !! security (${what}) failed on ${system} in round ${round}: ${(error as Error).stack ?? String(error)}`);
+            },
+          });
+        }
+      }
+      if (options.scenarios.includes('compaction')) {
+        for (const system of order) {
+          await compactionSession(round, system, options, run, context, kafkaServerJars, results, {
+            say,
+            record: (id, spec, value, detail) => {
+              recorder.add(id, spec, detail === undefined ? { round, system, value } : { round, system, value, detail });
+              say(`  ${id.padEnd(26)} ${fmt(value, value < 100 ? 2 : 0).padStart(12)} ${spec.unit}${detail === undefined ? '' : `  ${JSON.stringify(detail)}`}`);
+            },
+            fail: (what, error) => {
+              results.notes.push(`compaction (${what}) failed on ${system} in round ${round}: ${(error as Error).message.split('\n').slice(0, 6).join(' ⏎ ')}`);
+              say(`  !! compaction (${what}) failed on ${system} in round ${round}: ${(error as Error).stack ?? String(error)}`);
             },
           });
         }

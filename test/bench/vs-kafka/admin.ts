@@ -14,6 +14,7 @@ import { ClusterClient } from '../../../src/client/cluster-client.js';
 import { SimpleConsumer } from '../../../src/client/simple-consumer.js';
 import { KafkaConnection } from '../../../src/client/connection.js';
 import { CreateTopicsApi, type CreateTopicsResponse } from '../../../src/protocol/apis/create-topics.js';
+import { CONFIG_OPERATION, IncrementalAlterConfigsApi } from '../../../src/protocol/apis/incremental-alter-configs.js';
 import { MetadataApi, type MetadataResponse } from '../../../src/protocol/apis/metadata.js';
 import { LOOPBACK } from '../../services/network.js';
 
@@ -27,14 +28,14 @@ async function withClient<T>(bootstrap: string, use: (client: ClusterClient) => 
   }
 }
 
-/** Creates a topic with `partitions` partitions (replication factor 1) and waits until every partition has a leader. */
-export async function createTopic(bootstrap: string, topic: string, partitions: number): Promise<void> {
+/** Creates a topic with `partitions` partitions (replication factor 1) and `configs`, and waits until every partition has a leader. */
+export async function createTopic(bootstrap: string, topic: string, partitions: number, configs: Readonly<Record<string, string>> = {}): Promise<void> {
   await withClient(bootstrap, async (client) => {
     const broker = client.knownBrokers()[0];
     if (broker === undefined) throw new Error(`${bootstrap} listed no broker`);
     const connection = await client.connectionTo(broker.nodeId);
     const response = await connection.request(CreateTopicsApi, 4, {
-      topics: [{ name: topic, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: [] }],
+      topics: [{ name: topic, numPartitions: partitions, replicationFactor: 1, assignments: [], configs: Object.entries(configs).map(([name, value]) => ({ name, value })) }],
       timeoutMs: 120_000,
       validateOnly: false,
     });
@@ -53,6 +54,28 @@ export async function createTopic(bootstrap: string, topic: string, partitions: 
     }
     // Kafka publishes the leaders before every partition's log is open: wait until each answers.
     await listEnds(client, topic, partitions, deadline);
+  });
+}
+
+/** ConfigResource.Type TOPIC */
+const TOPIC_RESOURCE = 2;
+
+/** Sets topic configs with IncrementalAlterConfigs v0 (both brokers apply them to the live log); throws on any error code. */
+export async function alterTopicConfigs(bootstrap: string, topic: string, configs: Readonly<Record<string, string>>): Promise<void> {
+  await withClient(bootstrap, async (client) => {
+    const broker = client.knownBrokers()[0];
+    if (broker === undefined) throw new Error(`${bootstrap} listed no broker`);
+    const connection = await client.connectionTo(broker.nodeId);
+    const response = await connection.request(IncrementalAlterConfigsApi, 0, {
+      resources: [{
+        resourceType: TOPIC_RESOURCE,
+        resourceName: topic,
+        configs: Object.entries(configs).map(([name, value]) => ({ name, configOperation: CONFIG_OPERATION.SET, value })),
+      }],
+      validateOnly: false,
+    });
+    const failed = response.responses.find((r) => r.errorCode !== 0);
+    if (failed !== undefined) throw new Error(`could not alter ${topic} on ${bootstrap} (${JSON.stringify(configs)}): error ${failed.errorCode} ${failed.errorMessage ?? ''}`);
   });
 }
 

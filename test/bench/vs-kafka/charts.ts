@@ -49,6 +49,7 @@ const GROUPS: readonly { id: string; title: string }[] = [
   { id: 'prefill', title: 'Throughput with data already in the log' },
   { id: 'replication', title: 'Replication: 3 brokers, RF 3, acks=all (Kafka without fsync, Tributary fsynced on every ISR member)' },
   { id: 'security', title: 'Security: one broker, PLAINTEXT and SASL_SSL (SCRAM-SHA-512) listeners' },
+  { id: 'compaction', title: 'Log compaction: cleaner MB/s, peak RSS, produce/fetch beside the cleaner ÷ idle' },
 ];
 
 async function load<T>(name: string): Promise<T | undefined> {

@@ -20,7 +20,7 @@ export const THIS_CHECKOUT = realpathSync(join(dirname(fileURLToPath(import.meta
 
 export const SCENARIOS = [
   'produce-b1', 'produce-b50', 'produce-default', 'produce-idempotence', 'produce-kcat', 'produce-codecs', 'consume-kcat', 'consume-java', 'consume-group', 'rebalance', 'storage', 'latency', 'partitions', 'prefill',
-  'replication', 'security',
+  'replication', 'security', 'compaction',
 ] as const;
 export type ScenarioName = (typeof SCENARIOS)[number];
 
@@ -29,9 +29,11 @@ export const CLUSTER_SCENARIOS: readonly ScenarioName[] = ['replication'];
 
 /**
  * Scenarios with a broker session of their own, started differently: `security` runs on a single
- * broker of each system with a SASL_SSL listener beside the PLAINTEXT one (vs-kafka/security.ts).
+ * broker of each system with a SASL_SSL listener beside the PLAINTEXT one (vs-kafka/security.ts);
+ * `compaction` on a fresh single broker with a short cleaner back-off (vs-kafka/compaction.ts), so
+ * its RSS and cleaner figures owe nothing to the other scenarios' data.
  */
-export const OWN_SESSION_SCENARIOS: readonly ScenarioName[] = [...CLUSTER_SCENARIOS, 'security'];
+export const OWN_SESSION_SCENARIOS: readonly ScenarioName[] = [...CLUSTER_SCENARIOS, 'security', 'compaction'];
 
 /** Whether the run needs the single-broker sessions at all. */
 export function needsSingleBroker(options: Pick<BenchOptions, 'scenarios'>): boolean {
@@ -75,6 +77,17 @@ export interface BenchOptions {
   readonly sessionTimeoutMs: number;
   /** Leader kills per replication session (BENCH_FAILOVERS; default 3, 1 in smoke mode); the figure is their median. */
   readonly failovers: number;
+  /** Keyed records of the compaction scenario's data set (BENCH_COMPACTION_RECORDS; default 10 million). */
+  readonly compactionRecords: number;
+  /** Distinct keys of that data set (BENCH_COMPACTION_KEYS; default 1 million); a tenth of the records are tombstones. */
+  readonly compactionKeys: number;
+  /**
+   * segment.bytes of the compacted topics (BENCH_COMPACTION_SEGMENT_BYTES; default 64 MiB, 2 MiB in
+   * smoke mode; at least 1 MiB, as Kafka refuses batches larger than it and kcat's reach 1 MB).
+   */
+  readonly compactionSegmentBytes: number;
+  /** Records of each produce + fetch pass beside the cleaner (BENCH_COMPACTION_PASS_RECORDS; default 1 million). */
+  readonly compactionPassRecords: number;
   readonly flush: 'paper' | 'os';
   readonly heapMb: number;
   /** Bytes per partition per fetch for both consumers (~200 KB, the paper's consumer test). */
@@ -93,8 +106,12 @@ export interface BenchOptions {
   readonly tributaryDir: string;
 }
 
-export const FULL: Pick<BenchOptions, 'records' | 'rounds' | 'prefillBytes' | 'partitionCounts' | 'latencyMessages' | 'codecs' | 'sessionTimeoutMs' | 'failovers'> = {
+export const FULL: Pick<BenchOptions, 'records' | 'rounds' | 'prefillBytes' | 'partitionCounts' | 'latencyMessages' | 'codecs' | 'sessionTimeoutMs' | 'failovers'
+  | 'compactionRecords' | 'compactionKeys' | 'compactionPassRecords'> = {
   records: 10_000_000,
+  compactionRecords: 10_000_000,
+  compactionKeys: 1_000_000,
+  compactionPassRecords: 1_000_000,
   sessionTimeoutMs: 6000,
   failovers: 3,
   codecs: ['gzip', 'lz4', 'zstd'],
@@ -166,6 +183,10 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     // Smoke: 3 s (heartbeats / pings every second) keeps the two failovers of a smoke run short.
     sessionTimeoutMs: envInt('BENCH_SESSION_TIMEOUT_MS', smoke ? 3000 : FULL.sessionTimeoutMs, 1000),
     failovers: envInt('BENCH_FAILOVERS', smoke ? 1 : FULL.failovers),
+    compactionRecords: envInt('BENCH_COMPACTION_RECORDS', smoke ? 50_000 : FULL.compactionRecords),
+    compactionKeys: envInt('BENCH_COMPACTION_KEYS', smoke ? 2_000 : FULL.compactionKeys),
+    compactionSegmentBytes: envInt('BENCH_COMPACTION_SEGMENT_BYTES', smoke ? 2 * 1024 * 1024 : 64 * 1024 * 1024, 1024 * 1024),
+    compactionPassRecords: envInt('BENCH_COMPACTION_PASS_RECORDS', smoke ? 5_000 : FULL.compactionPassRecords),
     flush,
     heapMb: envInt('BENCH_HEAP_MB', 1024),
     fetchBytes: envInt('BENCH_FETCH_BYTES', 204_800),
@@ -211,6 +232,11 @@ export function reductions(options: BenchOptions): string[] {
     if (options.replicationRecords < Math.min(options.records, FULL.records)) reasons.push(`${options.replicationRecords.toLocaleString('en-US')} records per replication produce/consume run instead of ${Math.min(options.records, FULL.records).toLocaleString('en-US')}`);
     if (options.failovers < FULL.failovers) reasons.push(`${options.failovers} leader kill(s) per replication session instead of ${FULL.failovers}`);
     if (options.sessionTimeoutMs !== FULL.sessionTimeoutMs) reasons.push(`session timeout ${options.sessionTimeoutMs} ms instead of ${FULL.sessionTimeoutMs} ms in the replication scenario`);
+  }
+  if (options.scenarios.includes('compaction')) {
+    if (options.compactionRecords < FULL.compactionRecords) reasons.push(`${options.compactionRecords.toLocaleString('en-US')} keyed records in the compaction data set instead of ${FULL.compactionRecords.toLocaleString('en-US')}`);
+    if (options.compactionKeys !== FULL.compactionKeys) reasons.push(`${options.compactionKeys.toLocaleString('en-US')} distinct keys in the compaction data set instead of ${FULL.compactionKeys.toLocaleString('en-US')}`);
+    if (options.compactionPassRecords < FULL.compactionPassRecords) reasons.push(`${options.compactionPassRecords.toLocaleString('en-US')} records per produce/fetch pass beside the cleaner instead of ${FULL.compactionPassRecords.toLocaleString('en-US')}`);
   }
   if ((options.scenarios.includes('latency') || options.scenarios.includes('replication')) && options.latencyMessages < FULL.latencyMessages) {
     reasons.push(`${options.latencyMessages} latency messages instead of ${FULL.latencyMessages}`);

@@ -24,6 +24,7 @@ const CHARTS: readonly { id: string; title: string }[] = [
   { id: 'prefill', title: 'Scale: data already in the log' },
   { id: 'replication', title: 'Replication: three brokers, replication factor 3, acks=all' },
   { id: 'security', title: 'Security: PLAINTEXT and SASL_SSL (SCRAM-SHA-512) listeners of one broker' },
+  { id: 'compaction', title: 'Log compaction (issue #34)' },
 ];
 
 function mdTable(rows: readonly (readonly string[])[]): string[] {
@@ -183,6 +184,23 @@ const TARGETS: readonly Target[] = [
       return `Tributary ${Math.round(t).toLocaleString('en-US')} ms${k === undefined ? '' : `, Kafka ${Math.round(k).toLocaleString('en-US')} ms (${formatRatio(t / k)})`}, session timeout ${r.options.sessionTimeoutMs ?? 6000} ms on both`;
     },
   },
+  {
+    what: 'Compaction (issue #34): cleaner throughput ≥ 1.0× Kafka; peak RSS bounded by the dedupe buffer; produce and fetch beside the cleaner ≥ 0.9× of idle',
+    check: (r) => {
+      const cleaner = ratioOf(r, 'compaction.cleaner');
+      if (cleaner === undefined) return notMeasured;
+      const side = (id: string): string => {
+        const t = medianOf(r, id, 'tributary');
+        const k = medianOf(r, id, 'kafka');
+        return t === undefined ? notMeasured : `Tributary ${formatRatio(t)} (${verdict(t >= 0.9)})${k === undefined ? '' : `, Kafka ${formatRatio(k)}`}`;
+      };
+      const rss = (system: 'kafka' | 'tributary'): string => {
+        const peak = medianOf(r, 'compaction.rss.peak', system);
+        return peak === undefined ? '—' : `${Math.round(peak).toLocaleString('en-US')} MiB`;
+      };
+      return `cleaner ${formatRatio(cleaner)} — ${verdict(cleaner >= 1)}; peak RSS Tributary ${rss('tributary')}, Kafka ${rss('kafka')}; produce beside the cleaner: ${side('compaction.produce.ratio')}; fetch: ${side('compaction.fetch.ratio')}`;
+    },
+  },
   // For the producer targets, librdkafka's figure at the same batching (kcat -P) is shown beside
   // the Java producer's: at batch 1 the Java producer waits for each request, so it measures itself.
   ...([['produce.b1', 50_000, 'produced at batch 1', 'produce.kcat.b1'], ['produce.b50', 400_000, 'produced at batch 50', 'produce.kcat'],
@@ -263,6 +281,11 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
         `Same session timeout on both (${o.sessionTimeoutMs ?? 6000} ms): Tributary’s \`zookeeper.session.timeout.ms\` (ZooKeeper ends the session of a broker it has not heard from for that long; the client pings every third of it) and Kafka’s \`broker.session.timeout.ms\` (the controller fences a broker without a heartbeat for that long) with \`broker.heartbeat.interval.ms\` a third of it. CPU figures there are the three brokers’ together.`,
     ] : []),
     ...(o.scenarios.includes('security') ? [securityMethod(results)] : []),
+    ...(o.scenarios.includes('compaction') ? [
+      `- **Compaction (issue #34).** A fresh broker of each (\`log.cleaner.backoff.ms=100\`, \`log.cleaner.dedupe.buffer.size\` 128 MiB, Kafka’s default, on both). A keyed data set — ${(o.compactionRecords ?? 0).toLocaleString('en-US')} records, keys K0…K${((o.compactionKeys ?? 1) - 1).toLocaleString('en-US')} drawn by a seeded generator (the same sequence on both), 200-byte values, one record in ten a tombstone — is produced by \`kcat -P -K: -Z\` into a one-partition topic with \`cleanup.policy=compact\`, \`segment.bytes=${(o.compactionSegmentBytes ?? 0).toLocaleString('en-US')}\` and \`min.cleanable.dirty.ratio=1.0\` (never exceeded: no cleaning before the clock starts). ` +
+        'Then IncrementalAlterConfigs sets the ratio to 0.01, and the clock runs until the broker’s `cleaner-offset-checkpoint` reaches the active segment’s base offset: **cleaner MB/s** = bytes of the closed segments ÷ that time (each cleaner’s own account — Kafka’s “MB of log processed” line, Tributary’s `cleaned log` lines — is in the details). **Peak RSS** is the broker process’s VmHWM, reset through `/proc/<pid>/clear_refs` just before (the RSS before cleaning is in the details). ' +
+        `**Beside the cleaner**: ProducerPerformance (batch-50 settings) then kcat -C of ${(o.compactionPassRecords ?? 0).toLocaleString('en-US')} records on a plain topic, once with the cleaner idle and once right after a second copy of the data set was made cleanable; the figures are busy ÷ idle records/s on each broker (goal ≥ 0.9×), with the share of the busy pass during which the cleaner was still running.`,
+    ] : []),
     `- **Warm-up.** ${o.warmupRecords > 0 ? `${o.warmupRecords.toLocaleString('en-US')} records produced and consumed, untimed, after each broker start.` : 'none in this run.'}`,
     '- **Broker CPU.** For each throughput figure the per-run details give the broker process’s CPU time (user + system, all threads, from /proc/<pid>/stat) over the client run, per million records. Clients and broker share the 2 cores, so CPU the broker spends is CPU the client does not get.',
     '- **Figures.** min / median / max over the rounds for each broker; the ratio is Tributary ÷ Kafka of the medians (and of each round’s pair). For latency and bytes per message lower is better, so a ratio above 1 means Tributary is behind there.',
@@ -275,6 +298,10 @@ export function markdownReport(results: Results, chartFiles: ReadonlyMap<string,
     out.push(...mdTable([['cluster', 'settings'], ...Object.entries(results.replicationSettings).map(([name, s]) => [name, Object.entries(s).map(([k, v]) => `\`${k}=${v}\``).join(', ') || '(defaults)'])]), '');
   }
 
+  if (results.compactionSettings !== undefined) {
+    out.push('Settings of the compaction scenario’s brokers beyond those:', '');
+    out.push(...mdTable([['broker', 'settings'], ...Object.entries(results.compactionSettings).map(([name, s]) => [name, Object.entries(s).map(([k, v]) => `\`${k}=${v}\``).join(', ')])]), '');
+  }
   if (results.securitySettings !== undefined) {
     out.push('Settings of the security scenario’s brokers beyond those (no secret listed):', '');
     out.push(...mdTable([['broker', 'settings'], ...Object.entries(results.securitySettings).map(([name, s]) => [name, Object.entries(s).map(([k, v]) => `\`${k}=${v}\``).join(', ')])]), '');

@@ -71,13 +71,15 @@ export interface Results {
   readonly replicationSettings?: Readonly<Record<SystemName, Readonly<Record<string, string>>>>;
   /** Settings of the security scenario's brokers beyond `settings` (when it ran; no secret in them). */
   readonly securitySettings?: Readonly<Record<SystemName, Readonly<Record<string, string>>>>;
+  /** Settings of the compaction scenario's brokers beyond `settings` (when it ran). */
+  readonly compactionSettings?: Readonly<Record<SystemName, Readonly<Record<string, string>>>>;
   /** Where the Tributary broker's code came from (absent in results written before it was recorded). */
   readonly tributaryCheckout?: CheckoutDescription;
   readonly figures: Figure[];
   readonly notes: string[];
   profile?: ProfileSummary;
   /** Seconds each broker took to start, per session. */
-  readonly startSeconds: { system: SystemName; round: number; seconds: number; setup?: '3 brokers' | 'SASL_SSL' }[];
+  readonly startSeconds: { system: SystemName; round: number; seconds: number; setup?: '3 brokers' | 'SASL_SSL' | 'compaction' }[];
 }
 
 export interface SideSummary {

@@ -47,6 +47,8 @@ export interface RunningSystem {
   /** Seconds from launch until it answered metadata. */
   readonly startSeconds: number;
   readonly logFile: string;
+  /** The broker's process id (the JVM or node itself, not a wrapper). */
+  readonly pid: number;
   /** CPU seconds (user + system) the broker process has used since it started. */
   cpuSeconds(): number;
   /** Clean stop (SIGTERM, then SIGKILL after the grace period). */
@@ -66,6 +68,10 @@ export interface SystemOptions {
   readonly cpuProfileDir?: string | undefined;
   /** A second listener, SASL_SSL on its own port, beside the PLAINTEXT one (security scenario, vs-kafka/security.ts). */
   readonly saslSsl?: SaslSslListener | undefined;
+  /** Broker settings beyond brokerSettings() (the same names on both systems; compaction scenario). */
+  readonly extraSettings?: Readonly<Record<string, string>> | undefined;
+  /** Kafka only: loggers written at INFO into the broker's log (e.g. kafka.log.LogCleaner's per-pass stats). */
+  readonly kafkaInfoLoggers?: readonly string[] | undefined;
 }
 
 /** What a SASL_SSL listener needs on each system (built by vs-kafka/security.ts). */
@@ -141,10 +147,11 @@ async function startKafka(options: SystemOptions): Promise<RunningSystem> {
     'group.initial.rebalance.delay.ms': '0',
     'auto.create.topics.enable': 'false',
     ...brokerSettings('kafka', options.flush),
+    ...options.extraSettings,
     ...options.saslSsl?.kafkaSettings,
   };
   writeFileSync(properties, `${Object.entries(settings).map(([k, v]) => `${k}=${v}`).join('\n')}\n`);
-  const log4j = writeKafkaLog4j(dir);
+  const log4j = writeKafkaLog4j(dir, options.kafkaInfoLoggers);
   const launchedAt = performance.now();
   const heap = `${options.heapMb}m`;
   expectSuccess('kafka-storage format', await runJava('kafka.tools.StorageTool', ['format', '-t', clusterId(), '-c', properties, ...(options.saslSsl?.kafkaFormatArgs ?? [])], {
@@ -198,7 +205,7 @@ async function startTributary(options: SystemOptions): Promise<RunningSystem> {
     nodeFlags.push('--cpu-prof', `--cpu-prof-dir=${options.cpuProfileDir}`);
   }
   const securePort = options.saslSsl === undefined ? undefined : await freePort();
-  const settings: Record<string, string> = { ...brokerSettings('tributary', options.flush) };
+  const settings: Record<string, string> = { ...brokerSettings('tributary', options.flush), ...options.extraSettings };
   // Two listeners instead of --listen (which makes the one PLAINTEXT listener).
   const listen = securePort === undefined ? ['--listen', `${LOOPBACK}:${port}`] : [];
   if (options.saslSsl !== undefined && securePort !== undefined) {
@@ -230,6 +237,7 @@ function running(name: SystemName, bootstrap: string, dataDir: string, logFile: 
     ...(securePort === undefined ? {} : { secureBootstrap: `${LOOPBACK}:${securePort}` }),
     dataDir,
     logFile,
+    pid: daemon.pid,
     startSeconds: (performance.now() - launchedAt) / 1000,
     cpuSeconds: () => processCpuSeconds(daemon.pid),
     stop: () => daemon.stop(STOP_GRACE_MS),
