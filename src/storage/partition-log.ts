@@ -736,6 +736,11 @@ export class PartitionLog {
    * OFFSET_OUT_OF_RANGE; offsets at or after the high watermark read nothing. With
    * `upTo: 'written'` (a follower's fetch) the limit is the written end instead: offsets from it
    * to the log end (batches queued for the next write) read nothing.
+   *
+   * A consumer's read steps over headers without records (what the cleaner keeps of emptied
+   * batches) when they are all it would get: it lands on the next batch with records, as in any
+   * gap. Some clients (kafkajs) cannot advance past a fetch holding only such headers and would
+   * ask for the same offset for ever. A follower gets them: they carry its log end forward.
    */
   async read(offset: number, maxBytes: number, options: ReadOptions = {}): Promise<ReadResult> {
     this.checkReadable();
@@ -750,12 +755,22 @@ export class PartitionLog {
     // A follower reads what is in the file; a consumer what is visible.
     const end = options.upTo === 'written' ? this.writtenMark : this.highWatermarkMark;
     if (offset >= end.offset) return { slice: undefined, ...bounds };
+    let from = offset;
     for (let index = this.segmentIndexFor(offset); index < this.segments.length; index += 1) {
       const segment = this.segments[index];
       if (segment === undefined || segment.baseOffset >= end.offset) break;
       const atEnd = segment === end.segment;
-      const range = segment.readRange(offset, atEnd ? end.position : segment.size, maxBytes, atEnd ? end.offset : undefined);
+      const range = segment.readRange(from, atEnd ? end.position : segment.size, maxBytes, atEnd ? end.offset : undefined);
       if (range === undefined) continue;
+      if (options.upTo !== 'written') {
+        const headersEnd = segment.emptyBatchesLastOffset(range.position, range.position + range.size);
+        if (headersEnd !== undefined) {
+          // Read on from after the headers, in this segment first.
+          from = headersEnd + 1;
+          index -= 1;
+          continue;
+        }
+      }
       return { slice: this.slice(segment, range.position, range.size, range.firstBatchOffset, range.cached), ...bounds };
     }
     return { slice: undefined, ...bounds };
@@ -1555,10 +1570,11 @@ export class PartitionLog {
         continue;
       }
       const previous = this.segments[index - 1];
-      // After a trusted segment (below the recovery point) a gap is the cleaner's: it removed that
-      // segment's last batches, and it only swaps segments in below a durable recovery point. Among
-      // recovered segments a gap is a hole a crash left (a segment whose data never reached the
-      // disk), and an overlap is damage: either way the log is valid only up to the previous one.
+      // Among recovered segments a gap is a hole a crash left (a segment whose data never reached
+      // the disk), and an overlap is damage: either way the log is valid only up to the previous
+      // one. The cleaner keeps each cleaned segment's last batch (if only as a header), so its
+      // segments end where the next begins; the versions before that did not, and left gaps after
+      // trusted segments (below the recovery point, where the cleaner swaps), which are allowed.
       const gapAllowed = index - 1 < recoverFrom;
       if (previous !== undefined && (segment.baseOffset < previous.nextOffset || (!gapAllowed && segment.baseOffset !== previous.nextOffset))) {
         this.logger.warn({ segment: segment.baseOffset, expected: previous.nextOffset }, 'segment does not follow on; deleting it and later ones');

@@ -21,6 +21,7 @@
 import { closeSync, fstatSync, ftruncateSync, openSync, rmSync, writeSync, writevSync } from 'node:fs';
 import { join } from 'node:path';
 import { TributaryError } from '../common/errors.js';
+import { RECORD_BATCH_OVERHEAD } from '../protocol/record-batch.js';
 import { scanBatches, type BatchInfo } from './batch-scan.js';
 import { fsyncAsync } from './durable-files.js';
 import { SparseIndex, type IndexLoadProblem } from './sparse-index.js';
@@ -337,6 +338,21 @@ export class LogSegment {
     this.size = position;
     this.writtenSize = position;
     this.index.truncateToPosition(position);
+  }
+
+  /**
+   * The last offset of the batches in [position, end) when every one is a header without records
+   * (what the cleaner keeps of an emptied batch: a batch with a record is longer), else undefined.
+   */
+  emptyBatchesLastOffset(position: number, end: number): number | undefined {
+    this.assertOpen('read');
+    if ((end - position) % RECORD_BATCH_OVERHEAD !== 0) return undefined;
+    let lastOffset: number | undefined;
+    for (const batch of scanBatches(this.fd, position, end)) {
+      if (batch.size !== RECORD_BATCH_OVERHEAD) return undefined;
+      lastOffset = batch.lastOffset;
+    }
+    return lastOffset;
   }
 
   /** Position of the first batch with lastOffset ≥ `offset` that starts before `end`, if any. */

@@ -8,10 +8,11 @@
  *      together at most segment.bytes and spanning offsets an index can hold (Int32 relative).
  *   3. Each group is written as one segment `<first base>.log.cleaned` with its indexes
  *      (`.index.cleaned`, `.timeindex.cleaned`), by batch-filter.ts's rules. A producer's last
- *      batch is kept, as a header if emptied (idempotence after a reload); other emptied batches
- *      go, so a cleaned segment may end before the next one starts (a gap, as in Kafka) or hold
- *      nothing at all. Empty header batches are few on purpose: some clients (kafkajs) cannot
- *      step over a fetch that returns only one.
+ *      batch is kept, as a header if emptied (idempotence after a reload), and so is the group's
+ *      last batch: a cleaned segment ends at the offset its sources ended, so the next segment
+ *      starts where it ends (recovery can tell a crash's hole from a cleaned range), and a
+ *      follower that fetches the end of a cleaned segment is carried to the next one. Other
+ *      emptied batches go. Consumers never see these headers alone (PartitionLog.read).
  *
  * Files are read and written with asynchronous I/O in chunks, and the pass yields to the event loop
  * between batches whenever it has run for `sliceMs`, so a broker keeps serving while it cleans.
@@ -201,6 +202,7 @@ async function cleanGroup(
   slicer: Slicer,
 ): Promise<CleanedGroup> {
   const first = group[0] as CleanableSegment;
+  const lastOffset = (group[group.length - 1] as CleanableSegment).nextOffset - 1;
   const files = cleanedFiles(input.directory, first.baseOffset);
   const index = new SparseIndex(first.baseOffset, files.index, files.timeIndex);
   let file: FileHandle | undefined = await open(files.log, 'w');
@@ -212,7 +214,9 @@ async function cleanGroup(
     for (const segment of group) {
       for await (const batch of readSegment(input, segment, counters)) {
         input.checkAborted();
-        const keepEmpty = input.producerLastOffsets.has(batch.lastOffset);
+        // A producer's last batch keeps its sequence; the group's last batch keeps the segment's
+        // end offset (Kafka keeps the cleaning round's last batch so offsets are not lost).
+        const keepEmpty = input.producerLastOffsets.has(batch.lastOffset) || batch.lastOffset === lastOffset;
         const filtered = filterBatch(batch.bytes, { map: input.map, mapEnd, now: input.now, deleteRetentionMs: input.deleteRetentionMs, keepEmpty });
         counters.recordsRemoved += filtered.removedRecords;
         counters.keylessRecords += filtered.keylessRecords;
