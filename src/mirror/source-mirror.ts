@@ -26,7 +26,7 @@ import { bootstrapFromZooKeeper } from '../client/zookeeper-bootstrap.js';
 import { securityOption, securityProtocolOf, type ClientSecurity } from '../client/security-config.js';
 import { TributaryError } from '../common/errors.js';
 import type { Logger } from '../common/logger.js';
-import { offsetPath, ownerPath, topicPath, topicsPath } from '../coordination/paths.js';
+import { offsetPath, ownerPath, topicConfigPath, topicPath, topicsPath } from '../coordination/paths.js';
 import type { Watcher } from '../coordination/store.js';
 import { ZooKeeperStore } from '../coordination/zookeeper-store.js';
 import type { Record as KafkaRecord } from '../protocol/records.js';
@@ -40,7 +40,7 @@ import { encodePosition, positionPath, readPosition } from './progress-nodes.js'
 import { RangeAudit } from './range-audit.js';
 import { findResumePoint } from './resume-point.js';
 import { pumpStream } from './stream-pump.js';
-import type { MirrorTarget } from './target.js';
+import { MIRRORED_TOPIC_CONFIGS, type MirrorTarget } from './target.js';
 import { AUDIT_TOPIC, type TopicFilter } from './topic-filter.js';
 
 export interface SourceMirrorOptions {
@@ -220,7 +220,7 @@ export class SourceMirror {
     const { settings, target, logger } = this.options;
     const sourcePartitions = await this.registeredPartitions(topic);
     if (sourcePartitions === 0) return; // not assigned yet: the watch on its node brings us back
-    const targetPartitions = await target.ensureTopic(topic, sourcePartitions);
+    const targetPartitions = await target.ensureTopic(topic, sourcePartitions, await this.compactionConfigs(topic));
     // A broker answers one request of a connection at a time, and the consumer long-polls each
     // partition separately: a topic's fetches get their own connections, so they queue behind
     // the idle polls of that topic only (not of every mirrored topic, nor behind lag queries).
@@ -281,6 +281,28 @@ export class SourceMirror {
     } catch (error) {
       throw new TributaryError({ code: 'CORRUPT_REGISTRY', message: `${topicPath(topic)} on source ${this.name} does not hold a partition assignment`, cause: error });
     }
+  }
+
+  /**
+   * The source topic's compaction overrides (`/config/topics/<topic>`), which the offline copy is
+   * created with: a compacted topic holds the latest value per key, and a copy that deleted by age
+   * would lose keys. Retention is left to the offline cluster, which keeps data longer.
+   */
+  private async compactionConfigs(topic: string): Promise<Record<string, string>> {
+    const node = await this.store.get(topicConfigPath(topic));
+    if (node === undefined) return {};
+    let overrides: Record<string, unknown>;
+    try {
+      overrides = (JSON.parse(node.data.toString('utf8')) as { config?: Record<string, unknown> }).config ?? {};
+    } catch (error) {
+      throw new TributaryError({ code: 'CORRUPT_REGISTRY', message: `${topicConfigPath(topic)} on source ${this.name} does not hold topic configs`, cause: error });
+    }
+    const copied: Record<string, string> = {};
+    for (const name of MIRRORED_TOPIC_CONFIGS) {
+      const value = overrides[name];
+      if (typeof value === 'string') copied[name] = value;
+    }
+    return copied;
   }
 
   // ---- resume ----

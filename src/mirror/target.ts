@@ -1,7 +1,7 @@
 /**
  * The offline cluster as the mirror sees it: one producer (acks=-1) for every source, and topic
- * creation over the Kafka API (CreateTopics) with the source's partition count when a mirrored
- * topic is missing. Topics are never auto-created by producing, which would give them the
+ * creation over the Kafka API (CreateTopics) with the source's partition count and compaction
+ * settings when a mirrored topic is missing. Topics are never auto-created by producing, which would give them the
  * broker's default partition count.
  *
  * The producer retries retriable failures (leader moved, broker down, timeouts) without limit, in
@@ -19,6 +19,9 @@ import { KafkaErrorCode, kafkaErrorName } from '../protocol/kafka-errors.js';
 import type { TargetPartitionReader } from './resume-point.js';
 
 const CREATE_TOPICS_VERSION = 4;
+
+/** The topic configs a mirrored topic is created with, when the source topic sets them. */
+export const MIRRORED_TOPIC_CONFIGS = ['cleanup.policy', 'min.compaction.lag.ms', 'max.compaction.lag.ms', 'delete.retention.ms', 'min.cleanable.dirty.ratio'] as const;
 /** Bytes per read of the resume search: a few hundred records of the usual size. */
 const RESUME_READ_BYTES = 256 * 1024;
 
@@ -46,13 +49,14 @@ export class MirrorTarget {
   }
 
   /**
-   * Creates `topic` with `partitions` partitions unless it exists; resolves with the target's
-   * partition count (which differs when the topic existed with another count).
+   * Creates `topic` with `partitions` partitions and `configs` unless it exists; resolves with the
+   * target's partition count (which differs when the topic existed with another count). An
+   * existing topic keeps its configs.
    */
-  ensureTopic(topic: string, partitions: number): Promise<number> {
+  ensureTopic(topic: string, partitions: number, configs: Readonly<Record<string, string>> = {}): Promise<number> {
     let pending = this.creating.get(topic);
     if (pending === undefined) {
-      pending = this.createIfMissing(topic, partitions);
+      pending = this.createIfMissing(topic, partitions, configs);
       this.creating.set(topic, pending);
       pending.catch(() => this.creating.delete(topic)); // a failure may be tried again
     }
@@ -85,11 +89,11 @@ export class MirrorTarget {
     return this.producer.close();
   }
 
-  private async createIfMissing(topic: string, partitions: number): Promise<number> {
-    const result = await this.requestCreate(topic, partitions);
+  private async createIfMissing(topic: string, partitions: number, configs: Readonly<Record<string, string>>): Promise<number> {
+    const result = await this.requestCreate(topic, partitions, configs);
     const errorCode = result?.errorCode ?? KafkaErrorCode.UNKNOWN_SERVER_ERROR;
     if (errorCode === 0) {
-      this.logger.info({ topic, partitions }, 'created the topic in the offline cluster');
+      this.logger.info({ topic, partitions, configs }, 'created the topic in the offline cluster');
     } else if (errorCode !== KafkaErrorCode.TOPIC_ALREADY_EXISTS) {
       throw new TributaryError({
         code: 'MIRROR_TOPIC_CREATE_FAILED',
@@ -106,13 +110,13 @@ export class MirrorTarget {
   }
 
   /** CreateTopics on the first known broker that answers (any broker of our clusters can create). */
-  private async requestCreate(topic: string, partitions: number): Promise<CreatableTopicResult | undefined> {
+  private async requestCreate(topic: string, partitions: number, configs: Readonly<Record<string, string>>): Promise<CreatableTopicResult | undefined> {
     let lastError: unknown;
     for (const broker of this.cluster.knownBrokers()) {
       try {
         const connection = await this.cluster.connectionTo(broker.nodeId);
         const response = await connection.request(CreateTopicsApi, CREATE_TOPICS_VERSION, {
-          topics: [{ name: topic, numPartitions: partitions, replicationFactor: -1, assignments: [], configs: [] }],
+          topics: [{ name: topic, numPartitions: partitions, replicationFactor: -1, assignments: [], configs: Object.entries(configs).map(([name, value]) => ({ name, value })) }],
           timeoutMs: 30_000,
           validateOnly: false,
         });

@@ -10,6 +10,7 @@ import { parseAddress } from '../../src/client/cluster-client.js';
 import { KafkaConnection } from '../../src/client/connection.js';
 import type { Broker } from '../../src/broker/broker.js';
 import { CreateTopicsApi } from '../../src/protocol/apis/create-topics.js';
+import { CONFIG_RESOURCE_TYPE, DescribeConfigsApi } from '../../src/protocol/apis/describe-configs.js';
 import { waitUntil } from '../services/process.js';
 
 /** Creates `topic` with cleanup.policy=compact and small segments (plus `configs`). */
@@ -24,6 +25,24 @@ export async function createCompactedTopic(bootstrap: string, topic: string, par
       validateOnly: false,
     });
     expect(response.topics[0]?.errorCode, `create compacted topic ${topic}`).toBe(0);
+  } finally {
+    connection.close();
+  }
+}
+
+/** The topic's configs as DescribeConfigs reports them (name → value). */
+export async function topicConfigs(bootstrap: string, topic: string): Promise<Map<string, string | null>> {
+  const { host, port } = parseAddress(bootstrap);
+  const connection = await KafkaConnection.open(host, port, { clientId: 'compacted-topic-test' });
+  try {
+    const response = await connection.request(DescribeConfigsApi, 3, {
+      resources: [{ resourceType: CONFIG_RESOURCE_TYPE.TOPIC, resourceName: topic, configurationKeys: null }],
+      includeSynonyms: false,
+      includeDocumentation: false,
+    });
+    const result = response.results[0];
+    expect(result?.errorCode, `configs of ${topic}`).toBe(0);
+    return new Map((result?.configs ?? []).map((entry) => [entry.name, entry.value]));
   } finally {
     connection.close();
   }

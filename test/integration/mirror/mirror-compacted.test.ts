@@ -30,7 +30,7 @@ import { positionPath, readPosition } from '../../../src/mirror/progress-nodes.j
 import { LOOPBACK } from '../../services/network.js';
 import { openRun } from '../../services/run-dir.js';
 import { startInProcessBroker, type InProcessBroker } from '../../support/brokers.js';
-import { cleanToFixedPoint, createCompactedTopic, keptAfterCleaning } from '../../support/compacted-topic.js';
+import { cleanToFixedPoint, createCompactedTopic, keptAfterCleaning, topicConfigs } from '../../support/compacted-topic.js';
 import { services } from '../services.js';
 import { chroot, readTopic, sleep, startMirrorProcess, type MirrorProcess } from './mirror-support.js';
 
@@ -142,6 +142,11 @@ describe('the mirror on a compacted source', () => {
     stops.push(() => life1.stop());
     await expect.poll(async () => (await copiesIn(target)).size, { timeout: 30_000, interval: 200 }).toBe(keptFirst.length);
     await life1.stop();
+    // The offline copy was created compacted, as the source is (a copy deleting by age would lose keys); segment size is the offline cluster's own.
+    const copyConfigs = await topicConfigs(target.bootstrap, TOPIC);
+    expect(copyConfigs.get('cleanup.policy')).toBe('compact');
+    expect(copyConfigs.get('min.cleanable.dirty.ratio')).toBe('0.01');
+    expect(copyConfigs.get('segment.bytes')).not.toBe('1000');
     const store = await ZooKeeperStore.connect(sourceZookeeper, { sessionTimeoutMs: 10_000 });
     stops.push(() => store.close());
     const written = (partition: number, records: readonly Written[]): number => records.filter((record) => record.partition === partition).length;
