@@ -13,13 +13,18 @@
  *    100%, LOSS below, DUPLICATES above (including counts with nothing produced: a producer that
  *    died before publishing its count shows as duplicates, never as loss), UNAUDITED when a tier
  *    saw only unknown-origin records and nothing was produced.
+ * 5. A compacted topic (cleanup.policy includes compact) keeps only each key's latest record: a
+ *    tier that read after the cleaner removed older ones counts fewer than were produced, and
+ *    that is what the topic promises, not loss. Its short windows are COMPACTED. Counts cannot
+ *    tell loss from compaction there (the cleaner's removals are not counted per window), so a
+ *    COMPACTED window is no proof of completeness; more than produced is still DUPLICATES.
  */
 import { AUDIT_TIERS, type AuditCountEvent, type AuditTier } from './audit-count.js';
 import { LatencyHistogram } from './latency.js';
 import { UNKNOWN_ORIGIN } from './origin.js';
 import { isWindowClosed } from './windows.js';
 
-export type WindowStatus = 'OK' | 'LOSS' | 'DUPLICATES' | 'OPEN' | 'UNAUDITED';
+export type WindowStatus = 'OK' | 'LOSS' | 'DUPLICATES' | 'OPEN' | 'UNAUDITED' | 'COMPACTED';
 
 export interface TierCompleteness {
   readonly tier: AuditTier;
@@ -65,6 +70,8 @@ export interface Reconciliation {
   readonly to: number;
   readonly now: number;
   readonly latenessMs: number;
+  /** The topic is compacted: windows short of what was produced are COMPACTED, not LOSS. */
+  readonly compacted: boolean;
   readonly windows: readonly WindowReport[];
   readonly latency: readonly TierLatency[];
   readonly events: EventTally;
@@ -77,6 +84,8 @@ export interface ReconcileOptions {
   readonly to: number;
   readonly now: number;
   readonly latenessMs: number;
+  /** The topic's cleanup.policy includes compact (see step 5). */
+  readonly compacted?: boolean;
 }
 
 /** The identity of an event for de-duplication. */
@@ -129,6 +138,7 @@ export function reconcile(allEvents: readonly AuditCountEvent[], options: Reconc
     }
   }
   const tiers = AUDIT_TIERS.filter((tier) => tiersSeen.has(tier));
+  const compacted = options.compacted ?? false;
 
   const reports = [...windows.values()]
     .sort((a, b) => a.start - b.start || a.end - b.end)
@@ -146,7 +156,7 @@ export function reconcile(allEvents: readonly AuditCountEvent[], options: Reconc
           const byOrigin = counts.get(tier) ?? new Map<string, number>();
           const unaudited = unknownAudited ? 0 : (byOrigin.get(UNKNOWN_ORIGIN) ?? 0);
           const received = sum(byOrigin.values()) - unaudited;
-          return { tier, received, unaudited, completeness: produced === 0 ? null : received / produced, status: statusOf(closed, produced, received, unaudited) };
+          return { tier, received, unaudited, completeness: produced === 0 ? null : received / produced, status: statusOf(closed, produced, received, unaudited, compacted) };
         }),
       };
     });
@@ -157,6 +167,7 @@ export function reconcile(allEvents: readonly AuditCountEvent[], options: Reconc
     to: options.to,
     now: options.now,
     latenessMs: options.latenessMs,
+    compacted,
     windows: reports,
     latency: AUDIT_TIERS.flatMap((tier) => {
       const histogram = latency.get(tier);
@@ -168,10 +179,10 @@ export function reconcile(allEvents: readonly AuditCountEvent[], options: Reconc
   };
 }
 
-export function statusOf(closed: boolean, produced: number, received: number, unaudited: number): WindowStatus {
+export function statusOf(closed: boolean, produced: number, received: number, unaudited: number, compacted = false): WindowStatus {
   if (!closed) return 'OPEN';
   if (produced === 0) return received > 0 ? 'DUPLICATES' : unaudited > 0 ? 'UNAUDITED' : 'OK';
-  if (received < produced) return 'LOSS';
+  if (received < produced) return compacted ? 'COMPACTED' : 'LOSS';
   return received > produced ? 'DUPLICATES' : 'OK';
 }
 

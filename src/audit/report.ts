@@ -37,6 +37,7 @@ export function reportJson({ reconciliation: r, recordsRead, undecodable }: Audi
     to: iso(r.to),
     generatedAt: iso(r.now),
     latenessMs: r.latenessMs,
+    compacted: r.compacted,
     windows: r.windows.map((window) => ({
       start: iso(window.windowStart),
       end: iso(window.windowEnd),
@@ -58,6 +59,9 @@ export function reportJson({ reconciliation: r, recordsRead, undecodable }: Audi
 export function reportTable({ reconciliation: r, recordsRead, undecodable }: AuditReportInput): string {
   const lines: string[] = [];
   lines.push(`audit of topic ${r.topic}: windows from ${iso(r.from)} to ${iso(r.to)}; a window is final ${Math.round(r.latenessMs / 1000)} s after its end (report at ${iso(r.now)})`);
+  if (r.compacted) {
+    lines.push('the topic is compacted: a tier that read after the cleaner removed older values of a key counts fewer records than were produced (COMPACTED); counts cannot tell that from loss');
+  }
   lines.push('');
   if (r.windows.length === 0) {
     lines.push('no audit counts for this topic in this range');

@@ -24,6 +24,7 @@ import { AvroSerializer } from '../../../src/registry/serde/serializer.js';
 import { startRegistryServer, type RunningRegistry } from '../../../src/registry/server.js';
 import { startInProcessBroker, type InProcessBroker } from '../../support/brokers.js';
 import { runTributary } from '../../support/cli.js';
+import { cleanToFixedPoint, createCompactedTopic } from '../../support/compacted-topic.js';
 import { kcat } from '../../support/kcat.js';
 
 const WINDOW = 10 * 60 * 1000;
@@ -69,9 +70,9 @@ async function readAll(topic: string): Promise<KafkaRecord[]> {
   return records;
 }
 
-async function produceAudited(topic: string, records: readonly { value: string; timestamp: number }[], windowMs = WINDOW): Promise<void> {
+async function produceAudited(topic: string, records: readonly { value: string; timestamp: number; key?: string }[], windowMs = WINDOW): Promise<void> {
   const producer = await AuditedProducer.connect({ bootstrap: [broker.bootstrap], registry: registryClient(), origin: 'web-1', audit: { windowMs, publishIntervalMs: 0 } });
-  await producer.send(topic, records.map(({ value, timestamp }) => ({ value: Buffer.from(value), timestamp })));
+  await producer.send(topic, records.map(({ value, timestamp, key }) => ({ value: Buffer.from(value), timestamp, ...(key === undefined ? {} : { key: Buffer.from(key) }) })));
   await producer.close();
 }
 
@@ -129,6 +130,40 @@ describe('tributary audit report', () => {
 
     const firstWindowOnly = JSON.parse(await report(topic, T0, T0 + WINDOW, 'json')) as JsonReport;
     expect(firstWindowOnly.windows.map((window) => window.start)).toEqual(['2024-05-01T10:00:00.000Z']);
+  });
+
+  it('on a compacted topic reports the windows a reader got fewer records of, after cleaning, as COMPACTED instead of LOSS', async () => {
+    const topic = 'latest-prices';
+    await createCompactedTopic(broker.bootstrap, topic, 1);
+    // Window 0: every key written twice (the cleaner keeps the second); window 1: keys written once;
+    // then a batch larger than a segment, which rolls the log so windows 0 and 1 can be cleaned.
+    const batches = [
+      Array.from({ length: 10 }, (_, index) => ({ key: `item-${index % 5}`, value: `old-${index}`, timestamp: T0 + index * 1000 })),
+      Array.from({ length: 10 }, (_, index) => ({ key: `other-${index}`, value: `once-${index}`, timestamp: T0 + WINDOW + index * 1000 })),
+      Array.from({ length: 40 }, (_, index) => ({ key: `tail-${index}`, value: 'x'.repeat(50), timestamp: T0 + 2 * WINDOW + index * 1000 })),
+    ];
+    for (const records of batches) await produceAudited(topic, records);
+    await cleanToFixedPoint(broker.broker, topic, 0, batches.flat().length);
+
+    // A mirror that reads the topic now counts what the cleaner kept.
+    const stored = await readAll(topic);
+    const inWindow = (window: number) => stored.filter((record) => windowStartOf(record.timestamp, WINDOW) === T0 + window * WINDOW);
+    expect(inWindow(0).map((record) => record.value?.toString())).toEqual(['old-5', 'old-6', 'old-7', 'old-8', 'old-9']);
+    expect(inWindow(1)).toHaveLength(10);
+    const counter = mirrorCounter();
+    counter.countRecords(topic, stored);
+    counter.countRecords(topic, inWindow(1).slice(0, 1)); // one counted twice: still DUPLICATES
+    await counter.close();
+
+    const json = JSON.parse(await report(topic, T0, T0 + 2 * WINDOW, 'json')) as JsonReport & { compacted: boolean };
+    expect(json.compacted).toBe(true);
+    expect(json.windows.map((window) => [window.produced, window.tiers.map((tier) => [tier.tier, tier.received, tier.status])])).toEqual([
+      [10, [['MIRROR', 5, 'COMPACTED']]],
+      [10, [['MIRROR', 11, 'DUPLICATES']]],
+    ]);
+    const table = await report(topic, T0, T0 + WINDOW, 'table');
+    expect(table).toMatch(/the topic is compacted/);
+    expect(table).toMatch(/^2024-05-01T10:00:00\.000Z\s+2024-05-01T10:10:00\.000Z\s+10\s+MIRROR\s+5\s+0\s+50\.00%\s+COMPACTED$/m);
   });
 
   it('does not count AuditCount events twice when they are published again under the same keys (a restarted mirror copying _audit again)', async () => {

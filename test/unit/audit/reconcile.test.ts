@@ -68,6 +68,14 @@ describe('reconcile', () => {
     expect(result.events).toEqual({ read: 12, distinct: 8, duplicates: 4, conflicts: 0 });
   });
 
+  it('on a compacted topic reports a tier short of what was produced COMPACTED, not LOSS, and still flags DUPLICATES', () => {
+    const events = [event('PRODUCER', 0, 100), event('PRODUCER', 1, 100), event('PRODUCER', 2, 100), event('MIRROR', 0, 100), event('MIRROR', 1, 40), event('MIRROR', 2, 101)];
+    const statuses = (compacted: boolean) => reconcile(events, { ...options, compacted }).windows.map((w) => w.tiers[0]?.status);
+    expect(statuses(true)).toEqual(['OK', 'COMPACTED', 'DUPLICATES']);
+    expect(statuses(false)).toEqual(['OK', 'LOSS', 'DUPLICATES']);
+    expect(reconcile(events, { ...options, now: T0 + 2 * WINDOW, compacted: true }).windows[1]?.tiers[0]?.status).toBe('OPEN');
+  });
+
   it('reports a window a tier never counted as 0% LOSS', () => {
     const result = reconcile([event('PRODUCER', 0, 10), event('PRODUCER', 1, 10), event('MIRROR', 0, 10)], options);
     expect(result.windows[1]?.tiers).toEqual([{ tier: 'MIRROR', received: 0, unaudited: 0, completeness: 0, status: 'LOSS' }]);

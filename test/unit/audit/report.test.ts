@@ -11,6 +11,7 @@ const reconciliation: Reconciliation = {
   to: T0 + 2 * WINDOW,
   now: T0 + 10 * WINDOW,
   latenessMs: 300_000,
+  compacted: false,
   windows: [
     { windowStart: T0, windowEnd: T0 + WINDOW, closed: true, produced: 3, tiers: [{ tier: 'MIRROR', received: 2, unaudited: 1, completeness: 2 / 3, status: 'LOSS' }] },
     { windowStart: T0 + WINDOW, windowEnd: T0 + 2 * WINDOW, closed: true, produced: 4, tiers: [{ tier: 'MIRROR', received: 4, unaudited: 0, completeness: 1, status: 'OK' }] },
@@ -52,6 +53,7 @@ describe('formatReport', () => {
       to: '2024-05-01T10:20:00.000Z',
       generatedAt: '2024-05-01T11:40:00.000Z',
       latenessMs: 300_000,
+      compacted: false,
       windows: [
         { start: '2024-05-01T10:00:00.000Z', end: '2024-05-01T10:10:00.000Z', closed: true, produced: 3, tiers: [{ tier: 'MIRROR', received: 2, unaudited: 1, completenessPercent: (2 / 3) * 100, status: 'LOSS' }] },
         { start: '2024-05-01T10:10:00.000Z', end: '2024-05-01T10:20:00.000Z', closed: true, produced: 4, tiers: [{ tier: 'MIRROR', received: 4, unaudited: 0, completenessPercent: 100, status: 'OK' }] },
