@@ -9,12 +9,12 @@ import { systemClock, type Clock } from '../../common/clock.js';
 import { TributaryError } from '../../common/errors.js';
 import { readAuditTopic } from '../../audit/read-audit-topic.js';
 import { reconcile } from '../../audit/reconcile.js';
-import { CONFIG_RESOURCE_TYPE, DescribeConfigsApi } from '../../protocol/apis/describe-configs.js';
 import { formatReport, REPORT_FORMATS, type ReportFormat } from '../../audit/report.js';
 import { DEFAULT_LATENESS_MS } from '../../audit/windows.js';
 import { RegistryClient } from '../../registry/client.js';
 import { AvroDeserializer } from '../../registry/serde/deserializer.js';
 import { securityOption } from '../../client/security-config.js';
+import { isCompactedTopic } from '../../client/topic-configs.js';
 import { commandSecurity } from '../command-security.js';
 import type { CommandIo } from '../not-implemented.js';
 import { registryClientOptions } from '../registry-client-options.js';
@@ -43,26 +43,12 @@ export async function auditReport(io: CommandIo, options: AuditReportOptions, cl
   const cluster = await ClusterClient.connect({ bootstrap: options.bootstrapServer.split(','), clientId: 'tributary-audit-report', allowAutoTopicCreation: false, metadataRetries: 2, ...securityOption(commandSecurity(options.commandConfig)) });
   try {
     const contents = await readAuditTopic({ cluster, deserializer, topic: options.topic });
-    const compacted = await isCompacted(cluster, options.topic);
+    const compacted = await isCompactedTopic(cluster, options.topic);
     const reconciliation = reconcile(contents.events, { topic: options.topic, from, to, now: clock.now(), latenessMs, compacted });
     io.writeOut(formatReport({ reconciliation, recordsRead: contents.recordsRead, undecodable: contents.undecodable }, options.format as ReportFormat));
   } finally {
     cluster.close();
   }
-}
-
-/** Whether the topic's cleanup.policy on the cluster read includes compact (false when it does not exist there). */
-async function isCompacted(cluster: ClusterClient, topic: string): Promise<boolean> {
-  const broker = cluster.knownBrokers()[0];
-  if (broker === undefined) return false;
-  const connection = await cluster.connectionTo(broker.nodeId);
-  const response = await connection.request(DescribeConfigsApi, 3, {
-    resources: [{ resourceType: CONFIG_RESOURCE_TYPE.TOPIC, resourceName: topic, configurationKeys: ['cleanup.policy'] }],
-    includeSynonyms: false,
-    includeDocumentation: false,
-  });
-  const policy = response.results[0]?.configs.find((entry) => entry.name === 'cleanup.policy')?.value ?? 'delete';
-  return policy.split(',').includes('compact');
 }
 
 function parseInstant(flag: string, text: string): number {

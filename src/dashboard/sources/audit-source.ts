@@ -8,6 +8,7 @@ import { readAuditTopic, type AuditTopicContents } from '../../audit/read-audit-
 import { reconcile, type Reconciliation } from '../../audit/reconcile.js';
 import { securityOption, type ClientSecurity } from '../../client/security-config.js';
 import { ClusterClient } from '../../client/cluster-client.js';
+import { isCompactedTopic } from '../../client/topic-configs.js';
 import type { Logger } from '../../common/logger.js';
 import { RegistryClient, type RegistryClientSecurity } from '../../registry/client.js';
 import { AvroDeserializer } from '../../registry/serde/deserializer.js';
@@ -52,7 +53,8 @@ export class AuditSource {
     const cluster = await ClusterClient.connect({ bootstrap: this.options.bootstrap, clientId: 'tributary-dashboard', allowAutoTopicCreation: false, metadataRetries: 2, logger: this.options.logger, ...securityOption(this.options.security) });
     try {
       const { events, ...contents } = await readAuditTopic({ cluster, deserializer: this.deserializer, topic });
-      return { reconciliation: reconcile(events, { topic, ...range }), contents };
+      const compacted = await isCompactedTopic(cluster, topic);
+      return { reconciliation: reconcile(events, { topic, ...range, compacted }), contents };
     } finally {
       cluster.close();
     }

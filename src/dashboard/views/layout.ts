@@ -32,7 +32,7 @@ td.number { text-align: right; font-variant-numeric: tabular-nums; }
 .muted { color: #7b8794; }
 .status { font-weight: 600; }
 .status-OK { color: #1b7f3b; } .status-LOSS { color: #c62828; } .status-DUPLICATES { color: #d97706; }
-.status-OPEN, .status-NO-AUDIT, .status-NOT-COUNTED, .status-UNAUDITED { color: #7b8794; }
+.status-OPEN, .status-NO-AUDIT, .status-NOT-COUNTED, .status-UNAUDITED, .status-COMPACTED { color: #7b8794; }
 svg text { font: 11px system-ui, sans-serif; fill: #52606d; }
 .side-by-side { display: flex; gap: 32px; align-items: flex-start; flex-wrap: wrap; }
 .legend { font-size: 12px; } .swatch { display: inline-block; width: 10px; height: 10px; margin: 0 4px 0 8px; border-radius: 2px; }
