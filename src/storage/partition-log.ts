@@ -36,6 +36,7 @@ import { readFully } from './batch-scan.js';
 import { fsyncDirectoryAsync } from './durable-files.js';
 import { checkFollowerBatches } from './follower-batches.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
+import { assignEpoch, checkLeaderEpoch, forgetEpochsFrom, moveEpochsToStart, writeDeferredEpochs } from './log-epochs.js';
 import { LocalLog, type Mark, type SegmentCut } from './local-log.js';
 import { deletesByRetention, isCompacted, largestBatchBytes, type LogConfig } from './log-config.js';
 import { loadSegments } from './log-loader.js';
@@ -280,7 +281,7 @@ export class PartitionLog {
    */
   async append(batch: Buffer, { waitForFlush = false, allowZstd = true, leaderEpoch }: AppendOptions = {}): Promise<AppendResult> {
     this.checkWritable();
-    if (leaderEpoch !== undefined) this.checkLeaderEpoch(leaderEpoch);
+    if (leaderEpoch !== undefined) checkLeaderEpoch(this.epochCache, leaderEpoch, this.name);
     const now = this.clock.now();
     const config = this.config;
     const validated = validateProducerBatch(batch, {
@@ -304,8 +305,8 @@ export class PartitionLog {
     this.local.ensureFile(segment);
     if (leaderEpoch !== undefined) {
       // Recorded before the batch can reach the file: after a crash no batch has an epoch the cache lacks.
-      if (leaderEpoch > this.epochCache.latestEpoch()) this.assignEpoch(leaderEpoch, baseOffset);
-      else this.writeDeferredEpochs();
+      if (leaderEpoch > this.epochCache.latestEpoch()) assignEpoch(this.epochCache, leaderEpoch, baseOffset, this.name, this.logger);
+      else writeDeferredEpochs(this.epochCache, this.name);
       batch.writeInt32BE(leaderEpoch, PARTITION_LEADER_EPOCH_OFFSET);
     }
     const generation = this.truncations;
@@ -321,50 +322,6 @@ export class PartitionLog {
     const result = { baseOffset, lastOffset, logStartOffset: this.logStartOffset, logAppendTime: validated.logAppendTime, duplicate: false };
     if (waitForFlush) await this.flushUpTo(lastOffset + 1, generation);
     return result;
-  }
-
-  /** A leader epoch must be an int32 ≥ 0 and not older than the newest this log has seen. */
-  private checkLeaderEpoch(leaderEpoch: number): void {
-    if (!Number.isInteger(leaderEpoch) || leaderEpoch < 0 || leaderEpoch > 0x7fffffff) {
-      throw new TributaryError({
-        code: 'LEADER_EPOCH_INVALID',
-        message: `leader epoch ${leaderEpoch} for log ${this.name} is not an int32 ≥ 0`,
-        details: { leaderEpoch },
-      });
-    }
-    const latest = this.epochCache.latestEpoch();
-    if (leaderEpoch < latest) {
-      throw new KafkaProtocolError(
-        'NOT_LEADER_OR_FOLLOWER',
-        `log ${this.name} has data of leader epoch ${latest}; an append as leader of epoch ${leaderEpoch} comes from a deposed leader`,
-        { details: { leaderEpoch, latestEpoch: latest } },
-      );
-    }
-  }
-
-  /**
-   * Writes the leader epochs a full disk deferred (leader-epoch-cache.ts) before a batch carrying
-   * one is queued; while the disk stays full the batch is refused (nothing was queued yet).
-   */
-  private writeDeferredEpochs(): void {
-    if (!this.epochCache.pendingWrite) return;
-    try {
-      this.epochCache.ensurePersisted();
-    } catch (error) {
-      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not record the leader epochs of log ${this.name} (disk full); the batch was not written`, { cause: error });
-    }
-  }
-
-  /** Records a new epoch in the cache; a failed write refuses the batch (nothing was queued yet). */
-  private assignEpoch(epoch: number, startOffset: number): void {
-    try {
-      this.epochCache.assign(epoch, startOffset);
-      // A full disk deferred the write: the batch may not go before it.
-      this.epochCache.ensurePersisted();
-    } catch (error) {
-      this.logger.error({ err: error, epoch, startOffset }, 'could not record a leader epoch; the batch was not appended');
-      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not record leader epoch ${epoch} of log ${this.name}; the batch was not written`, { cause: error });
-    }
   }
 
   /**
@@ -423,7 +380,7 @@ export class PartitionLog {
     } catch (error) {
       // The segment cut its file and offsets back; the producer state and the epochs follow.
       this.producers.forgetFrom(this.logEndOffset);
-      this.forgetEpochsFrom(this.logEndOffset);
+      forgetEpochsFrom(this.epochCache, this.logEndOffset, this.logger);
       const failure = this.writeFailure(error);
       group?.reject(failure);
       throw failure;
@@ -435,15 +392,6 @@ export class PartitionLog {
     if (this.config.visibleOnAppend) this.advanceHighWatermarkByPolicy(written);
     group?.resolve();
     if (advanced) this.events.appended?.(this);
-  }
-
-  /** Epochs recorded for batches that never reached the file (best effort: load does it again). */
-  private forgetEpochsFrom(offset: number): void {
-    try {
-      this.epochCache.truncateFromEnd(offset);
-    } catch (error) {
-      this.logger.warn({ err: error, offset }, 'could not remove leader epochs of batches that were not written; the next start removes them');
-    }
   }
 
   /** Whether the flush policy wants a flush now: enough records waiting, or the oldest waiting long enough. */
@@ -676,12 +624,7 @@ export class PartitionLog {
     // Producers whose batches are all gone are unknown again (any sequence is accepted), as in Kafka.
     this.producers.removeBefore(this.logStartOffset);
     this.producerState.deleteSnapshots((offset) => offset < this.logStartOffset);
-    try {
-      this.epochCache.truncateFromStart(this.logStartOffset);
-    } catch (error) {
-      // Epochs left before the log start only make OffsetForLeaderEpoch answer offsets no longer held.
-      this.logger.warn({ err: error, logStartOffset: this.logStartOffset }, 'could not move the leader epochs to the new log start; the next start does');
-    }
+    moveEpochsToStart(this.epochCache, this.logStartOffset, this.logger);
     this.logger.info({ segments: removed.map((s) => s.baseOffset), logStartOffset: this.logStartOffset }, 'retention deleted segments');
     return deletable;
   }
@@ -775,12 +718,7 @@ export class PartitionLog {
     const removed = this.local.deleteOldest(covered);
     this.producers.removeBefore(offset);
     if (removed.length > 0) this.producerState.deleteSnapshots((snapshot) => snapshot < this.local.firstSegment().baseOffset);
-    try {
-      this.epochCache.truncateFromStart(offset);
-    } catch (error) {
-      // Epochs left before the log start only make OffsetForLeaderEpoch answer offsets no longer held.
-      this.logger.warn({ err: error, logStartOffset: offset }, 'could not move the leader epochs to the new log start; the next start does');
-    }
+    moveEpochsToStart(this.epochCache, offset, this.logger);
     this.logger.info({ logStartOffset: offset, previousLogStartOffset: previousStart, segmentsDeleted: removed.map((segment) => segment.baseOffset) }, 'moved the log start');
     return true;
   }
@@ -826,8 +764,8 @@ export class PartitionLog {
         this.maybeRoll(batch.size, header.recordsCount, now);
         const segment = this.local.activeSegment;
         this.local.ensureFile(segment);
-        if (header.partitionLeaderEpoch > this.epochCache.latestEpoch()) this.assignEpoch(header.partitionLeaderEpoch, start);
-        else this.writeDeferredEpochs();
+        if (header.partitionLeaderEpoch > this.epochCache.latestEpoch()) assignEpoch(this.epochCache, header.partitionLeaderEpoch, start, this.name, this.logger);
+        else writeDeferredEpochs(this.epochCache, this.name);
         const bytes = records.subarray(batch.position, batch.position + batch.size);
         // A header a leader's cleaner kept holds no records, so no timestamp (BatchInfo.maxTimestamp).
         const maxTimestamp = header.recordsCount === 0 ? -1n : header.maxTimestamp;
