@@ -24,6 +24,10 @@
  *
  * A truncation never cuts a batch in half, and never runs beside a flush: it waits for the one
  * in progress, and flushes wait for it (it holds the flush slot while it fsyncs the cut).
+ *
+ * This file is the log's public face (Kafka's UnifiedLog). The segment list is local-log.ts,
+ * loading and recovery log-loader.ts, producer snapshots producer-state-manager.ts, the
+ * cleaner's view and swap cleaner/cleanable-log.ts.
  */
 import { rmSync } from 'node:fs';
 import type { Clock } from '../common/clock.js';
