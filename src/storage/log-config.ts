@@ -206,6 +206,11 @@ export function rollAfterMs(config: LogConfig): number {
   return isCompacted(config) ? Math.min(config.segmentMs, config.maxCompactionLagMs) : config.segmentMs;
 }
 
+/** The largest batch any topic setting allows: what recovery accepts, and so what a follower may store. */
+export function largestBatchBytes(config: LogConfig): number {
+  return Math.max(config.maxMessageBytes, 1_048_588);
+}
+
 /** A config's value as a string, the way DescribeConfigs reports it (no bound = Long.MAX_VALUE). */
 export function formatTopicConfigValue(definition: TopicConfigDefinition, config: LogConfig): string {
   const value = config[definition.field];

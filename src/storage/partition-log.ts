@@ -24,37 +24,36 @@
  *
  * A truncation never cuts a batch in half, and never runs beside a flush: it waits for the one
  * in progress, and flushes wait for it (it holds the flush slot while it fsyncs the cut).
+ *
+ * This file is the log's public face (Kafka's UnifiedLog). The segment list is local-log.ts,
+ * loading and recovery log-loader.ts, producer snapshots producer-state-manager.ts, the
+ * cleaner's view and swap cleaner/cleanable-log.ts.
  */
-import { mkdirSync, readdirSync, rmSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { rmSync } from 'node:fs';
 import type { Clock } from '../common/clock.js';
 import type { Logger } from '../common/logger.js';
 import { TributaryError } from '../common/errors.js';
 import { KafkaProtocolError } from '../protocol/kafka-errors.js';
 import { validateProducerBatch } from '../protocol/batch-validation.js';
-import {
-  BATCH_LENGTH_OFFSET,
-  computeBatchCrc,
-  CURRENT_MAGIC,
-  LOG_OVERHEAD,
-  PARTITION_LEADER_EPOCH_OFFSET,
-  readBatchHeader,
-  RECORD_BATCH_OVERHEAD,
-  setBaseOffset,
-  TIMESTAMP_TYPE_FLAG,
-  type RecordBatchHeader,
-} from '../protocol/record-batch.js';
-import { readFully, verifyBatches } from './batch-scan.js';
+import { PARTITION_LEADER_EPOCH_OFFSET, setBaseOffset, TIMESTAMP_TYPE_FLAG } from '../protocol/record-batch.js';
+import { readFully } from './batch-scan.js';
 import { fsyncDirectoryAsync } from './durable-files.js';
+import { checkFollowerBatches } from './follower-batches.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
-import { deletesByRetention, isCompacted, rollAfterMs, type LogConfig } from './log-config.js';
+import { assignEpoch, checkLeaderEpoch, forgetEpochsFrom, moveEpochsToStart, writeDeferredEpochs } from './log-epochs.js';
+import { LocalLog, type Mark, type SegmentCut } from './local-log.js';
+import { deletesByRetention, isCompacted, largestBatchBytes, type LogConfig } from './log-config.js';
+import { loadSegments } from './log-loader.js';
+import { SegmentSlice, type LogSlice } from './log-slice.js';
 import { firstRecordAtOrAfter, type RecordTime } from './record-timestamps.js';
-import { deleteSnapshot, listSnapshots, readSnapshot, writeSnapshot } from './producer-snapshot.js';
-import { replayProducerBatches } from './producer-replay.js';
-import { ProducerStateTable, type ProducerBatch, type ProducerEntry } from './producer-state.js';
-import { LogSegment } from './segment.js';
-import type { CleanableSegment, CleanedGroup } from './cleaner/clean-pass.js';
-import { recoverSwaps, swapInCleaned as swapInCleanedFiles } from './cleaner/segment-swap.js';
+import type { ProducerBatch, ProducerEntry, ProducerStateTable } from './producer-state.js';
+import { ProducerStateManager } from './producer-state-manager.js';
+import type { LogSegment } from './segment.js';
+import type { CleanedGroup } from './cleaner/clean-pass.js';
+import { cleanableView, swapCleanedSegment, type CleanableView } from './cleaner/cleanable-log.js';
+
+export type { LogSlice } from './log-slice.js';
+export type { CleanableView } from './cleaner/cleanable-log.js';
 
 export interface AppendResult {
   readonly baseOffset: number;
@@ -103,26 +102,6 @@ export interface FollowerAppendResult {
   readonly lastOffset: number;
 }
 
-/** Whole batches from one segment: `size` bytes of the segment file from `position`. */
-export interface LogSlice {
-  readonly fd: number;
-  readonly path: string;
-  readonly position: number;
-  readonly size: number;
-  /** Offset of the first batch in the slice (≤ the offset asked for). */
-  readonly firstBatchOffset: number;
-  /**
-   * The lookup that made the slice read its headers from the page cache just now (at its start or
-   * its end, in under CACHED_READ_MS): reading the slice at once will almost surely not wait for
-   * the disk. False when that is not known (no header was read) or a read was slow.
-   */
-  readonly cached: boolean;
-  /** Copies the slice into memory (tests and small tools; the broker streams `fd` instead). */
-  readBytes(): Promise<Buffer>;
-  /** Must be called once the bytes have been sent; keeps a deleted segment's file open until then. */
-  release(): void;
-}
-
 export interface ReadResult {
   readonly slice: LogSlice | undefined;
   readonly highWatermark: number;
@@ -149,21 +128,6 @@ export interface LogEvents {
   truncating?(log: PartitionLog, end: number): void;
 }
 
-interface Mark {
-  readonly offset: number;
-  readonly segment: LogSegment;
-  readonly position: number;
-}
-
-/** A whole batch of a leader's records, checked, at `position` in the buffer. */
-interface FollowerBatch {
-  readonly position: number;
-  readonly size: number;
-  readonly header: RecordBatchHeader;
-  readonly baseOffset: number;
-  readonly lastOffset: number;
-}
-
 export interface LoadOptions {
   readonly directory: string;
   readonly topic: string;
@@ -182,19 +146,7 @@ export interface LoadOptions {
   readonly producerIdExpirationMs?: number;
 }
 
-/** What the cleaner may read of a log now (PartitionLog.cleanableView). */
-export interface CleanableView {
-  readonly segments: readonly CleanableSegment[];
-  readonly firstUncleanable: number;
-  readonly logStartOffset: number;
-  readonly producerLastOffsets: ReadonlySet<number>;
-  readonly generation: number;
-  readonly sizeInBytes: number;
-}
-
 export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
-
-const SEGMENT_FILE = /^(\d{20})\.log$/;
 
 /** Truncations remembered for `truncatedAway` (a waiter older than these is told its batch may be gone). */
 const CUTS_REMEMBERED = 64;
@@ -206,8 +158,7 @@ const CUTS_REMEMBERED = 64;
 type LogState = 'open' | 'closing' | 'closed' | 'deleted';
 
 export class PartitionLog {
-  private segments: LogSegment[] = [];
-  private baseOffsets: number[] = [];
+  private readonly local: LocalLog;
   private highWatermarkMark!: Mark;
   private flushedMark!: Mark;
   /** The end of the batches in the file; queued batches lie past it until `writePendingNow`. */
@@ -220,31 +171,15 @@ export class PartitionLog {
    */
   private truncations = 0;
   private readonly cuts: { readonly generation: number; readonly end: number }[] = [];
-  private unflushedSegments = new Set<LogSegment>();
-  private unflushedRecords = 0;
-  private firstUnflushedAt = 0;
   private flushing: Promise<void> | undefined;
-  /** What recovery after an unclean stop checked and cut (logged once at load). */
-  private readonly recoveryReport = { segmentsChecked: 0, batchesVerified: 0, bytesTruncated: 0, segmentsDeleted: 0 };
   private writeGroup: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined;
   private failure: Error | undefined;
   private state: LogState = 'open';
-  /**
-   * Directory entries created and not yet fsynced: the partition folder (in the data dir) and
-   * segment files (in the folder). Files are created lazily on the first append, and the folders
-   * are fsynced by the next flush, before the data in those files counts as flushed.
-   */
-  private readonly unsyncedEntries = { dataDir: false, folder: false };
   logStartOffset = 0;
   config: LogConfig;
+  private readonly producerState: ProducerStateManager;
+  /** The producer state's table (`producerState.producers`), which every append checks and records. */
   private readonly producers: ProducerStateTable;
-  private producerIdExpirationMs = DEFAULT_PRODUCER_ID_EXPIRATION_MS;
-  /** The last snapshot written or loaded, so an unchanged state is not written again at the same offset. */
-  private lastSnapshot = { offset: -1, changes: -1 };
-  /** Snapshot writes under way (their fsyncs and renames); a clean close waits for them. */
-  private readonly snapshotWrites = new Set<Promise<void>>();
-  /** A full disk made index writes fail; logged once per episode (`noteIndexWrite`). */
-  private indexWritesDeferred = false;
 
   private constructor(
     readonly topic: string,
@@ -254,9 +189,12 @@ export class PartitionLog {
     private readonly clock: Clock,
     private readonly logger: Logger,
     private readonly events: LogEvents,
+    producerIdExpirationMs: number,
   ) {
     this.config = config;
-    this.producers = new ProducerStateTable(`${topic}-${partition}`);
+    this.local = new LocalLog(directory, `${topic}-${partition}`, logger);
+    this.producerState = new ProducerStateManager(`${topic}-${partition}`, directory, producerIdExpirationMs, clock, logger, () => this.state === 'deleted');
+    this.producers = this.producerState.producers;
   }
 
   /** Opens (or creates) the log in `directory`, recovering it first after an unclean stop. */
@@ -264,11 +202,14 @@ export class PartitionLog {
     const log = new PartitionLog(
       options.topic, options.partition, options.directory, options.config, options.clock,
       options.logger.child({ topic: options.topic, partition: options.partition }), options.events,
+      options.producerIdExpirationMs ?? DEFAULT_PRODUCER_ID_EXPIRATION_MS,
     );
-    if (options.producerIdExpirationMs !== undefined) log.producerIdExpirationMs = options.producerIdExpirationMs;
     try {
-      await log.loadSegments(options);
-      log.loadProducerState();
+      log.logStartOffset = await loadSegments(log.local, options, log.config, log.clock, log.logger);
+      log.flushedMark = log.local.endMark();
+      log.writtenMark = log.flushedMark;
+      log.highWatermarkMark = log.flushedMark;
+      log.producerState.load(log.local, log.logStartOffset);
       // Epochs past what recovery kept (assigned just before a crash, or on becoming leader with
       // nothing appended since) and before the log start are gone with their batches.
       log.epochCache = LeaderEpochCache.load(log.directory, log.logger);
@@ -276,7 +217,7 @@ export class PartitionLog {
       log.epochCache.truncateFromStart(log.logStartOffset);
     } catch (error) {
       // Whatever was opened before the failure is let go: an offline log holds no descriptors.
-      for (const segment of log.segments) segment.abandon();
+      for (const segment of log.local.segments) segment.abandon();
       throw error;
     }
     return log;
@@ -287,7 +228,7 @@ export class PartitionLog {
   }
 
   get logEndOffset(): number {
-    return this.activeSegment.nextOffset;
+    return this.local.logEndOffset;
   }
 
   get highWatermark(): number {
@@ -318,17 +259,11 @@ export class PartitionLog {
   }
 
   get sizeInBytes(): number {
-    return this.segments.reduce((sum, segment) => sum + segment.size, 0);
+    return this.local.sizeInBytes;
   }
 
   get segmentBaseOffsets(): readonly number[] {
-    return this.baseOffsets;
-  }
-
-  private get activeSegment(): LogSegment {
-    const active = this.segments[this.segments.length - 1];
-    if (active === undefined) throw new Error(`log ${this.name} has no segment`);
-    return active;
+    return this.local.baseOffsets;
   }
 
   /**
@@ -350,7 +285,7 @@ export class PartitionLog {
    */
   async append(batch: Buffer, { waitForFlush = false, allowZstd = true, leaderEpoch }: AppendOptions = {}): Promise<AppendResult> {
     this.checkWritable();
-    if (leaderEpoch !== undefined) this.checkLeaderEpoch(leaderEpoch);
+    if (leaderEpoch !== undefined) checkLeaderEpoch(this.epochCache, leaderEpoch, this.name);
     const now = this.clock.now();
     const config = this.config;
     const validated = validateProducerBatch(batch, {
@@ -370,12 +305,12 @@ export class PartitionLog {
     if (lastOffset >= Number.MAX_SAFE_INTEGER) {
       throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `log ${this.name} reached the largest offset this broker can number`);
     }
-    const segment = this.activeSegment;
-    this.ensureFile(segment);
+    const segment = this.local.activeSegment;
+    this.local.ensureFile(segment);
     if (leaderEpoch !== undefined) {
       // Recorded before the batch can reach the file: after a crash no batch has an epoch the cache lacks.
-      if (leaderEpoch > this.epochCache.latestEpoch()) this.assignEpoch(leaderEpoch, baseOffset);
-      else this.writeDeferredEpochs();
+      if (leaderEpoch > this.epochCache.latestEpoch()) assignEpoch(this.epochCache, leaderEpoch, baseOffset, this.name, this.logger);
+      else writeDeferredEpochs(this.epochCache, this.name);
       batch.writeInt32BE(leaderEpoch, PARTITION_LEADER_EPOCH_OFFSET);
     }
     const generation = this.truncations;
@@ -385,58 +320,12 @@ export class PartitionLog {
     // Undone by writePendingNow/cancelPendingWrites if the batch never reaches the file.
     this.producers.record(validated.header, { firstOffset: baseOffset, maxTimestamp: validated.maxTimestamp, logAppendTime: validated.logAppendTime, appendedAt: now });
     const written = this.scheduleWrite();
-    if (this.unflushedRecords === 0) this.firstUnflushedAt = now;
-    this.unflushedRecords += validated.recordCount;
-    this.unflushedSegments.add(segment);
-    if (this.unflushedRecords >= this.config.flushMessages) void this.flush().catch(() => {});
+    this.local.noteAppended(segment, validated.recordCount, now);
+    if (this.local.unflushedRecords >= this.config.flushMessages) void this.flush().catch(() => {});
     await written;
     const result = { baseOffset, lastOffset, logStartOffset: this.logStartOffset, logAppendTime: validated.logAppendTime, duplicate: false };
     if (waitForFlush) await this.flushUpTo(lastOffset + 1, generation);
     return result;
-  }
-
-  /** A leader epoch must be an int32 ≥ 0 and not older than the newest this log has seen. */
-  private checkLeaderEpoch(leaderEpoch: number): void {
-    if (!Number.isInteger(leaderEpoch) || leaderEpoch < 0 || leaderEpoch > 0x7fffffff) {
-      throw new TributaryError({
-        code: 'LEADER_EPOCH_INVALID',
-        message: `leader epoch ${leaderEpoch} for log ${this.name} is not an int32 ≥ 0`,
-        details: { leaderEpoch },
-      });
-    }
-    const latest = this.epochCache.latestEpoch();
-    if (leaderEpoch < latest) {
-      throw new KafkaProtocolError(
-        'NOT_LEADER_OR_FOLLOWER',
-        `log ${this.name} has data of leader epoch ${latest}; an append as leader of epoch ${leaderEpoch} comes from a deposed leader`,
-        { details: { leaderEpoch, latestEpoch: latest } },
-      );
-    }
-  }
-
-  /**
-   * Writes the leader epochs a full disk deferred (leader-epoch-cache.ts) before a batch carrying
-   * one is queued; while the disk stays full the batch is refused (nothing was queued yet).
-   */
-  private writeDeferredEpochs(): void {
-    if (!this.epochCache.pendingWrite) return;
-    try {
-      this.epochCache.ensurePersisted();
-    } catch (error) {
-      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not record the leader epochs of log ${this.name} (disk full); the batch was not written`, { cause: error });
-    }
-  }
-
-  /** Records a new epoch in the cache; a failed write refuses the batch (nothing was queued yet). */
-  private assignEpoch(epoch: number, startOffset: number): void {
-    try {
-      this.epochCache.assign(epoch, startOffset);
-      // A full disk deferred the write: the batch may not go before it.
-      this.epochCache.ensurePersisted();
-    } catch (error) {
-      this.logger.error({ err: error, epoch, startOffset }, 'could not record a leader epoch; the batch was not appended');
-      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not record leader epoch ${epoch} of log ${this.name}; the batch was not written`, { cause: error });
-    }
   }
 
   /**
@@ -491,17 +380,17 @@ export class PartitionLog {
       return;
     }
     try {
-      this.activeSegment.writePending();
+      this.local.activeSegment.writePending();
     } catch (error) {
       // The segment cut its file and offsets back; the producer state and the epochs follow.
       this.producers.forgetFrom(this.logEndOffset);
-      this.forgetEpochsFrom(this.logEndOffset);
+      forgetEpochsFrom(this.epochCache, this.logEndOffset, this.logger);
       const failure = this.writeFailure(error);
       group?.reject(failure);
       throw failure;
     }
     this.producers.settleBelow(this.logEndOffset);
-    const written = this.endMark();
+    const written = this.local.endMark();
     const advanced = written.offset > this.writtenMark.offset;
     this.writtenMark = written;
     if (this.config.visibleOnAppend) this.advanceHighWatermarkByPolicy(written);
@@ -509,19 +398,10 @@ export class PartitionLog {
     if (advanced) this.events.appended?.(this);
   }
 
-  /** Epochs recorded for batches that never reached the file (best effort: load does it again). */
-  private forgetEpochsFrom(offset: number): void {
-    try {
-      this.epochCache.truncateFromEnd(offset);
-    } catch (error) {
-      this.logger.warn({ err: error, offset }, 'could not remove leader epochs of batches that were not written; the next start removes them');
-    }
-  }
-
   /** Whether the flush policy wants a flush now: enough records waiting, or the oldest waiting long enough. */
   flushDue(now: number): boolean {
-    if (this.unflushedRecords === 0 || this.state !== 'open') return false;
-    return this.unflushedRecords >= this.config.flushMessages || now - this.firstUnflushedAt >= this.config.flushMs;
+    if (this.state !== 'open') return false;
+    return this.local.flushDue(now, this.config);
   }
 
   /** Flushes when the policy says so (`flushDue`). */
@@ -545,14 +425,11 @@ export class PartitionLog {
       if (this.failure !== undefined) return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     if (this.flushedMark.offset >= this.logEndOffset) return Promise.resolve();
-    const target = this.endMark();
-    const segments = [...this.unflushedSegments];
-    this.unflushedSegments.clear();
-    this.unflushedRecords = 0;
+    const target = this.local.endMark();
+    const segments = this.local.takeUnflushed();
     const run = (async () => {
       try {
-        for (const segment of segments) this.noteIndexWrite(await segment.flush());
-        await this.syncEntries();
+        await this.local.flushSegments(segments);
       } catch (error) {
         // A write inside the segment's flush may have been undone: forget what never reached the file.
         this.producers.forgetFrom(this.logEndOffset);
@@ -571,52 +448,6 @@ export class PartitionLog {
       this.flushing = undefined;
     });
     return this.flushing;
-  }
-
-  /** Logs when a full disk starts deferring index writes, and when they succeed again (once each). */
-  private noteIndexWrite(written: boolean): void {
-    if (written === !this.indexWritesDeferred) return;
-    this.indexWritesDeferred = !written;
-    if (written) this.logger.info('index files written again');
-    else this.logger.warn('disk full: index entries kept in memory only until there is room (a restart without a clean stop rebuilds them)');
-  }
-
-  /** fsyncs the folders whose entries were created since the last flush (data dir first). */
-  private async syncEntries(): Promise<void> {
-    const entries = this.unsyncedEntries;
-    if (entries.dataDir) {
-      entries.dataDir = false;
-      try {
-        await fsyncDirectoryAsync(dirname(this.directory));
-      } catch (error) {
-        entries.dataDir = true;
-        throw error;
-      }
-    }
-    if (entries.folder) {
-      entries.folder = false;
-      try {
-        await fsyncDirectoryAsync(this.directory);
-      } catch (error) {
-        entries.folder = true;
-        throw error;
-      }
-    }
-  }
-
-  /** Creates the segment's file (and the log's folder) just before its first batch. */
-  private ensureFile(segment: LogSegment): void {
-    if (segment.hasFile) return;
-    try {
-      if (mkdirSync(this.directory, { recursive: true }) !== undefined) this.unsyncedEntries.dataDir = true;
-      segment.createFile();
-      this.unsyncedEntries.folder = true;
-    } catch (error) {
-      // Nothing was appended: refuse this batch, keep the log up (a full disk or descriptor table may clear).
-      const code = (error as NodeJS.ErrnoException).code ?? 'unknown';
-      this.logger.error({ err: error, segment: segment.baseOffset }, 'could not create a segment file');
-      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not create segment ${segment.baseOffset} of log ${this.name} (${code}); the batch was not written`, { cause: error });
-    }
   }
 
   private advanceHighWatermark(mark: Mark): boolean {
@@ -686,7 +517,7 @@ export class PartitionLog {
   /**
    * Sets the high watermark to `offset`, backwards too (a replica starting from its checkpointed
    * high watermark), within [log start, written end] and rounded down to a batch start (up to the
-   * next one inside a gap the cleaner left, see `markAt`). Returns
+   * next one inside a gap the cleaner left, see `LocalLog.markAt`). Returns
    * the new high watermark; fires highWatermarkAdvanced if it moved forward.
    */
   resetHighWatermark(offset: number): number {
@@ -697,37 +528,6 @@ export class PartitionLog {
     this.highWatermarkMark = mark;
     if (mark.offset > before) this.events.highWatermarkAdvanced(this);
     return mark.offset;
-  }
-
-  /**
-   * The mark of the batch boundary at or below `offset`: the start of the batch holding it, or
-   * the written end. Offsets below the first segment give its start. In a gap the cleaner left
-   * (no batch holds `offset`) it is the first boundary after it: the start of the next batch in
-   * the segment, or of the next segment when the gap runs to the segment's end (a cleaned segment
-   * may end early or hold nothing). Nothing lies between `offset` and that boundary, and the
-   * cleaner removed only what was below the high watermark then, so the boundary was committed.
-   */
-  private markAt(offset: number): Mark {
-    const written = this.writtenMark;
-    if (offset >= written.offset) return written;
-    for (const known of [this.highWatermarkMark, this.flushedMark]) {
-      if (known.offset === offset && !known.segment.isClosed) return known;
-    }
-    const index = this.segmentIndexFor(offset);
-    const segment = this.segments[index];
-    if (segment === undefined) throw new Error(`log ${this.name} has no segment`);
-    if (offset <= segment.baseOffset) return { offset: segment.baseOffset, segment, position: 0 };
-    const next = this.segments[index + 1];
-    if (offset >= segment.nextOffset && next !== undefined) return { offset: next.baseOffset, segment: next, position: 0 };
-    const batch = segment.findBatch(offset, segment === written.segment ? written.position : segment.size);
-    if (batch === undefined) {
-      throw new TributaryError({
-        code: 'LOG_INCONSISTENT',
-        message: `log ${this.name}: no batch holds offset ${offset} in segment ${segment.baseOffset}, which ends at ${segment.nextOffset}`,
-        details: { offset, segment: segment.baseOffset },
-      });
-    }
-    return { offset: batch.baseOffset, segment, position: batch.position };
   }
 
   /**
@@ -756,8 +556,8 @@ export class PartitionLog {
     const end = options.upTo === 'written' ? this.writtenMark : this.highWatermarkMark;
     if (offset >= end.offset) return { slice: undefined, ...bounds };
     let from = offset;
-    for (let index = this.segmentIndexFor(offset); index < this.segments.length; index += 1) {
-      const segment = this.segments[index];
+    for (let index = this.local.segmentIndexFor(offset); index < this.local.segments.length; index += 1) {
+      const segment = this.local.segments[index];
       if (segment === undefined || segment.baseOffset >= end.offset) break;
       const atEnd = segment === end.segment;
       const range = segment.readRange(from, atEnd ? end.position : segment.size, maxBytes, atEnd ? end.offset : undefined);
@@ -771,7 +571,7 @@ export class PartitionLog {
           continue;
         }
       }
-      return { slice: this.slice(segment, range.position, range.size, range.firstBatchOffset, range.cached), ...bounds };
+      return { slice: new SegmentSlice(segment, range.position, range.size, range.firstBatchOffset, range.cached), ...bounds };
     }
     return { slice: undefined, ...bounds };
   }
@@ -781,7 +581,7 @@ export class PartitionLog {
     this.checkReadable();
     const hw = this.highWatermarkMark;
     // A copy: retention may drop segments from the list while this waits on a read.
-    for (const segment of [...this.segments]) {
+    for (const segment of [...this.local.segments]) {
       if (segment.baseOffset >= hw.offset) break;
       if (segment.isClosed || segment.maxTimestamp < timestamp) continue;
       const end = segment === hw.segment ? hw.position : segment.size;
@@ -816,8 +616,8 @@ export class PartitionLog {
     const { retentionMs, retentionBytes } = deletesByRetention(this.config) ? this.config : { retentionMs: -1, retentionBytes: -1 };
     let remainingBytes = this.sizeInBytes;
     let deletable = 0;
-    for (let index = 0; index < this.segments.length - 1; index += 1) {
-      const segment = this.segments[index];
+    for (let index = 0; index < this.local.segments.length - 1; index += 1) {
+      const segment = this.local.segments[index];
       if (segment === undefined || segment.nextOffset > this.highWatermark) break;
       // Timestamps are exact int64 (a producer's may be far in the future: such a segment never expires by time).
       const newest = segment.maxTimestamp >= 0n ? segment.maxTimestamp : BigInt(Math.trunc(segment.lastWrittenAt));
@@ -829,7 +629,7 @@ export class PartitionLog {
     }
     if (deletable === 0) return 0;
     const previousStart = this.logStartOffset;
-    this.logStartOffset = this.segments[deletable]?.baseOffset ?? previousStart;
+    this.logStartOffset = this.local.segments[deletable]?.baseOffset ?? previousStart;
     // The new start is made durable before any file goes, so a crash cannot resurrect them.
     try {
       this.events.logStartOffsetChanged(this);
@@ -839,23 +639,11 @@ export class PartitionLog {
       this.logger.warn({ err: error, segments: deletable }, 'could not record the new log start; retention deletes nothing until it can');
       return 0;
     }
-    const removed = this.segments.splice(0, deletable);
-    this.baseOffsets.splice(0, deletable);
-    for (const segment of removed) {
-      this.unflushedSegments.delete(segment);
-      // Readers holding the segment (a fetch being sent, a timestamp lookup) keep its descriptor
-      // until they release it; nothing new can start on it.
-      segment.delete();
-    }
+    const removed = this.local.deleteOldest(deletable);
     // Producers whose batches are all gone are unknown again (any sequence is accepted), as in Kafka.
     this.producers.removeBefore(this.logStartOffset);
-    this.deleteSnapshots((offset) => offset < this.logStartOffset);
-    try {
-      this.epochCache.truncateFromStart(this.logStartOffset);
-    } catch (error) {
-      // Epochs left before the log start only make OffsetForLeaderEpoch answer offsets no longer held.
-      this.logger.warn({ err: error, logStartOffset: this.logStartOffset }, 'could not move the leader epochs to the new log start; the next start does');
-    }
+    this.producerState.deleteSnapshots((offset) => offset < this.logStartOffset);
+    moveEpochsToStart(this.epochCache, this.logStartOffset, this.logger);
     this.logger.info({ segments: removed.map((s) => s.baseOffset), logStartOffset: this.logStartOffset }, 'retention deleted segments');
     return deletable;
   }
@@ -869,19 +657,14 @@ export class PartitionLog {
    * `generation` changes whenever segments are truncated, so a pass started before is refused.
    */
   cleanableView(now: number): CleanableView {
-    const segments: CleanableSegment[] = [];
-    const lagBound = BigInt(now - this.config.minCompactionLagMs);
-    // Below the flushed end too: a follower's high watermark may be ahead of what it has fsynced,
-    // and only durable segments may be replaced (the recovery point must cover them, see loadSegments).
-    const limit = Math.min(this.highWatermark, this.recoveryPoint);
-    for (const segment of this.segments.slice(0, -1)) {
-      if (segment.nextOffset > limit || segment.isClosed || !segment.hasFile) break;
-      if (this.config.minCompactionLagMs > 0 && segment.maxTimestamp > lagBound) break;
-      segments.push({ baseOffset: segment.baseOffset, size: segment.size, nextOffset: segment.nextOffset, maxTimestamp: segment.maxTimestamp });
-    }
-    const firstUncleanable = this.segments[segments.length]?.baseOffset ?? this.logEndOffset;
-    const producerLastOffsets = new Set(this.producers.entries().flatMap((entry) => entry.batches.at(-1)?.lastOffset ?? []));
-    return { segments, firstUncleanable, logStartOffset: this.logStartOffset, producerLastOffsets, generation: this.truncations, sizeInBytes: this.sizeInBytes };
+    const bounds = {
+      highWatermark: this.highWatermark,
+      recoveryPoint: this.recoveryPoint,
+      logStartOffset: this.logStartOffset,
+      generation: this.truncations,
+      producers: this.producers.entries(),
+    };
+    return cleanableView(this.local, this.config, bounds, now);
   }
 
   /** Why a pass that read the log at `generation` can no longer swap its output in, or undefined. */
@@ -900,32 +683,7 @@ export class PartitionLog {
   swapInCleaned(group: CleanedGroup, generation: number): void {
     const stale = this.cleaningStale(generation);
     if (stale !== undefined) throw new TributaryError({ code: 'CLEANING_ABORTED', message: stale, retriable: true });
-    const first = this.baseOffsets.indexOf(group.baseOffset);
-    const sources = this.segments.slice(first, first + group.sources.length);
-    const current = first >= 0 && sources.every((segment, index) => segment.baseOffset === group.sources[index]) && first + sources.length < this.segments.length;
-    if (!current) {
-      throw new TributaryError({ code: 'CLEANING_ABORTED', message: `log ${this.name}: segments ${group.sources.join(', ')} are no longer live; the cleaned copy is dropped`, retriable: true });
-    }
-    for (const segment of sources) segment.writePending();
-    swapInCleanedFiles(this.directory, group.baseOffset, group.sources);
-    const cleaned = LogSegment.open(this.directory, group.baseOffset);
-    // The cleaner wrote the index; one that does not load is rebuilt from the batches.
-    const unusable = cleaned.loadIndex() !== undefined;
-    if (unusable) cleaned.resetForRebuild();
-    cleaned.loadTail(this.config.indexIntervalBytes);
-    if (unusable) this.noteIndexWrite(cleaned.rewriteIndex());
-    const last = sources.at(-1) as LogSegment;
-    // Retention by time reads the newest record's timestamp; keep the sources' view of it.
-    cleaned.lastWrittenAt = last.lastWrittenAt;
-    cleaned.createdAt = sources[0]?.createdAt ?? cleaned.createdAt;
-    cleaned.maxTimestamp = sources.reduce((max, segment) => (segment.maxTimestamp > max ? segment.maxTimestamp : max), cleaned.maxTimestamp);
-    this.segments.splice(first, sources.length, cleaned);
-    this.baseOffsets.splice(first, sources.length, cleaned.baseOffset);
-    // Readers holding an old segment keep its descriptor (its file is already unlinked) until they release it.
-    for (const segment of sources) {
-      this.unflushedSegments.delete(segment);
-      segment.abandon();
-    }
+    swapCleanedSegment(this.local, this.config, group);
   }
 
   // ---- log start: DeleteRecords and a follower following its leader's -------------------
@@ -973,22 +731,13 @@ export class PartitionLog {
       });
     }
     let covered = 0;
-    while (covered < this.segments.length - 1 && (this.segments[covered + 1]?.baseOffset ?? Infinity) <= offset) covered += 1;
-    const removed = this.segments.splice(0, covered);
-    this.baseOffsets.splice(0, covered);
-    for (const segment of removed) {
-      this.unflushedSegments.delete(segment);
-      // Readers holding the segment keep its descriptor until they release it (as for retention).
-      segment.delete();
-    }
+    const segments = this.local.segments;
+    while (covered < segments.length - 1 && (segments[covered + 1]?.baseOffset ?? Infinity) <= offset) covered += 1;
+    // Readers holding a segment keep its descriptor until they release it (as for retention).
+    const removed = this.local.deleteOldest(covered);
     this.producers.removeBefore(offset);
-    if (removed.length > 0) this.deleteSnapshots((snapshot) => snapshot < this.activeOrFirst().baseOffset);
-    try {
-      this.epochCache.truncateFromStart(offset);
-    } catch (error) {
-      // Epochs left before the log start only make OffsetForLeaderEpoch answer offsets no longer held.
-      this.logger.warn({ err: error, logStartOffset: offset }, 'could not move the leader epochs to the new log start; the next start does');
-    }
+    if (removed.length > 0) this.producerState.deleteSnapshots((snapshot) => snapshot < this.local.firstSegment().baseOffset);
+    moveEpochsToStart(this.epochCache, offset, this.logger);
     this.logger.info({ logStartOffset: offset, previousLogStartOffset: previousStart, segmentsDeleted: removed.map((segment) => segment.baseOffset) }, 'moved the log start');
     return true;
   }
@@ -1021,7 +770,7 @@ export class PartitionLog {
    */
   async appendAsFollower(records: Buffer): Promise<FollowerAppendResult | undefined> {
     this.checkWritable();
-    const batches = this.checkFollowerBatches(records);
+    const batches = checkFollowerBatches(records, this, largestBatchBytes(this.config));
     const first = batches[0];
     const last = batches[batches.length - 1];
     if (first === undefined || last === undefined) return undefined;
@@ -1032,19 +781,17 @@ export class PartitionLog {
         // Where this replica's log ends before the batch: past it is a gap the leader's cleaner left.
         const start = this.logEndOffset;
         this.maybeRoll(batch.size, header.recordsCount, now);
-        const segment = this.activeSegment;
-        this.ensureFile(segment);
-        if (header.partitionLeaderEpoch > this.epochCache.latestEpoch()) this.assignEpoch(header.partitionLeaderEpoch, start);
-        else this.writeDeferredEpochs();
+        const segment = this.local.activeSegment;
+        this.local.ensureFile(segment);
+        if (header.partitionLeaderEpoch > this.epochCache.latestEpoch()) assignEpoch(this.epochCache, header.partitionLeaderEpoch, start, this.name, this.logger);
+        else writeDeferredEpochs(this.epochCache, this.name);
         const bytes = records.subarray(batch.position, batch.position + batch.size);
         // A header a leader's cleaner kept holds no records, so no timestamp (BatchInfo.maxTimestamp).
         const maxTimestamp = header.recordsCount === 0 ? -1n : header.maxTimestamp;
         segment.append(bytes, { baseOffset: batch.baseOffset, lastOffset: batch.lastOffset, maxTimestamp }, this.config.indexIntervalBytes, now);
         const logAppendTime = (header.attributes & TIMESTAMP_TYPE_FLAG) !== 0 ? header.maxTimestamp : -1n;
         this.producers.record(header, { firstOffset: batch.baseOffset, maxTimestamp: header.maxTimestamp, logAppendTime, appendedAt: now });
-        if (this.unflushedRecords === 0) this.firstUnflushedAt = now;
-        this.unflushedRecords += header.recordsCount;
-        this.unflushedSegments.add(segment);
+        this.local.noteAppended(segment, header.recordsCount, now);
       }
     } finally {
       // Written in this call, not after this turn: `records` is the caller's buffer, and the
@@ -1052,60 +799,6 @@ export class PartitionLog {
       this.writePendingNow();
     }
     return { batches: batches.length, firstOffset: first.baseOffset, lastOffset: last.lastOffset };
-  }
-
-  /** The whole batches of a leader's records, checked (see `appendAsFollower`); throws on the first bad one. */
-  private checkFollowerBatches(records: Buffer): FollowerBatch[] {
-    const largest = this.largestBatchBytes();
-    const batches: FollowerBatch[] = [];
-    let expected = this.logEndOffset;
-    let position = 0;
-    while (records.length - position >= LOG_OVERHEAD) {
-      const at = position;
-      const index = batches.length;
-      const refuse = (code: 'REPLICA_BATCH_INVALID' | 'REPLICA_OFFSET_MISMATCH', why: string, details: Record<string, unknown> = {}): TributaryError =>
-        new TributaryError({
-          code,
-          message: `batch ${index} (at byte ${at}) replicated to log ${this.name} ${why}; nothing was appended`,
-          details: { topic: this.topic, partition: this.partition, batch: index, position: at, logEndOffset: this.logEndOffset, ...details },
-        });
-      const size = records.readInt32BE(at + BATCH_LENGTH_OFFSET) + LOG_OVERHEAD;
-      if (size < RECORD_BATCH_OVERHEAD || size > largest) {
-        throw refuse('REPLICA_BATCH_INVALID', `declares ${size} bytes, outside ${RECORD_BATCH_OVERHEAD} to ${largest}`, { size });
-      }
-      // The leader's response stopped inside this batch: the next fetch brings it whole.
-      if (at + size > records.length) break;
-      const header = readBatchHeader(records, at);
-      if (header.magic !== CURRENT_MAGIC) throw refuse('REPLICA_BATCH_INVALID', `has magic ${header.magic}, not ${CURRENT_MAGIC}`, { magic: header.magic });
-      const crc = computeBatchCrc(records, at, size);
-      if (crc !== header.crc) throw refuse('REPLICA_BATCH_INVALID', `fails its CRC-32C (stored ${header.crc}, computed ${crc})`, { storedCrc: header.crc, computedCrc: crc });
-      // A leader's compacted batches hold fewer records than offsets (none, for a kept header).
-      if (header.recordsCount < 0 || header.lastOffsetDelta < 0 || header.recordsCount > header.lastOffsetDelta + 1) {
-        throw refuse('REPLICA_BATCH_INVALID', `holds ${header.recordsCount} records with last offset delta ${header.lastOffsetDelta}`, {
-          recordsCount: header.recordsCount,
-          lastOffsetDelta: header.lastOffsetDelta,
-        });
-      }
-      const baseOffset = Number(header.baseOffset);
-      // Past `expected` is a gap the leader's cleaner left (removed batches); before it, an overlap.
-      if (baseOffset < expected) {
-        throw refuse('REPLICA_OFFSET_MISMATCH', `starts at offset ${header.baseOffset} where ${expected} or later was expected (${index === 0 ? 'the log end' : 'the end of the batch before'})`, {
-          baseOffset: String(header.baseOffset),
-          expected,
-        });
-      }
-      const lastOffset = baseOffset + header.lastOffsetDelta;
-      if (lastOffset >= Number.MAX_SAFE_INTEGER) throw refuse('REPLICA_BATCH_INVALID', `ends at offset ${lastOffset}, past the largest offset this broker can hold`);
-      batches.push({ position: at, size, header, baseOffset, lastOffset });
-      expected = lastOffset + 1;
-      position = at + size;
-    }
-    return batches;
-  }
-
-  /** The largest batch any topic setting allows: what recovery accepts, and so what a follower may store. */
-  private largestBatchBytes(): number {
-    return Math.max(this.config.maxMessageBytes, 1_048_588);
   }
 
   /**
@@ -1148,8 +841,8 @@ export class PartitionLog {
       await this.startAfresh(this.logStartOffset, offset);
       return this.logEndOffset;
     }
-    const index = this.segmentIndexFor(offset);
-    const segment = this.segments[index];
+    const index = this.local.segmentIndexFor(offset);
+    const segment = this.local.segments[index];
     if (segment === undefined) throw new Error(`log ${this.name} has no segment`);
     const holding = segment.findBatch(offset, segment.size);
     const cutPosition = holding?.position ?? segment.size;
@@ -1163,43 +856,26 @@ export class PartitionLog {
     }
     // Before anything is cut: inside a gap the end is known only after the cut, but not below the segment's base.
     this.events.truncating?.(this, inGap ? segment.baseOffset : newEnd);
-    const removed = this.segments.splice(index + 1);
-    this.baseOffsets.splice(index + 1);
-    let bytesCut = segment.size - cutPosition;
-    const toSync = new Set(this.unflushedSegments);
-    toSync.add(segment);
-    this.unflushedSegments.clear();
-    this.unflushedRecords = 0;
+    let cut: SegmentCut;
     try {
-      for (const later of removed) {
-        bytesCut += later.size;
-        toSync.delete(later);
-        later.delete();
-      }
-      if (cutPosition < segment.size) segment.truncateTo(cutPosition);
-      // Truncation is rare: the cut segment's offsets, timestamps and index are rebuilt from its batches.
-      segment.resetForRebuild();
-      if (segment.hasFile) {
-        segment.loadTail(this.config.indexIntervalBytes);
-        this.noteIndexWrite(segment.rewriteIndex());
-      }
+      cut = this.local.truncateTo(index, cutPosition, this.config);
       if (inGap && segment.nextOffset <= newEnd) newEnd = segment.nextOffset;
       if (segment.nextOffset !== newEnd) throw new Error(`segment ${segment.baseOffset} ends at ${segment.nextOffset} after the cut, not ${newEnd}`);
-      const end = this.endMark();
+      const end = this.local.endMark();
       this.writtenMark = end;
       if (this.flushedMark.offset >= newEnd) this.flushedMark = end;
       if (this.highWatermarkMark.offset >= newEnd) this.highWatermarkMark = end;
       this.recordCut(newEnd);
-      this.rebuildProducerState();
+      this.producerState.rebuild(this.local, this.logStartOffset);
       this.epochCache.truncateFromEnd(newEnd);
     } catch (error) {
       throw this.truncationFailure(error);
     }
     this.logger.info(
-      { requested: offset, logEndOffset: newEnd, previousLogEndOffset: previousEnd, segmentsDeleted: removed.map((later) => later.baseOffset), bytesTruncated: bytesCut },
+      { requested: offset, logEndOffset: newEnd, previousLogEndOffset: previousEnd, segmentsDeleted: cut.removed.map((later) => later.baseOffset), bytesTruncated: cut.bytesCut },
       'truncated the log (follower)',
     );
-    await this.syncTruncation([...toSync], this.endMark());
+    await this.syncTruncation([...cut.toSync], this.local.endMark());
     return newEnd;
   }
 
@@ -1220,32 +896,25 @@ export class PartitionLog {
   private busyForTruncation(): Promise<unknown> | undefined {
     this.checkWritable();
     if (this.flushing !== undefined) return this.flushing.catch(() => undefined);
-    if (this.snapshotWrites.size > 0) return this.whenSnapshotsWritten();
+    if (this.producerState.writingSnapshots) return this.whenSnapshotsWritten();
     return undefined;
   }
 
   /** The synchronous part of `truncateFullyAndStartAt`, then its fsync (see there). */
   private startAfresh(offset: number, requested: number): Promise<void> {
-    const previous = { logStartOffset: this.logStartOffset, logEndOffset: this.logEndOffset, segments: this.baseOffsets.slice() };
+    const previous = { logStartOffset: this.logStartOffset, logEndOffset: this.logEndOffset, segments: this.local.baseOffsets.slice() };
     const highWatermark = this.highWatermark;
     try {
       this.events.truncating?.(this, offset);
-      const doomed = this.segments;
-      this.segments = [];
-      this.baseOffsets = [];
-      this.unflushedSegments.clear();
-      this.unflushedRecords = 0;
-      this.addSegment(LogSegment.create(this.directory, offset, this.clock.now()));
+      const doomed = this.local.truncateFullyAndStartAt(offset, this.clock.now());
       this.logStartOffset = offset;
-      const start = this.endMark();
+      const start = this.local.endMark();
       this.writtenMark = start;
       this.flushedMark = start;
       this.highWatermarkMark = start;
       this.recordCut(-1);
       for (const segment of doomed) segment.delete();
-      this.producers.load([]);
-      this.lastSnapshot = { offset: -1, changes: -1 };
-      for (const snapshot of listSnapshots(this.directory)) deleteSnapshot(this.directory, snapshot);
+      this.producerState.clear();
       this.epochCache.clear();
     } catch (error) {
       throw this.truncationFailure(error);
@@ -1288,16 +957,6 @@ export class PartitionLog {
     return this.flushing;
   }
 
-  /** Producer state for the log as it now is: from nothing, the newest snapshot at or below the end, then replay. */
-  private rebuildProducerState(): void {
-    const end = this.logEndOffset;
-    // Strict, unlike load: a snapshot of the cut suffix left behind would be loaded once the log grows past it again.
-    for (const snapshot of listSnapshots(this.directory)) if (snapshot > end) deleteSnapshot(this.directory, snapshot);
-    this.producers.load([]);
-    this.lastSnapshot = { offset: -1, changes: -1 };
-    this.loadProducerState();
-  }
-
   /** A truncation that failed halfway leaves the log in no known state: offline until restart and recovery. */
   private truncationFailure(error: unknown): KafkaProtocolError {
     if (this.state === 'deleted') return this.unavailableError();
@@ -1327,7 +986,7 @@ export class PartitionLog {
       if (this.failure === undefined) {
         await this.flush();
         // Everything is in the file: the next start loads this and replays nothing.
-        if (this.logEndOffset > this.activeOrFirst().baseOffset) this.takeSnapshot(this.logEndOffset);
+        if (this.logEndOffset > this.local.firstSegment().baseOffset) this.producerState.takeSnapshot(this.logEndOffset);
         await this.whenSnapshotsWritten();
       }
     } catch (error) {
@@ -1335,7 +994,7 @@ export class PartitionLog {
     }
     this.state = 'closed';
     this.cancelPendingWrites();
-    for (const segment of this.segments) {
+    for (const segment of this.local.segments) {
       try {
         segment.close();
       } catch (error) {
@@ -1354,7 +1013,7 @@ export class PartitionLog {
   async deleteFiles(folder: string | undefined = this.directory): Promise<void> {
     this.beginDeletion();
     await this.flushing?.catch(() => {});
-    for (const segment of this.segments) segment.abandon();
+    for (const segment of this.local.segments) segment.abandon();
     if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
   }
 
@@ -1366,44 +1025,12 @@ export class PartitionLog {
   /** Forgets producers idle for producer.id.expiration.ms; returns how many. */
   expireProducers(now: number): number {
     if (this.state !== 'open') return 0;
-    const expired = this.producers.removeExpired(now, this.producerIdExpirationMs);
-    if (expired.length > 0) {
-      this.logger.info({ producers: expired.map(String), expirationMs: this.producerIdExpirationMs }, 'forgot idle producers; their next batch is accepted at any sequence');
-    }
-    return expired.length;
+    return this.producerState.expire(now);
   }
 
   /** Resolves once the snapshot writes under way are done (whatever their outcome). */
   async whenSnapshotsWritten(): Promise<void> {
-    await Promise.allSettled([...this.snapshotWrites]);
-  }
-
-  /**
-   * Writes the producer state as the snapshot at `offset` (all batches before it are in the
-   * file): the bytes now, the fsyncs in the background. A failure only costs replay time at the
-   * next start: it is logged, never thrown.
-   */
-  private takeSnapshot(offset: number): void {
-    const changes = this.producers.changes;
-    if (this.lastSnapshot.offset === offset && this.lastSnapshot.changes === changes) return;
-    this.lastSnapshot = { offset, changes };
-    const write = writeSnapshot(this.directory, offset, this.producers.entries())
-      .catch((error: unknown) => {
-        // A log deleted meanwhile took its folder away: nothing went wrong.
-        if (this.state === 'deleted') return;
-        if (this.lastSnapshot.offset === offset) this.lastSnapshot = { offset: -1, changes: -1 };
-        this.logger.warn({ err: error, offset }, 'could not write a producer-state snapshot; the next start replays more of the log');
-      })
-      .finally(() => this.snapshotWrites.delete(write));
-    this.snapshotWrites.add(write);
-  }
-
-  private deleteSnapshots(doomed: (offset: number) => boolean): void {
-    try {
-      for (const offset of listSnapshots(this.directory)) if (doomed(offset)) deleteSnapshot(this.directory, offset);
-    } catch (error) {
-      this.logger.warn({ err: error }, 'could not delete producer-state snapshots');
-    }
+    await this.producerState.whenSnapshotsWritten();
   }
 
   /** The synchronous first step of `deleteFiles`: from now on every append and read is refused. */
@@ -1418,8 +1045,8 @@ export class PartitionLog {
     const group = this.writeGroup;
     this.writeGroup = undefined;
     // Only the active segment ever holds queued batches: a roll writes the old one's first.
-    this.segments[this.segments.length - 1]?.discardPending();
-    if (this.segments.length > 0) this.producers.forgetFrom(this.logEndOffset);
+    this.local.segments[this.local.segments.length - 1]?.discardPending();
+    if (this.local.segments.length > 0) this.producers.forgetFrom(this.logEndOffset);
     group?.reject(error);
   }
 
@@ -1455,283 +1082,16 @@ export class PartitionLog {
   }
 
   private maybeRoll(incomingBytes: number, incomingRecords: number, now: number): void {
-    const active = this.activeSegment;
-    if (active.size === 0) return;
-    const full = active.size + incomingBytes > this.config.segmentBytes;
-    const old = now - active.createdAt >= rollAfterMs(this.config);
-    // Kafka's rule (LogSegment.canConvertToRelativeOffset): every offset of the batch must fit the
-    // index as an Int32 relative to the segment's base, or the entries would wrap.
-    const overflow = !active.index.fits(this.logEndOffset + Math.max(incomingRecords, 1) - 1);
-    if (!full && !old && !overflow) return;
+    if (!this.local.shouldRoll(incomingBytes, incomingRecords, now, this.config)) return;
     this.writePendingNow();
-    // Deferred on a full disk (see LogSegment.persistIndex): the next flush or the close retries.
-    this.noteIndexWrite(active.persistIndex());
-    this.addSegment(LogSegment.create(this.directory, this.logEndOffset, now));
+    this.local.roll(now);
     // Every batch before the new segment is in the file: its producer state is the snapshot's.
-    this.takeSnapshot(this.logEndOffset);
+    this.producerState.takeSnapshot(this.logEndOffset);
   }
 
-  private addSegment(segment: LogSegment): void {
-    this.segments.push(segment);
-    this.baseOffsets.push(segment.baseOffset);
-  }
-
-  private activeOrFirst(): LogSegment {
-    const first = this.segments[0];
-    if (first === undefined) throw new Error(`log ${this.name} has no segment`);
-    return first;
-  }
-
-  private endMark(): Mark {
-    const segment = this.activeSegment;
-    return { offset: segment.nextOffset, segment, position: segment.size };
-  }
-
-  /** Index of the last segment whose base offset is ≤ `offset` (binary search). */
-  private segmentIndexFor(offset: number): number {
-    let low = 0;
-    let high = this.baseOffsets.length - 1;
-    let found = 0;
-    while (low <= high) {
-      const middle = (low + high) >>> 1;
-      if ((this.baseOffsets[middle] ?? 0) <= offset) {
-        found = middle;
-        low = middle + 1;
-      } else {
-        high = middle - 1;
-      }
-    }
-    return found;
-  }
-
-  private slice(segment: LogSegment, position: number, size: number, firstBatchOffset: number, cached: boolean): LogSlice {
-    return new SegmentSlice(segment, position, size, firstBatchOffset, cached);
-  }
-
-  // ---- loading and recovery -------------------------------------------------------------
-
-  private async loadSegments(options: LoadOptions): Promise<void> {
-    // The folder is made now (one cheap call, no fsync, no descriptor); its entry in the data dir
-    // is fsynced by the first flush, before any data in it counts as flushed.
-    if (mkdirSync(this.directory, { recursive: true }) !== undefined) this.unsyncedEntries.dataDir = true;
-    const swaps = recoverSwaps(this.directory);
-    if (swaps.removedCleaned > 0 || swaps.finishedSwaps.length > 0) this.logger.warn({ ...swaps }, 'finished or rolled back a cleaner swap a stop interrupted');
-    const files = listFolder(this.directory);
-    const bases: number[] = [];
-    for (const file of files) {
-      const match = SEGMENT_FILE.exec(file);
-      if (match?.[1] !== undefined) bases.push(Number(match[1]));
-      else if (file.endsWith('.tmp') || file.endsWith('.deleted')) rmSync(join(this.directory, file), { force: true });
-    }
-    bases.sort((a, b) => a - b);
-    // Index files whose segment is gone are leftovers of an interrupted deletion.
-    for (const file of files) {
-      const base = /^(\d{20})\.(index|timeindex)$/.exec(file)?.[1];
-      if (base !== undefined && !bases.includes(Number(base))) rmSync(join(this.directory, file), { force: true });
-    }
-
-    // Segments wholly before the persisted log start were deleted by retention before a crash.
-    this.logStartOffset = options.logStartOffset;
-    for (const base of bases) this.addSegment(LogSegment.open(this.directory, base));
-    while (this.segments.length > 1 && (this.segments[1]?.baseOffset ?? Infinity) <= this.logStartOffset) {
-      this.segments.shift()?.delete();
-      this.baseOffsets.shift();
-    }
-    if (this.segments.length === 0) {
-      // Empty: a segment without files, created when the first batch comes.
-      this.addSegment(LogSegment.create(this.directory, this.logStartOffset, this.clock.now()));
-    }
-    if (this.logStartOffset < this.activeOrFirst().baseOffset) this.logStartOffset = this.activeOrFirst().baseOffset;
-
-    const recoverFrom = options.cleanShutdown ? this.segments.length : this.segmentIndexFor(options.recoveryPoint);
-    for (let index = 0; index < this.segments.length; index += 1) {
-      const segment = this.segments[index];
-      if (segment === undefined) break;
-      if (!segment.hasFile) continue;
-      if (index < recoverFrom) {
-        let whole: boolean;
-        const problem = segment.loadIndex();
-        if (problem !== undefined) {
-          const what = problem.kind === 'damaged' ? 'index missing or corrupt' : "index written by an earlier version (base offsets, not Kafka's last offsets)";
-          this.logger.warn({ segment: segment.baseOffset, reason: problem.reason }, `${what}; rebuilding it from the segment`);
-          whole = await this.rebuild(segment);
-        } else {
-          whole = segment.loadTail(this.config.indexIntervalBytes);
-        }
-        if (!segment.overflowed && whole) continue;
-        // Written before segments rolled on relative-offset overflow (offsets past what the index
-        // holds), or bytes that are not whole batches: damage, cut like any other (checked in full,
-        // truncated there, and the later segments dropped: they cannot follow a cut).
-        this.logger.warn({ segment: segment.baseOffset, overflowed: segment.overflowed }, 'segment holds offsets its index cannot represent or bytes that are not whole batches; checking it in full');
-        if (await this.recoverSegment(segment)) {
-          this.dropSegmentsFrom(index + 1);
-          break;
-        }
-        continue;
-      }
-      const previous = this.segments[index - 1];
-      // Among recovered segments a gap is a hole a crash left (a segment whose data never reached
-      // the disk), and an overlap is damage: either way the log is valid only up to the previous
-      // one. The cleaner keeps each cleaned segment's last batch (if only as a header), so its
-      // segments end where the next begins; the versions before that did not, and left gaps after
-      // trusted segments (below the recovery point, where the cleaner swaps), which are allowed.
-      const gapAllowed = index - 1 < recoverFrom;
-      if (previous !== undefined && (segment.baseOffset < previous.nextOffset || (!gapAllowed && segment.baseOffset !== previous.nextOffset))) {
-        this.logger.warn({ segment: segment.baseOffset, expected: previous.nextOffset }, 'segment does not follow on; deleting it and later ones');
-        this.dropSegmentsFrom(index);
-        break;
-      }
-      if (await this.recoverSegment(segment)) {
-        // Everything after the first invalid byte is gone: later segments cannot follow on.
-        this.dropSegmentsFrom(index + 1);
-        break;
-      }
-    }
-    if (!options.cleanShutdown) {
-      // What survived the crash is valid; make it durable before exposing it.
-      for (const segment of this.segments.slice(Math.min(recoverFrom, this.segments.length - 1))) await segment.flush();
-      this.logger.info(
-        { ...this.recoveryReport, recoveryPoint: options.recoveryPoint, logEndOffset: this.logEndOffset },
-        this.recoveryReport.bytesTruncated > 0 ? 'recovered log; truncated invalid bytes' : 'recovered log; every batch valid',
-      );
-    }
-    this.flushedMark = this.endMark();
-    this.writtenMark = this.flushedMark;
-    this.highWatermarkMark = this.flushedMark;
-  }
-
-  /**
-   * Producer state after the segments are loaded: the newest valid snapshot at or below the log
-   * end, then the batches after it replayed from the segments. Snapshots above the log end
-   * (truncated away) and below the first segment are deleted; an unreadable one is logged,
-   * deleted and the next older one tried; with none, the whole log is replayed. Never fails the
-   * load over a snapshot. Producers idle past producer.id.expiration.ms are then forgotten.
-   */
-  private loadProducerState(): void {
-    const end = this.logEndOffset;
-    const first = this.activeOrFirst().baseOffset;
-    const offsets = listSnapshots(this.directory);
-    for (const offset of offsets) {
-      if (offset > end) this.logger.info({ snapshot: offset, logEndOffset: end }, 'deleting a producer snapshot past the log end (truncated away)');
-    }
-    this.deleteSnapshots((offset) => offset > end || offset < first);
-    let replayFrom = first;
-    for (const offset of offsets.filter((candidate) => candidate >= first && candidate <= end).reverse()) {
-      try {
-        this.producers.load(readSnapshot(this.directory, offset));
-        replayFrom = offset;
-        this.lastSnapshot = { offset, changes: this.producers.changes };
-        break;
-      } catch (error) {
-        this.logger.warn({ err: error, snapshot: offset }, 'producer snapshot unreadable; deleting it and trying an older one');
-        this.deleteSnapshots((candidate) => candidate === offset);
-      }
-    }
-    const now = this.clock.now();
-    let replayed = 0;
-    for (let index = this.segmentIndexFor(replayFrom); index < this.segments.length; index += 1) {
-      const segment = this.segments[index];
-      if (segment === undefined || !segment.hasFile || segment.nextOffset <= replayFrom) continue;
-      const start = segment.baseOffset >= replayFrom ? 0 : segment.findBatch(replayFrom, segment.size)?.position;
-      if (start === undefined) continue;
-      replayed += replayProducerBatches(this.producers, segment.fd, start, segment.size, now, this.producerIdExpirationMs);
-    }
-    this.producers.removeBefore(this.logStartOffset);
-    // As Kafka does when loading: producers idle past expiration while the broker was down are gone.
-    this.producers.removeExpired(now, this.producerIdExpirationMs);
-    if (replayFrom < end) {
-      this.logger.info({ from: replayFrom, to: end, producerBatches: replayed, producers: this.producers.size }, 'rebuilt producer state from the log');
-    }
-  }
-
-  /** Rebuilds a trusted segment's index by scanning its batches (no CRC checks). */
-  private async rebuild(segment: LogSegment): Promise<boolean> {
-    segment.resetForRebuild();
-    const whole = segment.loadTail(this.config.indexIntervalBytes);
-    this.noteIndexWrite(segment.rewriteIndex());
-    return whole;
-  }
-
-  private dropSegmentsFrom(index: number): void {
-    for (const later of this.segments.splice(index)) {
-      this.recoveryReport.segmentsDeleted += 1;
-      this.recoveryReport.bytesTruncated += later.size;
-      this.logger.warn({ segment: later.baseOffset }, 'deleting segment after the truncation point');
-      later.delete();
-    }
-    this.baseOffsets.splice(index);
-    if (this.segments.length === 0) throw new Error(`log ${this.name} lost its first segment`);
-  }
-
-  /** Checks every batch of a segment, truncating at the first invalid one. Returns true if it truncated. */
-  private async recoverSegment(segment: LogSegment): Promise<boolean> {
-    segment.resetForRebuild();
-    // Batches up to the largest size any topic setting allows were valid when written.
-    const largestBatch = this.largestBatchBytes();
-    const scan = await verifyBatches(
-      segment.fd, 0, segment.size, segment.baseOffset, largestBatch,
-      (batch) => segment.track(batch, this.config.indexIntervalBytes),
-      segment.baseOffset,
-    );
-    this.noteIndexWrite(segment.rewriteIndex());
-    this.recoveryReport.segmentsChecked += 1;
-    this.recoveryReport.batchesVerified += scan.batches;
-    if (scan.damage === undefined) return false;
-    this.recoveryReport.bytesTruncated += segment.size - scan.validEnd;
-    this.logger.warn(
-      { segment: segment.baseOffset, position: scan.damage.position, reason: scan.damage.reason, bytesDropped: segment.size - scan.validEnd },
-      'recovery truncated the segment at the first invalid byte',
-    );
-    segment.truncateTo(scan.validEnd);
-    return true;
-  }
-}
-
-/**
- * A LogSlice holding a reference to its segment from creation to `release`. A class rather than
- * an object of closures: a Fetch makes one per partition it returns.
- */
-class SegmentSlice implements LogSlice {
-  readonly fd: number;
-  private released = false;
-
-  constructor(
-    private readonly segment: LogSegment,
-    readonly position: number,
-    readonly size: number,
-    readonly firstBatchOffset: number,
-    readonly cached: boolean,
-  ) {
-    segment.retain();
-    this.fd = segment.fd;
-  }
-
-  get path(): string {
-    return this.segment.logPath;
-  }
-
-  async readBytes(): Promise<Buffer> {
-    // The slice's reference keeps the descriptor open across the read; after release it may be gone.
-    if (this.released) throw new TributaryError({ code: 'SLICE_RELEASED', message: `a slice of ${this.segment.logPath} was read after its release` });
-    const bytes = Buffer.allocUnsafe(this.size);
-    const read = await readFully(this.segment.fd, bytes, this.size, this.position);
-    return bytes.subarray(0, read);
-  }
-
-  release(): void {
-    if (this.released) return;
-    this.released = true;
-    this.segment.release();
-  }
-}
-
-/** A folder's entries; none when it does not exist (deleted under a lookup). */
-function listFolder(directory: string): string[] {
-  try {
-    return readdirSync(directory);
-  } catch (error) {
-    if ((error as NodeJS.ErrnoException).code === 'ENOENT') return [];
-    throw error;
+  /** See LocalLog.markAt: the high watermark and the flushed end are tried first. */
+  private markAt(offset: number): Mark {
+    return this.local.markAt(offset, this.writtenMark, [this.highWatermarkMark, this.flushedMark]);
   }
 }
 
