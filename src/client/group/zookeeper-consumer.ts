@@ -38,35 +38,29 @@ import { hostname } from 'node:os';
 import { systemClock, type Clock } from '../../common/clock.js';
 import { TributaryError } from '../../common/errors.js';
 import { createLogger, type Logger } from '../../common/logger.js';
-import { claimGroup, decodeCommittedOffset, groupKindConflict } from '../../coordination/group-registry.js';
+import { claimGroup, groupKindConflict } from '../../coordination/group-registry.js';
 import {
   brokerIdsPath,
   consumerIdsPath,
   consumerPath,
-  offsetPath,
-  offsetsPath,
   ownerPath,
   ownersPath,
   pathSegment,
   topicPath,
 } from '../../coordination/paths.js';
-import { hasCode, type CoordinationStore, type SessionEvent, type TransactionOp, type Watcher } from '../../coordination/store.js';
+import { hasCode, type CoordinationStore, type SessionEvent, type Watcher } from '../../coordination/store.js';
 import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
 import { ClusterClient } from '../cluster-client.js';
 import type { ClientSecurity } from '../security-config.js';
 import { SimpleConsumer } from '../simple-consumer.js';
 import { assignRange, compareThreadIds } from './assign.js';
+import { GroupOffsets, type AutoOffsetReset } from './group-offsets.js';
 import { MessageStream, type Message } from './stream.js';
 
 export type { Message } from './stream.js';
 export { MessageStream } from './stream.js';
 
-/**
- * Where a partition starts when the group has no offset for it, or its offset is outside the log
- * (retention deleted the segments below it, or the log was cut back): the log start, the log end,
- * or 'none': fail loudly (the consumer stops, its streams throw) rather than move silently.
- */
-export type AutoOffsetReset = 'smallest' | 'largest' | 'none';
+export type { AutoOffsetReset } from './group-offsets.js';
 
 export interface ZooKeeperConsumerOptions {
   /** ZooKeeper connect string with the cluster's chroot (`host:port/chroot`), or a store to use (tests). */
@@ -152,6 +146,7 @@ const FREEZE_TICK_MS = 250;
 export class ZooKeeperConsumer {
   readonly consumerId: string;
   private readonly simple: SimpleConsumer;
+  private readonly offsets: GroupOffsets;
   private readonly logger: Logger;
   private readonly streams = new Map<string, MessageStream[]>();
   private subscription: Readonly<Record<string, number>> | undefined;
@@ -192,6 +187,7 @@ export class ZooKeeperConsumer {
     pathSegment('consumer group', options.group);
     this.simple = new SimpleConsumer(cluster);
     this.logger = (options.logger ?? createLogger({ name: 'zookeeper-consumer' })).child({ group: options.group, consumerId: this.consumerId });
+    this.offsets = new GroupOffsets(store, this.simple, options.group, options, this.logger);
     this.unsubscribe = store.onSessionEvent((event) => this.onSessionEvent(event));
     this.lastRan = this.now();
   }
@@ -269,7 +265,7 @@ export class ZooKeeperConsumer {
   /** Writes the consumed offset of every owned partition that moved since its last commit. */
   async commitOffsets(): Promise<void> {
     if (this.closed) return;
-    await this.exclusive(() => this.commitOwned());
+    await this.exclusive(() => this.offsets.commitOwned(this.claims.values()));
   }
 
   /**
@@ -320,7 +316,7 @@ export class ZooKeeperConsumer {
     await this.exclusive(async () => {
       await this.stopAllFetchers();
       try {
-        await this.commitOwned();
+        await this.offsets.commitOwned(this.claims.values());
         await this.releaseAll();
         if (this.subscription !== undefined) await this.store.delete(consumerPath(this.group, this.consumerId)).catch((error: unknown) => {
           if (!hasCode(error, 'NO_NODE')) throw error;
@@ -554,7 +550,7 @@ export class ZooKeeperConsumer {
         // Stop and release what we hold, so nobody waits on us while we back off.
         await this.exclusive(async () => {
           await this.stopAllFetchers();
-          await this.commitOwned().catch(() => undefined);
+          await this.offsets.commitOwned(this.claims.values()).catch(() => undefined);
           await this.releaseAll().catch(() => undefined);
         }).catch(() => undefined);
       }
@@ -589,7 +585,7 @@ export class ZooKeeperConsumer {
     if (periodic) this.logger.warn({ attempt, owned: [...this.claims.keys()], wanted: wanted.map((a) => `${a.topic}/${a.partition}`) }, 'the periodic registry check found a share no watch event reported; rebalancing');
     // Stop before release; commit before release (while we still own).
     await this.stopAllFetchers();
-    await this.commitOwned();
+    await this.offsets.commitOwned(this.claims.values());
     await this.releaseAll();
 
     const created: Assignment[] = [];
@@ -605,8 +601,8 @@ export class ZooKeeperConsumer {
     for (const assignment of wanted) {
       const stream = this.streams.get(assignment.topic)?.[assignment.streamIndex];
       if (stream === undefined) continue;
-      const stored = await this.storedOffset(assignment.topic, assignment.partition);
-      const start = stored ?? (await this.startWithoutOffset(assignment.topic, assignment.partition));
+      const stored = await this.offsets.storedOffset(assignment.topic, assignment.partition);
+      const start = stored ?? (await this.offsets.startWithoutOffset(assignment.topic, assignment.partition));
       const claim: Claim = {
         topic: assignment.topic,
         partition: assignment.partition,
@@ -730,68 +726,6 @@ export class ZooKeeperConsumer {
     for (const claim of claims) await this.deleteOwnerIfOurs(claim.topic, claim.partition, claim.threadId);
   }
 
-  // ---- offsets ----
-
-  private async storedOffset(topic: string, partition: number): Promise<bigint | undefined> {
-    const node = await this.store.get(offsetPath(this.group, topic, partition));
-    if (node === undefined) return undefined;
-    const value = decodeCommittedOffset(node.data);
-    if (value === undefined || value.offset < 0n) {
-      this.logger.warn({ topic, partition, text: node.data.toString('utf8') }, 'stored offset is not a number; using auto.offset.reset');
-      return undefined;
-    }
-    return value.offset;
-  }
-
-  private async resetOffset(topic: string, partition: number): Promise<bigint> {
-    const reset = this.options.autoOffsetReset ?? 'largest';
-    return this.simple.listOffset(topic, partition, reset === 'smallest' ? 'earliest' : 'latest');
-  }
-
-  /** A partition the group never committed: where autoOffsetReset says, or NO_COMMITTED_OFFSET with 'none'. */
-  private async startWithoutOffset(topic: string, partition: number): Promise<bigint> {
-    const reset = this.options.autoOffsetReset ?? 'largest';
-    if (reset === 'none') {
-      throw new TributaryError({
-        code: 'NO_COMMITTED_OFFSET',
-        message: `group ${this.group} has no committed offset for ${topic}-${partition} and autoOffsetReset is 'none'; commit one (tributary groups reset-offsets) or choose 'smallest' or 'largest'`,
-        details: { group: this.group, topic, partition },
-      });
-    }
-    const start = await this.resetOffset(topic, partition);
-    this.logger.info({ topic, partition, autoOffsetReset: reset, offset: start.toString() }, 'no committed offset; starting where autoOffsetReset says');
-    return start;
-  }
-
-  /** Commits every owned partition whose consumed offset moved, each fenced by its ownership node. */
-  private async commitOwned(): Promise<void> {
-    for (const claim of [...this.claims.values()]) {
-      if (!claim.active || claim.committed === claim.consumed) continue;
-      const consumed = claim.consumed;
-      const owner = ownerPath(this.group, claim.topic, claim.partition);
-      const node = await this.store.get(owner);
-      if (node === undefined || node.data.toString('utf8') !== claim.threadId) {
-        this.logger.warn({ topic: claim.topic, partition: claim.partition }, 'not committing: this consumer no longer owns the partition');
-        continue;
-      }
-      const path = offsetPath(this.group, claim.topic, claim.partition);
-      const data = Buffer.from(consumed.toString());
-      const check: TransactionOp = { op: 'check', path: owner, expectedVersion: node.version };
-      if (await this.store.exists(path)) {
-        await this.store.transaction([check, { op: 'set', path, data }]);
-      } else {
-        await this.store.ensurePath(offsetsPath(this.group, claim.topic));
-        try {
-          await this.store.transaction([check, { op: 'create', path, data, mode: 'persistent' }]);
-        } catch (error) {
-          if (!hasCode(error, 'NODE_EXISTS')) throw error;
-          await this.store.transaction([check, { op: 'set', path, data }]);
-        }
-      }
-      claim.committed = consumed;
-    }
-  }
-
   // ---- fetchers ----
 
   private startFetcher(claim: Claim): void {
@@ -869,7 +803,7 @@ export class ZooKeeperConsumer {
             return;
           }
           try {
-            const reset = await this.resetOffset(claim.topic, claim.partition);
+            const reset = await this.offsets.resetOffset(claim.topic, claim.partition);
             if (!running()) return;
             this.offsetResets += 1;
             this.logger.warn(
