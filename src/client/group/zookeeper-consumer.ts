@@ -55,11 +55,11 @@ import type { ClientSecurity } from '../security-config.js';
 import { SimpleConsumer } from '../simple-consumer.js';
 import { assignRange, compareThreadIds } from './assign.js';
 import { GroupOffsets, type AutoOffsetReset } from './group-offsets.js';
-import { MessageStream, type Message } from './stream.js';
+import { claimKey, haltFetcher, PartitionFetchers, type Claim } from './partition-fetcher.js';
+import { MessageStream } from './stream.js';
 
 export type { Message } from './stream.js';
 export { MessageStream } from './stream.js';
-
 export type { AutoOffsetReset } from './group-offsets.js';
 
 export interface ZooKeeperConsumerOptions {
@@ -99,37 +99,6 @@ export interface ZooKeeperConsumerOptions {
   readonly onError?: (error: Error) => void;
 }
 
-/** One partition this consumer owns right now. */
-interface Claim {
-  readonly topic: string;
-  readonly partition: number;
-  readonly threadId: string;
-  readonly stream: MessageStream;
-  /**
-   * Next offset to fetch: past the last batch fetched, which on a compacted topic may end in
-   * removed records (Kafka's rule: step by batches, not by records).
-   */
-  fetchOffset: bigint;
-  /**
-   * One past the last record pushed to the stream, or where fetching (re)started: the partition
-   * holds no record from here to the next record fetched (each message's `from`).
-   */
-  pushedEnd: bigint;
-  /** Next offset after the last message handed to the application: what a commit stores. */
-  consumed: bigint;
-  /** The last offset committed (or read from the registry). */
-  committed: bigint | undefined;
-  active: boolean;
-  fetcher: Fetcher | undefined;
-}
-
-interface Fetcher {
-  stopped: boolean;
-  /** Aborted with `stopped`: releases a fetcher waiting for room in a full stream. */
-  readonly stop: AbortController;
-  done: Promise<void>;
-}
-
 interface Assignment {
   readonly topic: string;
   readonly partition: number;
@@ -137,7 +106,6 @@ interface Assignment {
   readonly streamIndex: number;
 }
 
-const key = (topic: string, partition: number): string => `${topic}/${partition}`;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const SLOW_REBALANCE_MS = 10_000;
 /** How often the consumer notes that its process runs (freeze detection). */
@@ -147,6 +115,7 @@ export class ZooKeeperConsumer {
   readonly consumerId: string;
   private readonly simple: SimpleConsumer;
   private readonly offsets: GroupOffsets;
+  private readonly fetchers: PartitionFetchers;
   private readonly logger: Logger;
   private readonly streams = new Map<string, MessageStream[]>();
   private subscription: Readonly<Record<string, number>> | undefined;
@@ -188,6 +157,21 @@ export class ZooKeeperConsumer {
     this.simple = new SimpleConsumer(cluster);
     this.logger = (options.logger ?? createLogger({ name: 'zookeeper-consumer' })).child({ group: options.group, consumerId: this.consumerId });
     this.offsets = new GroupOffsets(store, this.simple, options.group, options, this.logger);
+    this.fetchers = new PartitionFetchers({
+      simple: this.simple,
+      cluster,
+      logger: this.logger,
+      group: options.group,
+      options,
+      offsets: this.offsets,
+      isClosed: () => this.closed,
+      isPaused: () => this.paused,
+      awake: () => this.awake(),
+      fatal: (error) => this.fatal(error),
+      countOffsetReset: () => {
+        this.offsetResets += 1;
+      },
+    });
     this.unsubscribe = store.onSessionEvent((event) => this.onSessionEvent(event));
     this.lastRan = this.now();
   }
@@ -277,7 +261,7 @@ export class ZooKeeperConsumer {
   async seek(topic: string, partition: number, position: bigint | number | { readonly timestamp: number }): Promise<bigint> {
     this.assertOpen('seek');
     return this.exclusive(async () => {
-      const claim = this.claims.get(key(topic, partition));
+      const claim = this.claims.get(claimKey(topic, partition));
       if (claim === undefined) {
         throw new TributaryError({
           code: 'PARTITION_NOT_OWNED',
@@ -292,13 +276,13 @@ export class ZooKeeperConsumer {
       } else {
         offset = BigInt(position);
       }
-      await this.stopFetcher(claim);
+      await this.fetchers.stop(claim);
       // Queued messages from before the seek are stale: a fresh claim object replaces the old one.
       claim.active = false;
       claim.stream.purge();
       const fresh: Claim = { ...claim, fetchOffset: offset, pushedEnd: offset, consumed: offset, active: true, fetcher: undefined };
-      this.claims.set(key(topic, partition), fresh);
-      this.startFetcher(fresh);
+      this.claims.set(claimKey(topic, partition), fresh);
+      this.fetchers.start(fresh);
       return offset;
     });
   }
@@ -314,7 +298,7 @@ export class ZooKeeperConsumer {
     if (this.freezeTimer !== undefined) clearInterval(this.freezeTimer);
     await this.rebalanceLoop?.catch(() => undefined);
     await this.exclusive(async () => {
-      await this.stopAllFetchers();
+      await this.fetchers.stopAll(this.claims.values());
       try {
         await this.offsets.commitOwned(this.claims.values());
         await this.releaseAll();
@@ -410,7 +394,7 @@ export class ZooKeeperConsumer {
     this.paused = false;
     this.logger.info(reason);
     void this.exclusive(async () => {
-      for (const claim of this.claims.values()) this.startFetcher(claim);
+      for (const claim of this.claims.values()) this.fetchers.start(claim);
     });
   }
 
@@ -549,7 +533,7 @@ export class ZooKeeperConsumer {
         this.logger.warn({ err: error, attempt }, 'rebalance attempt failed');
         // Stop and release what we hold, so nobody waits on us while we back off.
         await this.exclusive(async () => {
-          await this.stopAllFetchers();
+          await this.fetchers.stopAll(this.claims.values());
           await this.offsets.commitOwned(this.claims.values()).catch(() => undefined);
           await this.releaseAll().catch(() => undefined);
         }).catch(() => undefined);
@@ -575,7 +559,7 @@ export class ZooKeeperConsumer {
     const unchanged =
       wanted.length === this.claims.size &&
       wanted.every((a) => {
-        const claim = this.claims.get(key(a.topic, a.partition));
+        const claim = this.claims.get(claimKey(a.topic, a.partition));
         return claim !== undefined && claim.threadId === a.threadId;
       });
     if (unchanged) {
@@ -584,7 +568,7 @@ export class ZooKeeperConsumer {
     }
     if (periodic) this.logger.warn({ attempt, owned: [...this.claims.keys()], wanted: wanted.map((a) => `${a.topic}/${a.partition}`) }, 'the periodic registry check found a share no watch event reported; rebalancing');
     // Stop before release; commit before release (while we still own).
-    await this.stopAllFetchers();
+    await this.fetchers.stopAll(this.claims.values());
     await this.offsets.commitOwned(this.claims.values());
     await this.releaseAll();
 
@@ -615,9 +599,9 @@ export class ZooKeeperConsumer {
         active: true,
         fetcher: undefined,
       };
-      this.claims.set(key(assignment.topic, assignment.partition), claim);
+      this.claims.set(claimKey(assignment.topic, assignment.partition), claim);
     }
-    for (const claim of this.claims.values()) this.startFetcher(claim);
+    for (const claim of this.claims.values()) this.fetchers.start(claim);
     this.logger.info(
       { attempt, owned: wanted.map((a) => `${a.topic}-${a.partition}@${a.threadId}`) },
       'rebalance done',
@@ -726,106 +710,6 @@ export class ZooKeeperConsumer {
     for (const claim of claims) await this.deleteOwnerIfOurs(claim.topic, claim.partition, claim.threadId);
   }
 
-  // ---- fetchers ----
-
-  private startFetcher(claim: Claim): void {
-    if (claim.fetcher !== undefined || !claim.active || this.paused) return;
-    const fetcher: Fetcher = { stopped: false, stop: new AbortController(), done: Promise.resolve() };
-    fetcher.done = this.fetchLoop(claim, fetcher);
-    claim.fetcher = fetcher;
-  }
-
-  private async stopFetcher(claim: Claim): Promise<void> {
-    const fetcher = claim.fetcher;
-    if (fetcher === undefined) return;
-    haltFetcher(fetcher);
-    await fetcher.done;
-    claim.fetcher = undefined;
-  }
-
-  private async stopAllFetchers(): Promise<void> {
-    await Promise.all([...this.claims.values()].map((claim) => this.stopFetcher(claim)));
-  }
-
-  private async fetchLoop(claim: Claim, fetcher: Fetcher): Promise<void> {
-    const running = (): boolean => !fetcher.stopped && claim.active && !this.closed;
-    let failures = 0;
-    while (running()) {
-      await claim.stream.waitForSpace(fetcher.stop.signal);
-      if (!running()) return;
-      try {
-        const result = await this.simple.fetch(claim.topic, claim.partition, claim.fetchOffset, {
-          maxWaitMs: this.options.fetchWaitMaxMs ?? 500,
-          maxBytes: this.options.fetchMaxBytes ?? 1024 * 1024,
-        });
-        failures = 0;
-        for (const record of result.records) {
-          await claim.stream.waitForSpace(fetcher.stop.signal);
-          if (!running()) return;
-          const message: Message = {
-            topic: claim.topic,
-            partition: claim.partition,
-            offset: record.offset,
-            from: claim.pushedEnd < record.offset ? claim.pushedEnd : record.offset,
-            key: record.key,
-            value: record.value,
-            headers: record.headers,
-            timestamp: record.timestamp,
-          };
-          claim.stream.push({
-            message,
-            current: () => claim.active && this.awake() && claim.active,
-            delivered: () => {
-              if (claim.active && record.offset + 1n > claim.consumed) claim.consumed = record.offset + 1n;
-            },
-          });
-          claim.fetchOffset = record.offset + 1n;
-          claim.pushedEnd = record.offset + 1n;
-        }
-        // Past the last batch: records it (or whole batches before it) lost to compaction are stepped over.
-        if (result.nextOffset > claim.fetchOffset) claim.fetchOffset = result.nextOffset;
-      } catch (caught) {
-        if (!running()) return;
-        let error = caught;
-        if (error instanceof TributaryError && error.code === 'OFFSET_OUT_OF_RANGE') {
-          const policy = this.options.autoOffsetReset ?? 'largest';
-          const bounds = `log start ${String(error.details['logStartOffset'])}, high watermark ${String(error.details['highWatermark'])}`;
-          if (policy === 'none') {
-            // Never silently: the records between the offset and the log start are gone for this group.
-            this.fatal(
-              new TributaryError({
-                code: 'OFFSET_OUT_OF_RANGE',
-                message: `${claim.topic}-${claim.partition}: offset ${claim.fetchOffset} of group ${this.group} is outside the log (${bounds}), and autoOffsetReset is 'none'; move the group's offset (tributary groups reset-offsets) or choose 'smallest' or 'largest'`,
-                cause: error,
-                details: { group: this.group, topic: claim.topic, partition: claim.partition, offset: claim.fetchOffset.toString(), logStartOffset: error.details['logStartOffset'], highWatermark: error.details['highWatermark'] },
-              }),
-            );
-            return;
-          }
-          try {
-            const reset = await this.offsets.resetOffset(claim.topic, claim.partition);
-            if (!running()) return;
-            this.offsetResets += 1;
-            this.logger.warn(
-              { topic: claim.topic, partition: claim.partition, from: claim.fetchOffset.toString(), to: reset.toString(), autoOffsetReset: policy, logStartOffset: String(error.details['logStartOffset']), highWatermark: String(error.details['highWatermark']) },
-              `offset ${claim.fetchOffset} of ${claim.topic}-${claim.partition} is outside the log (${bounds}); autoOffsetReset=${policy} moved it to ${reset}`,
-            );
-            claim.fetchOffset = reset;
-            claim.pushedEnd = reset;
-            claim.consumed = reset;
-            continue;
-          } catch (resetError) {
-            error = resetError;
-          }
-        }
-        failures += 1;
-        this.logger.warn({ err: error, topic: claim.topic, partition: claim.partition, failures }, 'fetch failed; retrying');
-        await sleep(Math.min(100 * 2 ** Math.min(failures, 5), 3000));
-        await this.cluster.refreshMetadata([claim.topic]).catch(() => undefined);
-      }
-    }
-  }
-
   // ---- helpers ----
 
   /** Runs `fn` with no other rebalance, commit or seek in progress. */
@@ -849,9 +733,4 @@ export class ZooKeeperConsumer {
     if (this.closed) throw new TributaryError({ code: 'CLOSED', message: `${operation}: the consumer is closed` });
     if (this.failure !== undefined) throw this.failure;
   }
-}
-
-function haltFetcher(fetcher: Fetcher): void {
-  fetcher.stopped = true;
-  fetcher.stop.abort();
 }
