@@ -6,6 +6,9 @@
  * subscribed topic, take its range (assign.ts), claim each partition in the ownership registry
  * (ephemeral `/consumers/<g>/owners/<t>/<p>` = thread id), read the partition's offset from the
  * offset registry (persistent `/consumers/<g>/offsets/<t>/<p>`) and start a fetcher there.
+ * Registration, session events, freeze detection and the public API are here; the rebalance is
+ * in rebalance.ts, the offsets in group-offsets.ts, the per-partition fetch loops in
+ * partition-fetcher.ts.
  *
  * The rules of ARCHITECTURE.md ("ZooKeeper groups") and reliability.md §4.4, as kept here:
  * - Stop before release, commit before release, claim all or nothing: a rebalance stops the
@@ -38,35 +41,21 @@ import { hostname } from 'node:os';
 import { systemClock, type Clock } from '../../common/clock.js';
 import { TributaryError } from '../../common/errors.js';
 import { createLogger, type Logger } from '../../common/logger.js';
-import { claimGroup, decodeCommittedOffset, groupKindConflict } from '../../coordination/group-registry.js';
-import {
-  brokerIdsPath,
-  consumerIdsPath,
-  consumerPath,
-  offsetPath,
-  offsetsPath,
-  ownerPath,
-  ownersPath,
-  pathSegment,
-  topicPath,
-} from '../../coordination/paths.js';
-import { hasCode, type CoordinationStore, type SessionEvent, type TransactionOp, type Watcher } from '../../coordination/store.js';
+import { claimGroup, groupKindConflict } from '../../coordination/group-registry.js';
+import { consumerIdsPath, consumerPath, pathSegment } from '../../coordination/paths.js';
+import { hasCode, type CoordinationStore, type SessionEvent } from '../../coordination/store.js';
 import { ZooKeeperStore } from '../../coordination/zookeeper-store.js';
 import { ClusterClient } from '../cluster-client.js';
 import type { ClientSecurity } from '../security-config.js';
 import { SimpleConsumer } from '../simple-consumer.js';
-import { assignRange, compareThreadIds } from './assign.js';
-import { MessageStream, type Message } from './stream.js';
+import { GroupOffsets, type AutoOffsetReset } from './group-offsets.js';
+import { claimKey, haltFetcher, PartitionFetchers, type Claim } from './partition-fetcher.js';
+import { Rebalancer } from './rebalance.js';
+import { MessageStream } from './stream.js';
 
 export type { Message } from './stream.js';
 export { MessageStream } from './stream.js';
-
-/**
- * Where a partition starts when the group has no offset for it, or its offset is outside the log
- * (retention deleted the segments below it, or the log was cut back): the log start, the log end,
- * or 'none': fail loudly (the consumer stops, its streams throw) rather than move silently.
- */
-export type AutoOffsetReset = 'smallest' | 'largest' | 'none';
+export type { AutoOffsetReset } from './group-offsets.js';
 
 export interface ZooKeeperConsumerOptions {
   /** ZooKeeper connect string with the cluster's chroot (`host:port/chroot`), or a store to use (tests). */
@@ -105,77 +94,34 @@ export interface ZooKeeperConsumerOptions {
   readonly onError?: (error: Error) => void;
 }
 
-/** One partition this consumer owns right now. */
-interface Claim {
-  readonly topic: string;
-  readonly partition: number;
-  readonly threadId: string;
-  readonly stream: MessageStream;
-  /**
-   * Next offset to fetch: past the last batch fetched, which on a compacted topic may end in
-   * removed records (Kafka's rule: step by batches, not by records).
-   */
-  fetchOffset: bigint;
-  /**
-   * One past the last record pushed to the stream, or where fetching (re)started: the partition
-   * holds no record from here to the next record fetched (each message's `from`).
-   */
-  pushedEnd: bigint;
-  /** Next offset after the last message handed to the application: what a commit stores. */
-  consumed: bigint;
-  /** The last offset committed (or read from the registry). */
-  committed: bigint | undefined;
-  active: boolean;
-  fetcher: Fetcher | undefined;
-}
-
-interface Fetcher {
-  stopped: boolean;
-  /** Aborted with `stopped`: releases a fetcher waiting for room in a full stream. */
-  readonly stop: AbortController;
-  done: Promise<void>;
-}
-
-interface Assignment {
-  readonly topic: string;
-  readonly partition: number;
-  readonly threadId: string;
-  readonly streamIndex: number;
-}
-
-const key = (topic: string, partition: number): string => `${topic}/${partition}`;
 const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
-const SLOW_REBALANCE_MS = 10_000;
 /** How often the consumer notes that its process runs (freeze detection). */
 const FREEZE_TICK_MS = 250;
 
 export class ZooKeeperConsumer {
   readonly consumerId: string;
   private readonly simple: SimpleConsumer;
+  private readonly offsets: GroupOffsets;
+  private readonly fetchers: PartitionFetchers;
+  private readonly rebalancer: Rebalancer;
   private readonly logger: Logger;
   private readonly streams = new Map<string, MessageStream[]>();
   private subscription: Readonly<Record<string, number>> | undefined;
   private readonly claims = new Map<string, Claim>();
   private lock: Promise<unknown> = Promise.resolve();
-  private debounceTimer: NodeJS.Timeout | undefined;
   private checkTimer: NodeJS.Timeout | undefined;
-  /** The rebalance about to run was started by the periodic check, not by a watch. */
-  private periodicCheck = false;
   private commitTimer: NodeJS.Timeout | undefined;
-  private rebalanceWanted = false;
   private disconnectTimer: NodeJS.Timeout | undefined;
   /** Fetchers stopped after a long disconnection; claims kept. */
   private paused = false;
   /** Between a 'disconnected' session event and the next event: no periodic check then. */
   private disconnected = false;
-  private rebalanceLoop: Promise<void> | undefined;
   /** When the process last ran (the freeze tick, or a delivery check); a long gap is a freeze. */
   private lastRan: number;
   private freezeTimer: NodeJS.Timeout | undefined;
   private closed = false;
   private failure: Error | undefined;
   private readonly unsubscribe: () => void;
-  private readonly watcher: Watcher = () => this.scheduleRebalance();
   /** Rebalances completed (for tests and logs). */
   rebalances = 0;
   /** Times a fetch offset outside the log was moved by autoOffsetReset (each also logged as a warning). */
@@ -192,6 +138,41 @@ export class ZooKeeperConsumer {
     pathSegment('consumer group', options.group);
     this.simple = new SimpleConsumer(cluster);
     this.logger = (options.logger ?? createLogger({ name: 'zookeeper-consumer' })).child({ group: options.group, consumerId: this.consumerId });
+    this.offsets = new GroupOffsets(store, this.simple, options.group, options, this.logger);
+    this.fetchers = new PartitionFetchers({
+      simple: this.simple,
+      cluster,
+      logger: this.logger,
+      group: options.group,
+      options,
+      offsets: this.offsets,
+      isClosed: () => this.closed,
+      isPaused: () => this.paused,
+      awake: () => this.awake(),
+      fatal: (error) => this.fatal(error),
+      countOffsetReset: () => {
+        this.offsetResets += 1;
+      },
+    });
+    this.rebalancer = new Rebalancer({
+      store,
+      group: options.group,
+      consumerId: this.consumerId,
+      logger: this.logger,
+      options,
+      claims: this.claims,
+      streams: this.streams,
+      offsets: this.offsets,
+      fetchers: this.fetchers,
+      subscription: () => this.subscription,
+      isClosed: () => this.closed,
+      hasFailed: () => this.failure !== undefined,
+      exclusive: (fn) => this.exclusive(fn),
+      fatal: (error) => this.fatal(error),
+      countRebalance: () => {
+        this.rebalances += 1;
+      },
+    });
     this.unsubscribe = store.onSessionEvent((event) => this.onSessionEvent(event));
     this.lastRan = this.now();
   }
@@ -250,16 +231,14 @@ export class ZooKeeperConsumer {
       }, interval);
       this.commitTimer.unref();
     }
-    this.rebalanceWanted = true;
-    await this.runRebalances();
+    await this.rebalancer.rebalanceNow();
     const checkInterval = this.options.rebalanceCheckIntervalMs ?? 10_000;
     if (checkInterval > 0) {
       this.checkTimer = setInterval(() => {
         // Not while the connection is down: a failed read would release the partitions (the
         // disconnection rules above decide what happens then).
-        if (this.rebalanceLoop !== undefined || this.debounceTimer !== undefined || this.disconnected || this.paused) return;
-        this.periodicCheck = true;
-        this.scheduleRebalance();
+        if (this.disconnected || this.paused) return;
+        this.rebalancer.scheduleCheck();
       }, checkInterval);
       this.checkTimer.unref();
     }
@@ -269,7 +248,7 @@ export class ZooKeeperConsumer {
   /** Writes the consumed offset of every owned partition that moved since its last commit. */
   async commitOffsets(): Promise<void> {
     if (this.closed) return;
-    await this.exclusive(() => this.commitOwned());
+    await this.exclusive(() => this.offsets.commitOwned(this.claims.values()));
   }
 
   /**
@@ -281,7 +260,7 @@ export class ZooKeeperConsumer {
   async seek(topic: string, partition: number, position: bigint | number | { readonly timestamp: number }): Promise<bigint> {
     this.assertOpen('seek');
     return this.exclusive(async () => {
-      const claim = this.claims.get(key(topic, partition));
+      const claim = this.claims.get(claimKey(topic, partition));
       if (claim === undefined) {
         throw new TributaryError({
           code: 'PARTITION_NOT_OWNED',
@@ -296,13 +275,13 @@ export class ZooKeeperConsumer {
       } else {
         offset = BigInt(position);
       }
-      await this.stopFetcher(claim);
+      await this.fetchers.stop(claim);
       // Queued messages from before the seek are stale: a fresh claim object replaces the old one.
       claim.active = false;
       claim.stream.purge();
       const fresh: Claim = { ...claim, fetchOffset: offset, pushedEnd: offset, consumed: offset, active: true, fetcher: undefined };
-      this.claims.set(key(topic, partition), fresh);
-      this.startFetcher(fresh);
+      this.claims.set(claimKey(topic, partition), fresh);
+      this.fetchers.start(fresh);
       return offset;
     });
   }
@@ -313,15 +292,14 @@ export class ZooKeeperConsumer {
     this.closed = true;
     if (this.commitTimer !== undefined) clearInterval(this.commitTimer);
     if (this.checkTimer !== undefined) clearInterval(this.checkTimer);
-    if (this.debounceTimer !== undefined) clearTimeout(this.debounceTimer);
     if (this.disconnectTimer !== undefined) clearTimeout(this.disconnectTimer);
     if (this.freezeTimer !== undefined) clearInterval(this.freezeTimer);
-    await this.rebalanceLoop?.catch(() => undefined);
+    await this.rebalancer.stop();
     await this.exclusive(async () => {
-      await this.stopAllFetchers();
+      await this.fetchers.stopAll(this.claims.values());
       try {
-        await this.commitOwned();
-        await this.releaseAll();
+        await this.offsets.commitOwned(this.claims.values());
+        await this.rebalancer.releaseAll();
         if (this.subscription !== undefined) await this.store.delete(consumerPath(this.group, this.consumerId)).catch((error: unknown) => {
           if (!hasCode(error, 'NO_NODE')) throw error;
         });
@@ -404,7 +382,7 @@ export class ZooKeeperConsumer {
       this.dropAllClaims();
     } else if (event === 'reconnected-new-session' && this.subscription !== undefined) {
       void this.exclusive(() => this.registerAgain())
-        .then(() => this.scheduleRebalance())
+        .then(() => this.rebalancer.scheduleRebalance())
         .catch((error: unknown) => this.fatal(new TributaryError({ code: 'CONSUMER_REGISTRATION_FAILED', message: `consumer ${this.consumerId} could not register again after its session expired`, cause: error })));
     }
   }
@@ -414,7 +392,7 @@ export class ZooKeeperConsumer {
     this.paused = false;
     this.logger.info(reason);
     void this.exclusive(async () => {
-      for (const claim of this.claims.values()) this.startFetcher(claim);
+      for (const claim of this.claims.values()) this.fetchers.start(claim);
     });
   }
 
@@ -490,408 +468,6 @@ export class ZooKeeperConsumer {
     this.claims.clear();
   }
 
-  // ---- rebalance ----
-
-  private scheduleRebalance(): void {
-    if (this.closed || this.failure !== undefined || this.subscription === undefined) return;
-    this.rebalanceWanted = true;
-    if (this.debounceTimer !== undefined) clearTimeout(this.debounceTimer);
-    const debounce = this.options.rebalanceDebounceMs ?? 250;
-    this.debounceTimer = setTimeout(() => {
-      this.debounceTimer = undefined;
-      void this.runRebalances();
-    }, debounce + Math.floor(Math.random() * (debounce / 2 + 1)));
-  }
-
-  /** Runs rebalances while one is wanted; only one loop runs at a time. */
-  private runRebalances(): Promise<void> {
-    if (this.rebalanceLoop !== undefined) return this.rebalanceLoop;
-    // Cleared on a later tick, and only if still ours: a loop with nothing to do finishes at once,
-    // and clearing it inside would run before the assignment below and leave a settled loop in
-    // place for good (no rebalance would ever run again: the debounce timer of an event a running
-    // loop had already served used to do exactly that).
-    const loop = this.rebalanceWhileWanted().finally(() => {
-      if (this.rebalanceLoop === loop) this.rebalanceLoop = undefined;
-    });
-    this.rebalanceLoop = loop;
-    return loop;
-  }
-
-  private async rebalanceWhileWanted(): Promise<void> {
-    while (this.rebalanceWanted && !this.closed && this.failure === undefined) {
-      this.rebalanceWanted = false;
-      await this.syncedRebalance();
-    }
-  }
-
-  private async syncedRebalance(): Promise<void> {
-    const retries = this.options.rebalanceMaxRetries ?? 4;
-    const backoff = this.options.rebalanceBackoffMs ?? 2000;
-    let lastError: unknown;
-    const periodic = this.periodicCheck;
-    this.periodicCheck = false;
-    for (let attempt = 0; attempt <= retries; attempt += 1) {
-      if (this.closed) return;
-      try {
-        const started = Date.now();
-        const done = await this.exclusive(() => this.rebalance(attempt, periodic));
-        const took = Date.now() - started;
-        // The lock is shared with commits and seeks: a slow one delays the group's rebalance.
-        if (took > SLOW_REBALANCE_MS) this.logger.warn({ attempt, milliseconds: took }, 'rebalance attempt was slow (it waits for commits in progress and for fetchers to stop)');
-        if (done) {
-          this.rebalances += 1;
-          return;
-        }
-        lastError = undefined;
-      } catch (error) {
-        if (error instanceof TributaryError && error.code === 'NO_COMMITTED_OFFSET') {
-          // Configuration, not contention: retrying cannot help.
-          this.fatal(error);
-          return;
-        }
-        lastError = error;
-        this.logger.warn({ err: error, attempt }, 'rebalance attempt failed');
-        // Stop and release what we hold, so nobody waits on us while we back off.
-        await this.exclusive(async () => {
-          await this.stopAllFetchers();
-          await this.commitOwned().catch(() => undefined);
-          await this.releaseAll().catch(() => undefined);
-        }).catch(() => undefined);
-      }
-      if (attempt < retries) await sleep(backoff);
-      // A watch that fired meanwhile is served by this loop's next attempt.
-      this.rebalanceWanted = false;
-    }
-    this.fatal(
-      new TributaryError({
-        code: 'CONSUMER_REBALANCE_FAILED',
-        message: `${this.consumerId} can't rebalance after ${retries + 1} attempts (group ${this.group}); partitions owned by others were not released in time`,
-        ...(lastError === undefined ? {} : { cause: lastError }),
-        details: { group: this.group, consumerId: this.consumerId, attempts: retries + 1 },
-      }),
-    );
-  }
-
-  /** One attempt of Algorithm 1. True when this consumer owns its whole share afterwards. */
-  private async rebalance(attempt: number, periodic = false): Promise<boolean> {
-    const wanted = await this.computeAssignment();
-    if (wanted === undefined) return true; // our registration is missing: re-registration will rebalance again
-    const unchanged =
-      wanted.length === this.claims.size &&
-      wanted.every((a) => {
-        const claim = this.claims.get(key(a.topic, a.partition));
-        return claim !== undefined && claim.threadId === a.threadId;
-      });
-    if (unchanged) {
-      this.logger.debug({ attempt }, 'assignment unchanged; keeping ownership');
-      return true;
-    }
-    if (periodic) this.logger.warn({ attempt, owned: [...this.claims.keys()], wanted: wanted.map((a) => `${a.topic}/${a.partition}`) }, 'the periodic registry check found a share no watch event reported; rebalancing');
-    // Stop before release; commit before release (while we still own).
-    await this.stopAllFetchers();
-    await this.commitOwned();
-    await this.releaseAll();
-
-    const created: Assignment[] = [];
-    for (const assignment of wanted) {
-      const outcome = await this.claimOwnership(assignment);
-      if (outcome === 'conflict') {
-        this.logger.info({ attempt, topic: assignment.topic, partition: assignment.partition }, 'partition still owned by another consumer; releasing this attempt’s claims and backing off');
-        for (const mine of created) await this.deleteOwnerIfOurs(mine.topic, mine.partition, mine.threadId);
-        return false;
-      }
-      created.push(assignment);
-    }
-    for (const assignment of wanted) {
-      const stream = this.streams.get(assignment.topic)?.[assignment.streamIndex];
-      if (stream === undefined) continue;
-      const stored = await this.storedOffset(assignment.topic, assignment.partition);
-      const start = stored ?? (await this.startWithoutOffset(assignment.topic, assignment.partition));
-      const claim: Claim = {
-        topic: assignment.topic,
-        partition: assignment.partition,
-        threadId: assignment.threadId,
-        stream,
-        fetchOffset: start,
-        pushedEnd: start,
-        consumed: start,
-        committed: stored,
-        active: true,
-        fetcher: undefined,
-      };
-      this.claims.set(key(assignment.topic, assignment.partition), claim);
-    }
-    for (const claim of this.claims.values()) this.startFetcher(claim);
-    this.logger.info(
-      { attempt, owned: wanted.map((a) => `${a.topic}-${a.partition}@${a.threadId}`) },
-      'rebalance done',
-    );
-    return true;
-  }
-
-  /** Reads the registries (re-arming the watches) and computes this consumer's share. */
-  private async computeAssignment(): Promise<Assignment[] | undefined> {
-    const subscription = this.subscription ?? {};
-    const ids = (await this.store.children(consumerIdsPath(this.group), this.watcher)) ?? [];
-    await this.store.children(brokerIdsPath(), this.watcher);
-    if (!ids.includes(this.consumerId)) {
-      this.logger.warn('this consumer is not in the consumer registry; waiting for re-registration');
-      return undefined;
-    }
-    const threadsByTopic = new Map<string, string[]>();
-    for (const id of ids) {
-      const node = await this.store.get(consumerPath(this.group, id));
-      if (node === undefined) continue; // left meanwhile; its departure fires the children watch
-      let registered: Record<string, unknown>;
-      try {
-        const parsed = JSON.parse(node.data.toString('utf8')) as { subscription?: Record<string, unknown> };
-        registered = parsed.subscription ?? {};
-      } catch {
-        this.logger.warn({ consumer: id }, 'unreadable consumer registration; ignoring it');
-        continue;
-      }
-      for (const [topic, count] of Object.entries(registered)) {
-        if (!(topic in subscription) || typeof count !== 'number' || !Number.isSafeInteger(count)) continue;
-        const threads = threadsByTopic.get(topic) ?? [];
-        for (let index = 0; index < count; index += 1) threads.push(`${id}-${index}`);
-        threadsByTopic.set(topic, threads);
-      }
-    }
-    const result: Assignment[] = [];
-    for (const [topic, count] of Object.entries(subscription)) {
-      const partitions = await this.topicPartitions(topic);
-      const threads = (threadsByTopic.get(topic) ?? []).sort(compareThreadIds);
-      for (let index = 0; index < count; index += 1) {
-        const threadId = `${this.consumerId}-${index}`;
-        for (const partition of assignRange(partitions, threads, threadId)) result.push({ topic, partition, threadId, streamIndex: index });
-      }
-    }
-    return result;
-  }
-
-  /** The partitions of a topic from the broker registry, watching the topic node. */
-  private async topicPartitions(topic: string): Promise<number[]> {
-    const node = await this.store.get(topicPath(topic), this.watcher);
-    if (node === undefined) {
-      // Not created yet: watch for its creation (exists sets a watch on a missing node).
-      if (await this.store.exists(topicPath(topic), this.watcher)) return this.topicPartitions(topic);
-      return [];
-    }
-    try {
-      const parsed = JSON.parse(node.data.toString('utf8')) as { partitions?: Record<string, unknown> };
-      return Object.keys(parsed.partitions ?? {})
-        .map(Number)
-        .filter((p) => Number.isSafeInteger(p) && p >= 0)
-        .sort((a, b) => a - b);
-    } catch (error) {
-      throw new TributaryError({ code: 'CORRUPT_REGISTRY', message: `${topicPath(topic)} does not hold a partition assignment`, cause: error });
-    }
-  }
-
-  /** Creates the ownership node, or reads who owns it: 'claimed' (ours now) or 'conflict'. */
-  private async claimOwnership(assignment: Assignment): Promise<'claimed' | 'conflict'> {
-    const path = ownerPath(this.group, assignment.topic, assignment.partition);
-    await this.store.ensurePath(ownersPath(this.group, assignment.topic));
-    for (let tries = 0; tries < 2; tries += 1) {
-      try {
-        await this.store.create(path, Buffer.from(assignment.threadId), 'ephemeral');
-        return 'claimed';
-      } catch (error) {
-        if (!hasCode(error, 'NODE_EXISTS')) throw error;
-      }
-      const owner = await this.store.get(path);
-      if (owner === undefined) continue; // released meanwhile: try once more
-      if (owner.data.toString('utf8') === assignment.threadId) return 'claimed'; // our own (e.g. a create whose answer was lost)
-      this.logger.debug({ path, owner: owner.data.toString('utf8') }, 'waiting for the partition ownership to be deleted');
-      return 'conflict';
-    }
-    return 'conflict';
-  }
-
-  private async deleteOwnerIfOurs(topic: string, partition: number, threadId: string): Promise<void> {
-    const path = ownerPath(this.group, topic, partition);
-    const node = await this.store.get(path);
-    if (node === undefined || node.data.toString('utf8') !== threadId) return;
-    try {
-      await this.store.delete(path, node.version);
-    } catch (error) {
-      if (!hasCode(error, 'NO_NODE') && !hasCode(error, 'BAD_VERSION')) throw error;
-    }
-  }
-
-  /** Deletes our ownership nodes and forgets the claims (fetchers must be stopped first). */
-  private async releaseAll(): Promise<void> {
-    const claims = [...this.claims.values()];
-    for (const claim of claims) {
-      claim.active = false;
-      claim.stream.purge();
-    }
-    this.claims.clear();
-    for (const claim of claims) await this.deleteOwnerIfOurs(claim.topic, claim.partition, claim.threadId);
-  }
-
-  // ---- offsets ----
-
-  private async storedOffset(topic: string, partition: number): Promise<bigint | undefined> {
-    const node = await this.store.get(offsetPath(this.group, topic, partition));
-    if (node === undefined) return undefined;
-    const value = decodeCommittedOffset(node.data);
-    if (value === undefined || value.offset < 0n) {
-      this.logger.warn({ topic, partition, text: node.data.toString('utf8') }, 'stored offset is not a number; using auto.offset.reset');
-      return undefined;
-    }
-    return value.offset;
-  }
-
-  private async resetOffset(topic: string, partition: number): Promise<bigint> {
-    const reset = this.options.autoOffsetReset ?? 'largest';
-    return this.simple.listOffset(topic, partition, reset === 'smallest' ? 'earliest' : 'latest');
-  }
-
-  /** A partition the group never committed: where autoOffsetReset says, or NO_COMMITTED_OFFSET with 'none'. */
-  private async startWithoutOffset(topic: string, partition: number): Promise<bigint> {
-    const reset = this.options.autoOffsetReset ?? 'largest';
-    if (reset === 'none') {
-      throw new TributaryError({
-        code: 'NO_COMMITTED_OFFSET',
-        message: `group ${this.group} has no committed offset for ${topic}-${partition} and autoOffsetReset is 'none'; commit one (tributary groups reset-offsets) or choose 'smallest' or 'largest'`,
-        details: { group: this.group, topic, partition },
-      });
-    }
-    const start = await this.resetOffset(topic, partition);
-    this.logger.info({ topic, partition, autoOffsetReset: reset, offset: start.toString() }, 'no committed offset; starting where autoOffsetReset says');
-    return start;
-  }
-
-  /** Commits every owned partition whose consumed offset moved, each fenced by its ownership node. */
-  private async commitOwned(): Promise<void> {
-    for (const claim of [...this.claims.values()]) {
-      if (!claim.active || claim.committed === claim.consumed) continue;
-      const consumed = claim.consumed;
-      const owner = ownerPath(this.group, claim.topic, claim.partition);
-      const node = await this.store.get(owner);
-      if (node === undefined || node.data.toString('utf8') !== claim.threadId) {
-        this.logger.warn({ topic: claim.topic, partition: claim.partition }, 'not committing: this consumer no longer owns the partition');
-        continue;
-      }
-      const path = offsetPath(this.group, claim.topic, claim.partition);
-      const data = Buffer.from(consumed.toString());
-      const check: TransactionOp = { op: 'check', path: owner, expectedVersion: node.version };
-      if (await this.store.exists(path)) {
-        await this.store.transaction([check, { op: 'set', path, data }]);
-      } else {
-        await this.store.ensurePath(offsetsPath(this.group, claim.topic));
-        try {
-          await this.store.transaction([check, { op: 'create', path, data, mode: 'persistent' }]);
-        } catch (error) {
-          if (!hasCode(error, 'NODE_EXISTS')) throw error;
-          await this.store.transaction([check, { op: 'set', path, data }]);
-        }
-      }
-      claim.committed = consumed;
-    }
-  }
-
-  // ---- fetchers ----
-
-  private startFetcher(claim: Claim): void {
-    if (claim.fetcher !== undefined || !claim.active || this.paused) return;
-    const fetcher: Fetcher = { stopped: false, stop: new AbortController(), done: Promise.resolve() };
-    fetcher.done = this.fetchLoop(claim, fetcher);
-    claim.fetcher = fetcher;
-  }
-
-  private async stopFetcher(claim: Claim): Promise<void> {
-    const fetcher = claim.fetcher;
-    if (fetcher === undefined) return;
-    haltFetcher(fetcher);
-    await fetcher.done;
-    claim.fetcher = undefined;
-  }
-
-  private async stopAllFetchers(): Promise<void> {
-    await Promise.all([...this.claims.values()].map((claim) => this.stopFetcher(claim)));
-  }
-
-  private async fetchLoop(claim: Claim, fetcher: Fetcher): Promise<void> {
-    const running = (): boolean => !fetcher.stopped && claim.active && !this.closed;
-    let failures = 0;
-    while (running()) {
-      await claim.stream.waitForSpace(fetcher.stop.signal);
-      if (!running()) return;
-      try {
-        const result = await this.simple.fetch(claim.topic, claim.partition, claim.fetchOffset, {
-          maxWaitMs: this.options.fetchWaitMaxMs ?? 500,
-          maxBytes: this.options.fetchMaxBytes ?? 1024 * 1024,
-        });
-        failures = 0;
-        for (const record of result.records) {
-          await claim.stream.waitForSpace(fetcher.stop.signal);
-          if (!running()) return;
-          const message: Message = {
-            topic: claim.topic,
-            partition: claim.partition,
-            offset: record.offset,
-            from: claim.pushedEnd < record.offset ? claim.pushedEnd : record.offset,
-            key: record.key,
-            value: record.value,
-            headers: record.headers,
-            timestamp: record.timestamp,
-          };
-          claim.stream.push({
-            message,
-            current: () => claim.active && this.awake() && claim.active,
-            delivered: () => {
-              if (claim.active && record.offset + 1n > claim.consumed) claim.consumed = record.offset + 1n;
-            },
-          });
-          claim.fetchOffset = record.offset + 1n;
-          claim.pushedEnd = record.offset + 1n;
-        }
-        // Past the last batch: records it (or whole batches before it) lost to compaction are stepped over.
-        if (result.nextOffset > claim.fetchOffset) claim.fetchOffset = result.nextOffset;
-      } catch (caught) {
-        if (!running()) return;
-        let error = caught;
-        if (error instanceof TributaryError && error.code === 'OFFSET_OUT_OF_RANGE') {
-          const policy = this.options.autoOffsetReset ?? 'largest';
-          const bounds = `log start ${String(error.details['logStartOffset'])}, high watermark ${String(error.details['highWatermark'])}`;
-          if (policy === 'none') {
-            // Never silently: the records between the offset and the log start are gone for this group.
-            this.fatal(
-              new TributaryError({
-                code: 'OFFSET_OUT_OF_RANGE',
-                message: `${claim.topic}-${claim.partition}: offset ${claim.fetchOffset} of group ${this.group} is outside the log (${bounds}), and autoOffsetReset is 'none'; move the group's offset (tributary groups reset-offsets) or choose 'smallest' or 'largest'`,
-                cause: error,
-                details: { group: this.group, topic: claim.topic, partition: claim.partition, offset: claim.fetchOffset.toString(), logStartOffset: error.details['logStartOffset'], highWatermark: error.details['highWatermark'] },
-              }),
-            );
-            return;
-          }
-          try {
-            const reset = await this.resetOffset(claim.topic, claim.partition);
-            if (!running()) return;
-            this.offsetResets += 1;
-            this.logger.warn(
-              { topic: claim.topic, partition: claim.partition, from: claim.fetchOffset.toString(), to: reset.toString(), autoOffsetReset: policy, logStartOffset: String(error.details['logStartOffset']), highWatermark: String(error.details['highWatermark']) },
-              `offset ${claim.fetchOffset} of ${claim.topic}-${claim.partition} is outside the log (${bounds}); autoOffsetReset=${policy} moved it to ${reset}`,
-            );
-            claim.fetchOffset = reset;
-            claim.pushedEnd = reset;
-            claim.consumed = reset;
-            continue;
-          } catch (resetError) {
-            error = resetError;
-          }
-        }
-        failures += 1;
-        this.logger.warn({ err: error, topic: claim.topic, partition: claim.partition, failures }, 'fetch failed; retrying');
-        await sleep(Math.min(100 * 2 ** Math.min(failures, 5), 3000));
-        await this.cluster.refreshMetadata([claim.topic]).catch(() => undefined);
-      }
-    }
-  }
-
   // ---- helpers ----
 
   /** Runs `fn` with no other rebalance, commit or seek in progress. */
@@ -915,9 +491,4 @@ export class ZooKeeperConsumer {
     if (this.closed) throw new TributaryError({ code: 'CLOSED', message: `${operation}: the consumer is closed` });
     if (this.failure !== undefined) throw this.failure;
   }
-}
-
-function haltFetcher(fetcher: Fetcher): void {
-  fetcher.stopped = true;
-  fetcher.stop.abort();
 }
