@@ -5,6 +5,7 @@
  * from zookeeper-consumer.ts, which decides when fetchers start and stop (rebalance, seek,
  * pause); the loops reach the consumer only through FetcherHost.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TributaryError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import type { ClusterClient } from '../cluster-client.js';
@@ -68,7 +69,6 @@ export interface FetcherHost {
 
 /** The key of a claim in the consumer's map of claims. */
 export const claimKey = (topic: string, partition: number): string => `${topic}/${partition}`;
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 
 export class PartitionFetchers {
   constructor(private readonly host: FetcherHost) {}

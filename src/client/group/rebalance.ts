@@ -5,6 +5,7 @@
  * starts. Apart from zookeeper-consumer.ts, which keeps registration, session events and the
  * public API; it reaches the consumer only through RebalanceHost.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { TributaryError } from '../../common/errors.js';
 import type { Logger } from '../../common/logger.js';
 import { brokerIdsPath, consumerIdsPath, consumerPath, ownerPath, ownersPath, topicPath } from '../../coordination/paths.js';
@@ -49,7 +50,6 @@ interface Assignment {
   readonly streamIndex: number;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 const SLOW_REBALANCE_MS = 10_000;
 
 export class Rebalancer {

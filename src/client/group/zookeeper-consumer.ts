@@ -36,6 +36,7 @@
  * - After `rebalanceMaxRetries` failed attempts the consumer fails loudly: the error is logged,
  *   every stream throws it, and `onError` hears it.
  */
+import { setTimeout as sleep } from 'node:timers/promises';
 import { randomBytes } from 'node:crypto';
 import { hostname } from 'node:os';
 import { systemClock, type Clock } from '../../common/clock.js';
@@ -94,7 +95,6 @@ export interface ZooKeeperConsumerOptions {
   readonly onError?: (error: Error) => void;
 }
 
-const sleep = (ms: number): Promise<void> => new Promise((resolve) => setTimeout(resolve, ms));
 /** How often the consumer notes that its process runs (freeze detection). */
 const FREEZE_TICK_MS = 250;
 
