@@ -49,6 +49,7 @@ import { firstRecordAtOrAfter } from './record-timestamps.js';
 import type { AppendOptions, AppendResult, FollowerAppendResult, HighWatermarkMode, ReadOptions, ReadResult, TimestampLookup } from './partition-log-types.js';
 import type { ProducerBatch, ProducerEntry, ProducerStateTable } from './producer-state.js';
 import { ProducerStateManager } from './producer-state-manager.js';
+import { LogStatus } from './log-status.js';
 import type { LogSegment } from './segment.js';
 import type { CleanedGroup } from './cleaner/clean-pass.js';
 import { cleanableView, swapCleanedSegment, type CleanableView } from './cleaner/cleanable-log.js';
@@ -105,12 +106,6 @@ export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
 /** Truncations remembered for `truncatedAway` (a waiter older than these is told its batch may be gone). */
 const CUTS_REMEMBERED = 64;
 
-/**
- * open: serving. closing: a clean stop is flushing it (no new appends). closed: stopped, files
- * kept. deleted: its topic is gone; queued appends were refused and its files are being removed.
- */
-type LogState = 'open' | 'closing' | 'closed' | 'deleted';
-
 export class PartitionLog {
   private readonly local: LocalLog;
   private highWatermarkMark!: Mark;
@@ -127,8 +122,7 @@ export class PartitionLog {
   private readonly cuts: { readonly generation: number; readonly end: number }[] = [];
   private flushing: Promise<void> | undefined;
   private writeGroup: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined;
-  private failure: Error | undefined;
-  private state: LogState = 'open';
+  private readonly status: LogStatus;
   logStartOffset = 0;
   config: LogConfig;
   private readonly producerState: ProducerStateManager;
@@ -146,8 +140,9 @@ export class PartitionLog {
     producerIdExpirationMs: number,
   ) {
     this.config = config;
+    this.status = new LogStatus(`${topic}-${partition}`);
     this.local = new LocalLog(directory, `${topic}-${partition}`, logger);
-    this.producerState = new ProducerStateManager(`${topic}-${partition}`, directory, producerIdExpirationMs, clock, logger, () => this.state === 'deleted');
+    this.producerState = new ProducerStateManager(`${topic}-${partition}`, directory, producerIdExpirationMs, clock, logger, () => this.status.state === 'deleted');
     this.producers = this.producerState.producers;
   }
 
@@ -238,7 +233,7 @@ export class PartitionLog {
    * is refused with NOT_LEADER_OR_FOLLOWER: a newer leader has written to this log since.
    */
   async append(batch: Buffer, { waitForFlush = false, allowZstd = true, leaderEpoch }: AppendOptions = {}): Promise<AppendResult> {
-    this.checkWritable();
+    this.status.checkWritable();
     if (leaderEpoch !== undefined) checkLeaderEpoch(this.epochCache, leaderEpoch, this.name);
     const now = this.clock.now();
     const config = this.config;
@@ -328,9 +323,9 @@ export class PartitionLog {
   private writePendingNow(): void {
     const group = this.writeGroup;
     this.writeGroup = undefined;
-    if (this.state === 'closed' || this.state === 'deleted') {
+    if (this.status.stopped) {
       // Closing cancelled the queued batches; a write now could only hit a file the log let go.
-      group?.reject(this.unavailableError());
+      group?.reject(this.status.unavailableError());
       return;
     }
     try {
@@ -354,7 +349,7 @@ export class PartitionLog {
 
   /** Whether the flush policy wants a flush now: enough records waiting, or the oldest waiting long enough. */
   flushDue(now: number): boolean {
-    if (this.state !== 'open') return false;
+    if (this.status.state !== 'open') return false;
     return this.local.flushDue(now, this.config);
   }
 
@@ -365,7 +360,7 @@ export class PartitionLog {
 
   /** fsyncs everything appended so far, then exposes it. Concurrent calls share the work. */
   flush(): Promise<void> {
-    if (this.state === 'closed' || this.state === 'deleted') return Promise.reject(this.unavailableError());
+    if (this.status.stopped) return Promise.reject(this.status.unavailableError());
     if (this.flushing !== undefined) {
       // One flush at a time; a caller arriving during one gets another that covers its data.
       return this.flushing.then(() => (this.flushedMark.offset < this.logEndOffset ? this.flush() : undefined));
@@ -376,7 +371,7 @@ export class PartitionLog {
       // A write that took the log offline fails the flush. A full disk only refused the queued
       // batches (their appends have the error): the batches already in the file still get their
       // fsync, or acks=−1 appends written before them would be refused although they are stored.
-      if (this.failure !== undefined) return Promise.reject(error instanceof Error ? error : new Error(String(error)));
+      if (this.status.failure !== undefined) return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
     if (this.flushedMark.offset >= this.logEndOffset) return Promise.resolve();
     const target = this.local.endMark();
@@ -388,11 +383,11 @@ export class PartitionLog {
         // A write inside the segment's flush may have been undone: forget what never reached the file.
         this.producers.forgetFrom(this.logEndOffset);
         // A log deleted under its flush: its files are gone on purpose, nothing went wrong.
-        if (this.state === 'deleted') throw this.unavailableError();
+        if (this.status.state === 'deleted') throw this.status.unavailableError();
         // Never expose or acknowledge data whose fsync failed, and never retry the fsync blindly.
-        this.failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `fsync of log ${this.name} failed; the log is offline until restart and recovery`, { cause: error });
+        this.status.failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `fsync of log ${this.name} failed; the log is offline until restart and recovery`, { cause: error });
         this.logger.error({ err: error }, 'fsync failed; taking the log offline');
-        throw this.failure;
+        throw this.status.failure;
       }
       this.flushedMark = target;
       this.advanceHighWatermarkByPolicy(target);
@@ -429,7 +424,7 @@ export class PartitionLog {
         });
       }
       if (this.flushedMark.offset >= offset) return;
-      this.checkWritable();
+      this.status.checkWritable();
       await this.flush();
     }
   }
@@ -462,7 +457,7 @@ export class PartitionLog {
    * highWatermarkAdvanced when it did. Never moves it back.
    */
   updateHighWatermark(offset: number): boolean {
-    if (this.state === 'closed' || this.state === 'deleted') return false;
+    if (this.status.stopped) return false;
     const target = Math.min(offset, this.writtenMark.offset);
     if (target <= this.highWatermarkMark.offset) return false;
     return this.advanceHighWatermark(this.markAt(target));
@@ -475,7 +470,7 @@ export class PartitionLog {
    * the new high watermark; fires highWatermarkAdvanced if it moved forward.
    */
   resetHighWatermark(offset: number): number {
-    this.checkReadable();
+    this.status.checkReadable();
     const target = Math.max(this.logStartOffset, Math.min(offset, this.writtenMark.offset));
     const mark = this.markAt(target);
     const before = this.highWatermarkMark.offset;
@@ -497,7 +492,7 @@ export class PartitionLog {
    * ask for the same offset for ever. A follower gets them: they carry its log end forward.
    */
   async read(offset: number, maxBytes: number, options: ReadOptions = {}): Promise<ReadResult> {
-    this.checkReadable();
+    this.status.checkReadable();
     const bounds = { highWatermark: this.highWatermark, logStartOffset: this.logStartOffset, logEndOffset: this.logEndOffset };
     if (offset < this.logStartOffset || offset > this.logEndOffset) {
       throw new KafkaProtocolError(
@@ -532,7 +527,7 @@ export class PartitionLog {
 
   /** The first record with timestamp ≥ `timestamp` below the high watermark, if any (ListOffsets). */
   async offsetForTimestamp(timestamp: bigint): Promise<TimestampLookup | undefined> {
-    this.checkReadable();
+    this.status.checkReadable();
     const hw = this.highWatermarkMark;
     // A copy: retention may drop segments from the list while this waits on a read.
     for (const segment of [...this.local.segments]) {
@@ -550,7 +545,7 @@ export class PartitionLog {
       } finally {
         segment.release();
       }
-      this.checkReadable();
+      this.status.checkReadable();
       if (read < batch.size) continue;
       // Resolved to the exact record, decompressing the batch if it is compressed.
       const record = firstRecordAtOrAfter(bytes, timestamp);
@@ -565,7 +560,7 @@ export class PartitionLog {
    * with records above the high watermark. Returns how many were deleted.
    */
   applyRetention(now: number): number {
-    if (this.state !== 'open') return 0;
+    if (this.status.state !== 'open') return 0;
     // A compact-only log keeps its old segments: the cleaner, not age or size, decides what goes.
     const { retentionMs, retentionBytes } = deletesByRetention(this.config) ? this.config : { retentionMs: -1, retentionBytes: -1 };
     let remainingBytes = this.sizeInBytes;
@@ -623,7 +618,7 @@ export class PartitionLog {
 
   /** Why a pass that read the log at `generation` can no longer swap its output in, or undefined. */
   cleaningStale(generation: number): string | undefined {
-    if (this.state !== 'open') return `log ${this.name} is ${this.state}`;
+    if (this.status.state !== 'open') return `log ${this.name} is ${this.status.state}`;
     if (this.truncations !== generation) return `log ${this.name} was truncated while it was cleaned`;
     return undefined;
   }
@@ -665,7 +660,7 @@ export class PartitionLog {
    * checkpoint and the deletions leaves files the next load deletes (`loadSegments`).
    */
   incrementLogStartOffset(offset: number): boolean {
-    this.checkWritable();
+    this.status.checkWritable();
     this.checkOffsetArgument(offset, 'move the log start to');
     if (offset <= this.logStartOffset) return false;
     if (offset > this.highWatermark) {
@@ -723,7 +718,7 @@ export class PartitionLog {
    * and throws KAFKA_STORAGE_ERROR: the next fetch starts at the new log end.
    */
   async appendAsFollower(records: Buffer): Promise<FollowerAppendResult | undefined> {
-    this.checkWritable();
+    this.status.checkWritable();
     const batches = checkFollowerBatches(records, this, largestBatchBytes(this.config));
     const first = batches[0];
     const last = batches[batches.length - 1];
@@ -848,7 +843,7 @@ export class PartitionLog {
 
   /** What a truncation must wait for: a flush or truncation under way, or snapshot writes (which could land a snapshot it deleted). */
   private busyForTruncation(): Promise<unknown> | undefined {
-    this.checkWritable();
+    this.status.checkWritable();
     if (this.flushing !== undefined) return this.flushing.catch(() => undefined);
     if (this.producerState.writingSnapshots) return this.whenSnapshotsWritten();
     return undefined;
@@ -913,10 +908,10 @@ export class PartitionLog {
 
   /** A truncation that failed halfway leaves the log in no known state: offline until restart and recovery. */
   private truncationFailure(error: unknown): KafkaProtocolError {
-    if (this.state === 'deleted') return this.unavailableError();
-    if (error instanceof KafkaProtocolError && error === this.failure) return error;
+    if (this.status.state === 'deleted') return this.status.unavailableError();
+    if (error instanceof KafkaProtocolError && error === this.status.failure) return error;
     const failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `truncating log ${this.name} failed; the log is offline until restart and recovery`, { cause: error });
-    this.failure = failure;
+    this.status.failure = failure;
     this.logger.error({ err: error }, 'truncation failed; taking the log offline');
     return failure;
   }
@@ -933,11 +928,11 @@ export class PartitionLog {
 
   /** Flushes and closes the files (a clean stop). New appends are refused from the start. */
   async close(): Promise<void> {
-    if (this.state !== 'open') return;
-    this.state = 'closing';
+    if (this.status.state !== 'open') return;
+    this.status.state = 'closing';
     const errors: unknown[] = [];
     try {
-      if (this.failure === undefined) {
+      if (this.status.failure === undefined) {
         await this.flush();
         // Everything is in the file: the next start loads this and replays nothing.
         if (this.logEndOffset > this.local.firstSegment().baseOffset) this.producerState.takeSnapshot(this.logEndOffset);
@@ -946,7 +941,7 @@ export class PartitionLog {
     } catch (error) {
       errors.push(error);
     }
-    this.state = 'closed';
+    this.status.state = 'closed';
     this.cancelPendingWrites();
     for (const segment of this.local.segments) {
       try {
@@ -978,7 +973,7 @@ export class PartitionLog {
 
   /** Forgets producers idle for producer.id.expiration.ms; returns how many. */
   expireProducers(now: number): number {
-    if (this.state !== 'open') return 0;
+    if (this.status.state !== 'open') return 0;
     return this.producerState.expire(now);
   }
 
@@ -989,37 +984,19 @@ export class PartitionLog {
 
   /** The synchronous first step of `deleteFiles`: from now on every append and read is refused. */
   beginDeletion(): void {
-    if (this.state === 'deleted') return;
-    this.state = 'deleted';
+    if (this.status.state === 'deleted') return;
+    this.status.state = 'deleted';
     this.cancelPendingWrites();
   }
 
   /** Refuses the batches queued for the next write (the log is closing, deleted or truncated under them). */
-  private cancelPendingWrites(error: KafkaProtocolError = this.unavailableError()): void {
+  private cancelPendingWrites(error: KafkaProtocolError = this.status.unavailableError()): void {
     const group = this.writeGroup;
     this.writeGroup = undefined;
     // Only the active segment ever holds queued batches: a roll writes the old one's first.
     this.local.segments[this.local.segments.length - 1]?.discardPending();
     if (this.local.segments.length > 0) this.producers.forgetFrom(this.logEndOffset);
     group?.reject(error);
-  }
-
-  private checkWritable(): void {
-    if (this.state === 'deleted') throw this.unavailableError();
-    if (this.failure !== undefined) throw this.failure;
-    if (this.state !== 'open') throw this.unavailableError();
-  }
-
-  private checkReadable(): void {
-    if (this.state === 'closed' || this.state === 'deleted') throw this.unavailableError();
-  }
-
-  /** What a request to a log that stopped serving gets: a deleted topic is unknown, a stopped broker not the leader. */
-  private unavailableError(): KafkaProtocolError {
-    if (this.state === 'deleted') {
-      return new KafkaProtocolError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${this.name} was deleted with its topic`);
-    }
-    return new KafkaProtocolError('NOT_LEADER_OR_FOLLOWER', `log ${this.name} is closed`);
   }
 
   /** Maps a failed write (already undone by the segment) to the error the appends get. */
@@ -1030,7 +1007,7 @@ export class PartitionLog {
       return new KafkaProtocolError('KAFKA_STORAGE_ERROR', `no space left to append to log ${this.name}; the batches were not written — free disk space and retry`, { cause: error });
     }
     const failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `write to log ${this.name} failed (${code ?? 'unknown'}); the log is offline until restart`, { cause: error });
-    this.failure = failure;
+    this.status.failure = failure;
     this.logger.error({ err: error }, 'write failed; taking the log offline');
     return failure;
   }
