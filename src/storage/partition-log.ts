@@ -50,6 +50,7 @@ import type { AppendOptions, AppendResult, FollowerAppendResult, HighWatermarkMo
 import type { ProducerBatch, ProducerEntry, ProducerStateTable } from './producer-state.js';
 import { ProducerStateManager } from './producer-state-manager.js';
 import { LogStatus } from './log-status.js';
+import { LogEnds } from './log-ends.js';
 import type { LogSegment } from './segment.js';
 import type { CleanedGroup } from './cleaner/clean-pass.js';
 import { cleanableView, swapCleanedSegment, type CleanableView } from './cleaner/cleanable-log.js';
@@ -103,23 +104,10 @@ export interface LoadOptions {
 
 export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
 
-/** Truncations remembered for `truncatedAway` (a waiter older than these is told its batch may be gone). */
-const CUTS_REMEMBERED = 64;
-
 export class PartitionLog {
   private readonly local: LocalLog;
-  private highWatermarkMark!: Mark;
-  private flushedMark!: Mark;
-  /** The end of the batches in the file; queued batches lie past it until `writePendingNow`. */
-  private writtenMark!: Mark;
-  private highWatermarkPolicy: HighWatermarkMode = 'flushed';
+  private readonly ends: LogEnds;
   private epochCache!: LeaderEpochCache;
-  /**
-   * Truncations so far, and where the recent ones cut: an acks=−1 append waiting for its flush
-   * learns that its batch was cut away instead of waiting for offsets that now hold other data.
-   */
-  private truncations = 0;
-  private readonly cuts: { readonly generation: number; readonly end: number }[] = [];
   private flushing: Promise<void> | undefined;
   private writeGroup: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined;
   private readonly status: LogStatus;
@@ -142,6 +130,7 @@ export class PartitionLog {
     this.config = config;
     this.status = new LogStatus(`${topic}-${partition}`);
     this.local = new LocalLog(directory, `${topic}-${partition}`, logger);
+    this.ends = new LogEnds(this.local, () => this.events.highWatermarkAdvanced(this));
     this.producerState = new ProducerStateManager(`${topic}-${partition}`, directory, producerIdExpirationMs, clock, logger, () => this.status.state === 'deleted');
     this.producers = this.producerState.producers;
   }
@@ -155,9 +144,7 @@ export class PartitionLog {
     );
     try {
       log.logStartOffset = await loadSegments(log.local, options, log.config, log.clock, log.logger);
-      log.flushedMark = log.local.endMark();
-      log.writtenMark = log.flushedMark;
-      log.highWatermarkMark = log.flushedMark;
+      log.ends.startAt(log.local.endMark());
       log.producerState.load(log.local, log.logStartOffset);
       // Epochs past what recovery kept (assigned just before a crash, or on becoming leader with
       // nothing appended since) and before the log start are gone with their batches.
@@ -181,22 +168,22 @@ export class PartitionLog {
   }
 
   get highWatermark(): number {
-    return this.highWatermarkMark.offset;
+    return this.ends.highWatermark.offset;
   }
 
   /** Everything before this offset is fsynced. */
   get recoveryPoint(): number {
-    return this.flushedMark.offset;
+    return this.ends.flushed.offset;
   }
 
   /** The same as `recoveryPoint`: one past the last fsynced batch. */
   get flushedEndOffset(): number {
-    return this.flushedMark.offset;
+    return this.ends.flushed.offset;
   }
 
   /** One past the last batch in the file; batches queued for the next write are not counted. */
   get writtenEndOffset(): number {
-    return this.writtenMark.offset;
+    return this.ends.written.offset;
   }
 
   get leaderEpochCache(): LeaderEpochCache {
@@ -204,7 +191,7 @@ export class PartitionLog {
   }
 
   get highWatermarkMode(): HighWatermarkMode {
-    return this.highWatermarkPolicy;
+    return this.ends.mode;
   }
 
   get sizeInBytes(): number {
@@ -262,7 +249,7 @@ export class PartitionLog {
       else writeDeferredEpochs(this.epochCache, this.name);
       batch.writeInt32BE(leaderEpoch, PARTITION_LEADER_EPOCH_OFFSET);
     }
-    const generation = this.truncations;
+    const generation = this.ends.generation;
     setBaseOffset(batch, BigInt(baseOffset));
     // The batch's MaxTimestamp as stored: the validator sets it to the records' maximum (or the append time).
     segment.append(batch, { baseOffset, lastOffset, maxTimestamp: validated.maxTimestamp }, this.config.indexIntervalBytes, now);
@@ -283,7 +270,7 @@ export class PartitionLog {
    * fails, the original is gone (and forgotten by the producer state) and this answer fails with it.
    */
   private async answerDuplicate(original: ProducerBatch, waitForFlush: boolean): Promise<AppendResult> {
-    const generation = this.truncations;
+    const generation = this.ends.generation;
     if (this.writeGroup !== undefined) await this.writeGroup.promise;
     if (waitForFlush) await this.flushUpTo(original.lastOffset + 1, generation);
     return {
@@ -340,9 +327,8 @@ export class PartitionLog {
     }
     this.producers.settleBelow(this.logEndOffset);
     const written = this.local.endMark();
-    const advanced = written.offset > this.writtenMark.offset;
-    this.writtenMark = written;
-    if (this.config.visibleOnAppend) this.advanceHighWatermarkByPolicy(written);
+    const advanced = this.ends.wroteTo(written);
+    if (this.config.visibleOnAppend) this.ends.advanceByPolicy(written);
     group?.resolve();
     if (advanced) this.events.appended?.(this);
   }
@@ -363,7 +349,7 @@ export class PartitionLog {
     if (this.status.stopped) return Promise.reject(this.status.unavailableError());
     if (this.flushing !== undefined) {
       // One flush at a time; a caller arriving during one gets another that covers its data.
-      return this.flushing.then(() => (this.flushedMark.offset < this.logEndOffset ? this.flush() : undefined));
+      return this.flushing.then(() => (this.ends.flushed.offset < this.logEndOffset ? this.flush() : undefined));
     }
     try {
       this.writePendingNow();
@@ -373,7 +359,7 @@ export class PartitionLog {
       // fsync, or acks=−1 appends written before them would be refused although they are stored.
       if (this.status.failure !== undefined) return Promise.reject(error instanceof Error ? error : new Error(String(error)));
     }
-    if (this.flushedMark.offset >= this.logEndOffset) return Promise.resolve();
+    if (this.ends.flushed.offset >= this.logEndOffset) return Promise.resolve();
     const target = this.local.endMark();
     const segments = this.local.takeUnflushed();
     const run = (async () => {
@@ -389,26 +375,13 @@ export class PartitionLog {
         this.logger.error({ err: error }, 'fsync failed; taking the log offline');
         throw this.status.failure;
       }
-      this.flushedMark = target;
-      this.advanceHighWatermarkByPolicy(target);
+      this.ends.flushedTo(target);
       this.events.flushed?.(this);
     })();
     this.flushing = run.finally(() => {
       this.flushing = undefined;
     });
     return this.flushing;
-  }
-
-  private advanceHighWatermark(mark: Mark): boolean {
-    if (mark.offset <= this.highWatermarkMark.offset) return false;
-    this.highWatermarkMark = mark;
-    this.events.highWatermarkAdvanced(this);
-    return true;
-  }
-
-  /** A flush or a write moved an end: the high watermark follows in 'flushed' mode only. */
-  private advanceHighWatermarkByPolicy(mark: Mark): void {
-    if (this.highWatermarkPolicy === 'flushed') this.advanceHighWatermark(mark);
   }
 
   /**
@@ -418,36 +391,20 @@ export class PartitionLog {
    */
   private async flushUpTo(offset: number, generation: number): Promise<void> {
     for (;;) {
-      if (this.truncatedAway(generation, offset - 1)) {
+      if (this.ends.truncatedAway(generation, offset - 1)) {
         throw new KafkaProtocolError('NOT_LEADER_OR_FOLLOWER', `the records up to offset ${offset - 1} of log ${this.name} were truncated (a leader change) before they were flushed`, {
           details: { offset: offset - 1 },
         });
       }
-      if (this.flushedMark.offset >= offset) return;
+      if (this.ends.flushed.offset >= offset) return;
       this.status.checkWritable();
       await this.flush();
     }
   }
 
-  /** Whether a truncation since `generation` removed the offset `lastOffset` (unsure = yes). */
-  private truncatedAway(generation: number, lastOffset: number): boolean {
-    if (generation === this.truncations) return false;
-    const oldest = this.cuts[0];
-    if (oldest === undefined || oldest.generation > generation + 1) return true;
-    return this.cuts.some((cut) => cut.generation > generation && cut.end <= lastOffset);
-  }
-
-  private recordCut(end: number): void {
-    this.truncations += 1;
-    this.cuts.push({ generation: this.truncations, end });
-    if (this.cuts.length > CUTS_REMEMBERED) this.cuts.shift();
-  }
-
   /** Chooses who moves the high watermark (see HighWatermarkMode); back to 'flushed', it catches up at once. */
   setHighWatermarkMode(mode: HighWatermarkMode): void {
-    if (mode === this.highWatermarkPolicy) return;
-    this.highWatermarkPolicy = mode;
-    if (mode === 'flushed') this.advanceHighWatermark(this.config.visibleOnAppend ? this.writtenMark : this.flushedMark);
+    this.ends.setMode(mode, this.config.visibleOnAppend);
   }
 
   /**
@@ -458,9 +415,7 @@ export class PartitionLog {
    */
   updateHighWatermark(offset: number): boolean {
     if (this.status.stopped) return false;
-    const target = Math.min(offset, this.writtenMark.offset);
-    if (target <= this.highWatermarkMark.offset) return false;
-    return this.advanceHighWatermark(this.markAt(target));
+    return this.ends.update(offset);
   }
 
   /**
@@ -471,12 +426,7 @@ export class PartitionLog {
    */
   resetHighWatermark(offset: number): number {
     this.status.checkReadable();
-    const target = Math.max(this.logStartOffset, Math.min(offset, this.writtenMark.offset));
-    const mark = this.markAt(target);
-    const before = this.highWatermarkMark.offset;
-    this.highWatermarkMark = mark;
-    if (mark.offset > before) this.events.highWatermarkAdvanced(this);
-    return mark.offset;
+    return this.ends.reset(offset, this.logStartOffset);
   }
 
   /**
@@ -502,7 +452,7 @@ export class PartitionLog {
       );
     }
     // A follower reads what is in the file; a consumer what is visible.
-    const end = options.upTo === 'written' ? this.writtenMark : this.highWatermarkMark;
+    const end = options.upTo === 'written' ? this.ends.written : this.ends.highWatermark;
     if (offset >= end.offset) return { slice: undefined, ...bounds };
     let from = offset;
     for (let index = this.local.segmentIndexFor(offset); index < this.local.segments.length; index += 1) {
@@ -528,7 +478,7 @@ export class PartitionLog {
   /** The first record with timestamp ≥ `timestamp` below the high watermark, if any (ListOffsets). */
   async offsetForTimestamp(timestamp: bigint): Promise<TimestampLookup | undefined> {
     this.status.checkReadable();
-    const hw = this.highWatermarkMark;
+    const hw = this.ends.highWatermark;
     // A copy: retention may drop segments from the list while this waits on a read.
     for (const segment of [...this.local.segments]) {
       if (segment.baseOffset >= hw.offset) break;
@@ -610,7 +560,7 @@ export class PartitionLog {
       highWatermark: this.highWatermark,
       recoveryPoint: this.recoveryPoint,
       logStartOffset: this.logStartOffset,
-      generation: this.truncations,
+      generation: this.ends.generation,
       producers: this.producers.entries(),
     };
     return cleanableView(this.local, this.config, bounds, now);
@@ -619,7 +569,7 @@ export class PartitionLog {
   /** Why a pass that read the log at `generation` can no longer swap its output in, or undefined. */
   cleaningStale(generation: number): string | undefined {
     if (this.status.state !== 'open') return `log ${this.name} is ${this.status.state}`;
-    if (this.truncations !== generation) return `log ${this.name} was truncated while it was cleaned`;
+    if (this.ends.generation !== generation) return `log ${this.name} was truncated while it was cleaned`;
     return undefined;
   }
 
@@ -810,11 +760,7 @@ export class PartitionLog {
       cut = this.local.truncateTo(index, cutPosition, this.config);
       if (inGap && segment.nextOffset <= newEnd) newEnd = segment.nextOffset;
       if (segment.nextOffset !== newEnd) throw new Error(`segment ${segment.baseOffset} ends at ${segment.nextOffset} after the cut, not ${newEnd}`);
-      const end = this.local.endMark();
-      this.writtenMark = end;
-      if (this.flushedMark.offset >= newEnd) this.flushedMark = end;
-      if (this.highWatermarkMark.offset >= newEnd) this.highWatermarkMark = end;
-      this.recordCut(newEnd);
+      this.ends.cutBackTo(newEnd, this.local.endMark());
       this.producerState.rebuild(this.local, this.logStartOffset);
       this.epochCache.truncateFromEnd(newEnd);
     } catch (error) {
@@ -857,11 +803,7 @@ export class PartitionLog {
       this.events.truncating?.(this, offset);
       const doomed = this.local.truncateFullyAndStartAt(offset, this.clock.now());
       this.logStartOffset = offset;
-      const start = this.local.endMark();
-      this.writtenMark = start;
-      this.flushedMark = start;
-      this.highWatermarkMark = start;
-      this.recordCut(-1);
+      this.ends.emptiedAt(this.local.endMark());
       for (const segment of doomed) segment.delete();
       this.producerState.clear();
       this.epochCache.clear();
@@ -894,9 +836,8 @@ export class PartitionLog {
       } catch (error) {
         throw this.truncationFailure(error);
       }
-      if (end.offset > this.flushedMark.offset) {
-        this.flushedMark = end;
-        this.advanceHighWatermarkByPolicy(end);
+      if (end.offset > this.ends.flushed.offset) {
+        this.ends.flushedTo(end);
         this.events.flushed?.(this);
       }
     })();
@@ -1020,10 +961,6 @@ export class PartitionLog {
     this.producerState.takeSnapshot(this.logEndOffset);
   }
 
-  /** See LocalLog.markAt: the high watermark and the flushed end are tried first. */
-  private markAt(offset: number): Mark {
-    return this.local.markAt(offset, this.writtenMark, [this.highWatermarkMark, this.flushedMark]);
-  }
 }
 
 export function invalidLogDirectory(name: string): TributaryError {
