@@ -51,6 +51,7 @@ import type { ProducerBatch, ProducerEntry, ProducerStateTable } from './produce
 import { ProducerStateManager } from './producer-state-manager.js';
 import { LogStatus } from './log-status.js';
 import { LogEnds } from './log-ends.js';
+import { WritePipeline } from './write-pipeline.js';
 import type { LogSegment } from './segment.js';
 import type { CleanedGroup } from './cleaner/clean-pass.js';
 import { cleanableView, swapCleanedSegment, type CleanableView } from './cleaner/cleanable-log.js';
@@ -108,14 +109,13 @@ export class PartitionLog {
   private readonly local: LocalLog;
   private readonly ends: LogEnds;
   private epochCache!: LeaderEpochCache;
-  private flushing: Promise<void> | undefined;
-  private writeGroup: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined;
   private readonly status: LogStatus;
   logStartOffset = 0;
   config: LogConfig;
   private readonly producerState: ProducerStateManager;
   /** The producer state's table (`producerState.producers`), which every append checks and records. */
   private readonly producers: ProducerStateTable;
+  private readonly writes: WritePipeline;
 
   private constructor(
     readonly topic: string,
@@ -133,6 +133,12 @@ export class PartitionLog {
     this.ends = new LogEnds(this.local, () => this.events.highWatermarkAdvanced(this));
     this.producerState = new ProducerStateManager(`${topic}-${partition}`, directory, producerIdExpirationMs, clock, logger, () => this.status.state === 'deleted');
     this.producers = this.producerState.producers;
+    this.writes = new WritePipeline(this.name, this.local, this.ends, this.status, this.producers, this.logger, {
+      visibleOnAppend: () => this.config.visibleOnAppend,
+      forgetEpochsFrom: (end) => forgetEpochsFrom(this.epochCache, end, this.logger),
+      appended: () => this.events.appended?.(this),
+      flushed: () => this.events.flushed?.(this),
+    });
   }
 
   /** Opens (or creates) the log in `directory`, recovering it first after an unclean stop. */
@@ -255,12 +261,12 @@ export class PartitionLog {
     segment.append(batch, { baseOffset, lastOffset, maxTimestamp: validated.maxTimestamp }, this.config.indexIntervalBytes, now);
     // Undone by writePendingNow/cancelPendingWrites if the batch never reaches the file.
     this.producers.record(validated.header, { firstOffset: baseOffset, maxTimestamp: validated.maxTimestamp, logAppendTime: validated.logAppendTime, appendedAt: now });
-    const written = this.scheduleWrite();
+    const written = this.writes.scheduleWrite();
     this.local.noteAppended(segment, validated.recordCount, now);
     if (this.local.unflushedRecords >= this.config.flushMessages) void this.flush().catch(() => {});
     await written;
     const result = { baseOffset, lastOffset, logStartOffset: this.logStartOffset, logAppendTime: validated.logAppendTime, duplicate: false };
-    if (waitForFlush) await this.flushUpTo(lastOffset + 1, generation);
+    if (waitForFlush) await this.writes.flushUpTo(lastOffset + 1, generation);
     return result;
   }
 
@@ -271,8 +277,9 @@ export class PartitionLog {
    */
   private async answerDuplicate(original: ProducerBatch, waitForFlush: boolean): Promise<AppendResult> {
     const generation = this.ends.generation;
-    if (this.writeGroup !== undefined) await this.writeGroup.promise;
-    if (waitForFlush) await this.flushUpTo(original.lastOffset + 1, generation);
+    const pending = this.writes.pendingWrite;
+    if (pending !== undefined) await pending;
+    if (waitForFlush) await this.writes.flushUpTo(original.lastOffset + 1, generation);
     return {
       baseOffset: original.firstOffset,
       lastOffset: original.lastOffset,
@@ -280,57 +287,6 @@ export class PartitionLog {
       logAppendTime: original.logAppendTime,
       duplicate: true,
     };
-  }
-
-  /**
-   * The batches appended in one turn of the event loop are written together, in one system call,
-   * just after it; each append resolves once its bytes are in the file (the page cache).
-   */
-  private scheduleWrite(): Promise<void> {
-    if (this.writeGroup === undefined) {
-      let resolve: () => void = () => {};
-      let reject: (error: unknown) => void = () => {};
-      const promise = new Promise<void>((onResolve, onReject) => {
-        resolve = onResolve;
-        reject = onReject;
-      });
-      this.writeGroup = { promise, resolve, reject };
-      setImmediate(() => {
-        try {
-          this.writePendingNow();
-        } catch {
-          // The group's promise carries the error to every append in it.
-        }
-      });
-    }
-    return this.writeGroup.promise;
-  }
-
-  /** Writes the queued batches now; settles the waiting appends. */
-  private writePendingNow(): void {
-    const group = this.writeGroup;
-    this.writeGroup = undefined;
-    if (this.status.stopped) {
-      // Closing cancelled the queued batches; a write now could only hit a file the log let go.
-      group?.reject(this.status.unavailableError());
-      return;
-    }
-    try {
-      this.local.activeSegment.writePending();
-    } catch (error) {
-      // The segment cut its file and offsets back; the producer state and the epochs follow.
-      this.producers.forgetFrom(this.logEndOffset);
-      forgetEpochsFrom(this.epochCache, this.logEndOffset, this.logger);
-      const failure = this.writeFailure(error);
-      group?.reject(failure);
-      throw failure;
-    }
-    this.producers.settleBelow(this.logEndOffset);
-    const written = this.local.endMark();
-    const advanced = this.ends.wroteTo(written);
-    if (this.config.visibleOnAppend) this.ends.advanceByPolicy(written);
-    group?.resolve();
-    if (advanced) this.events.appended?.(this);
   }
 
   /** Whether the flush policy wants a flush now: enough records waiting, or the oldest waiting long enough. */
@@ -346,60 +302,7 @@ export class PartitionLog {
 
   /** fsyncs everything appended so far, then exposes it. Concurrent calls share the work. */
   flush(): Promise<void> {
-    if (this.status.stopped) return Promise.reject(this.status.unavailableError());
-    if (this.flushing !== undefined) {
-      // One flush at a time; a caller arriving during one gets another that covers its data.
-      return this.flushing.then(() => (this.ends.flushed.offset < this.logEndOffset ? this.flush() : undefined));
-    }
-    try {
-      this.writePendingNow();
-    } catch (error) {
-      // A write that took the log offline fails the flush. A full disk only refused the queued
-      // batches (their appends have the error): the batches already in the file still get their
-      // fsync, or acks=−1 appends written before them would be refused although they are stored.
-      if (this.status.failure !== undefined) return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-    if (this.ends.flushed.offset >= this.logEndOffset) return Promise.resolve();
-    const target = this.local.endMark();
-    const segments = this.local.takeUnflushed();
-    const run = (async () => {
-      try {
-        await this.local.flushSegments(segments);
-      } catch (error) {
-        // A write inside the segment's flush may have been undone: forget what never reached the file.
-        this.producers.forgetFrom(this.logEndOffset);
-        // A log deleted under its flush: its files are gone on purpose, nothing went wrong.
-        if (this.status.state === 'deleted') throw this.status.unavailableError();
-        // Never expose or acknowledge data whose fsync failed, and never retry the fsync blindly.
-        this.status.failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `fsync of log ${this.name} failed; the log is offline until restart and recovery`, { cause: error });
-        this.logger.error({ err: error }, 'fsync failed; taking the log offline');
-        throw this.status.failure;
-      }
-      this.ends.flushedTo(target);
-      this.events.flushed?.(this);
-    })();
-    this.flushing = run.finally(() => {
-      this.flushing = undefined;
-    });
-    return this.flushing;
-  }
-
-  /**
-   * Waits until everything before `offset` is fsynced. The batch was numbered at truncation
-   * `generation`; if a truncation since cut it away, its offsets may now hold other batches, so
-   * the wait fails (NOT_LEADER_OR_FOLLOWER: the log became a follower's) instead of answering for them.
-   */
-  private async flushUpTo(offset: number, generation: number): Promise<void> {
-    for (;;) {
-      if (this.ends.truncatedAway(generation, offset - 1)) {
-        throw new KafkaProtocolError('NOT_LEADER_OR_FOLLOWER', `the records up to offset ${offset - 1} of log ${this.name} were truncated (a leader change) before they were flushed`, {
-          details: { offset: offset - 1 },
-        });
-      }
-      if (this.ends.flushed.offset >= offset) return;
-      this.status.checkWritable();
-      await this.flush();
-    }
+    return this.writes.flush();
   }
 
   /** Chooses who moves the high watermark (see HighWatermarkMode); back to 'flushed', it catches up at once. */
@@ -695,7 +598,7 @@ export class PartitionLog {
     } finally {
       // Written in this call, not after this turn: `records` is the caller's buffer, and the
       // bytes queued so far are valid whatever stopped the loop.
-      this.writePendingNow();
+      this.writes.writePendingNow();
     }
     return { batches: batches.length, firstOffset: first.baseOffset, lastOffset: last.lastOffset };
   }
@@ -726,7 +629,7 @@ export class PartitionLog {
     this.checkOffsetArgument(offset, 'truncate to');
     for (let busy = this.busyForTruncation(); busy !== undefined; busy = this.busyForTruncation()) await busy;
     // From here to the fsync nothing awaits: no append, flush or read runs inside the cut.
-    this.cancelPendingWrites(this.truncatingError());
+    this.writes.cancelPendingWrites(this.truncatingError());
     const previousEnd = this.logEndOffset;
     if (offset >= previousEnd) {
       try {
@@ -783,14 +686,15 @@ export class PartitionLog {
   async truncateFullyAndStartAt(offset: number): Promise<void> {
     this.checkOffsetArgument(offset, 'start afresh at');
     for (let busy = this.busyForTruncation(); busy !== undefined; busy = this.busyForTruncation()) await busy;
-    this.cancelPendingWrites(this.truncatingError());
+    this.writes.cancelPendingWrites(this.truncatingError());
     await this.startAfresh(offset, offset);
   }
 
   /** What a truncation must wait for: a flush or truncation under way, or snapshot writes (which could land a snapshot it deleted). */
   private busyForTruncation(): Promise<unknown> | undefined {
     this.status.checkWritable();
-    if (this.flushing !== undefined) return this.flushing.catch(() => undefined);
+    const inFlight = this.writes.inFlight;
+    if (inFlight !== undefined) return inFlight.catch(() => undefined);
     if (this.producerState.writingSnapshots) return this.whenSnapshotsWritten();
     return undefined;
   }
@@ -821,10 +725,7 @@ export class PartitionLog {
       // Only once the deletions are durable: a start checkpoint past resurrected files would keep them.
       this.events.logStartOffsetChanged(this);
     })();
-    this.flushing = run.finally(() => {
-      this.flushing = undefined;
-    });
-    return this.flushing;
+    return this.writes.holdFlushSlot(run);
   }
 
   /** fsyncs a truncation (the cut file, files with unflushed batches, the folder), holding the flush slot; then the flushed end is `end`. */
@@ -841,10 +742,7 @@ export class PartitionLog {
         this.events.flushed?.(this);
       }
     })();
-    this.flushing = run.finally(() => {
-      this.flushing = undefined;
-    });
-    return this.flushing;
+    return this.writes.holdFlushSlot(run);
   }
 
   /** A truncation that failed halfway leaves the log in no known state: offline until restart and recovery. */
@@ -883,7 +781,7 @@ export class PartitionLog {
       errors.push(error);
     }
     this.status.state = 'closed';
-    this.cancelPendingWrites();
+    this.writes.cancelPendingWrites();
     for (const segment of this.local.segments) {
       try {
         segment.close();
@@ -902,7 +800,7 @@ export class PartitionLog {
    */
   async deleteFiles(folder: string | undefined = this.directory): Promise<void> {
     this.beginDeletion();
-    await this.flushing?.catch(() => {});
+    await this.writes.inFlight?.catch(() => {});
     for (const segment of this.local.segments) segment.abandon();
     if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
   }
@@ -927,40 +825,16 @@ export class PartitionLog {
   beginDeletion(): void {
     if (this.status.state === 'deleted') return;
     this.status.state = 'deleted';
-    this.cancelPendingWrites();
-  }
-
-  /** Refuses the batches queued for the next write (the log is closing, deleted or truncated under them). */
-  private cancelPendingWrites(error: KafkaProtocolError = this.status.unavailableError()): void {
-    const group = this.writeGroup;
-    this.writeGroup = undefined;
-    // Only the active segment ever holds queued batches: a roll writes the old one's first.
-    this.local.segments[this.local.segments.length - 1]?.discardPending();
-    if (this.local.segments.length > 0) this.producers.forgetFrom(this.logEndOffset);
-    group?.reject(error);
-  }
-
-  /** Maps a failed write (already undone by the segment) to the error the appends get. */
-  private writeFailure(error: unknown): KafkaProtocolError {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOSPC') {
-      // Disk full: refuse these batches, stay up, accept writes again once there is room.
-      return new KafkaProtocolError('KAFKA_STORAGE_ERROR', `no space left to append to log ${this.name}; the batches were not written — free disk space and retry`, { cause: error });
-    }
-    const failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `write to log ${this.name} failed (${code ?? 'unknown'}); the log is offline until restart`, { cause: error });
-    this.status.failure = failure;
-    this.logger.error({ err: error }, 'write failed; taking the log offline');
-    return failure;
+    this.writes.cancelPendingWrites();
   }
 
   private maybeRoll(incomingBytes: number, incomingRecords: number, now: number): void {
     if (!this.local.shouldRoll(incomingBytes, incomingRecords, now, this.config)) return;
-    this.writePendingNow();
+    this.writes.writePendingNow();
     this.local.roll(now);
     // Every batch before the new segment is in the file: its producer state is the snapshot's.
     this.producerState.takeSnapshot(this.logEndOffset);
   }
-
 }
 
 export function invalidLogDirectory(name: string): TributaryError {
