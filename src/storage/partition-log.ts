@@ -37,11 +37,10 @@ import { KafkaProtocolError } from '../protocol/kafka-errors.js';
 import { validateProducerBatch } from '../protocol/batch-validation.js';
 import { PARTITION_LEADER_EPOCH_OFFSET, setBaseOffset, TIMESTAMP_TYPE_FLAG } from '../protocol/record-batch.js';
 import { readFully } from './batch-scan.js';
-import { fsyncDirectoryAsync } from './durable-files.js';
 import { checkFollowerBatches } from './follower-batches.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
 import { assignEpoch, checkLeaderEpoch, forgetEpochsFrom, moveEpochsToStart, writeDeferredEpochs } from './log-epochs.js';
-import { LocalLog, type Mark, type SegmentCut } from './local-log.js';
+import { LocalLog } from './local-log.js';
 import { deletesByRetention, isCompacted, largestBatchBytes, type LogConfig } from './log-config.js';
 import { loadSegments } from './log-loader.js';
 import { SegmentSlice } from './log-slice.js';
@@ -52,7 +51,7 @@ import { ProducerStateManager } from './producer-state-manager.js';
 import { LogStatus } from './log-status.js';
 import { LogEnds } from './log-ends.js';
 import { WritePipeline } from './write-pipeline.js';
-import type { LogSegment } from './segment.js';
+import { LogTruncation } from './log-truncation.js';
 import type { CleanedGroup } from './cleaner/clean-pass.js';
 import { cleanableView, swapCleanedSegment, type CleanableView } from './cleaner/cleanable-log.js';
 
@@ -116,6 +115,7 @@ export class PartitionLog {
   /** The producer state's table (`producerState.producers`), which every append checks and records. */
   private readonly producers: ProducerStateTable;
   private readonly writes: WritePipeline;
+  private readonly truncation: LogTruncation;
 
   private constructor(
     readonly topic: string,
@@ -137,6 +137,18 @@ export class PartitionLog {
       visibleOnAppend: () => this.config.visibleOnAppend,
       forgetEpochsFrom: (end) => forgetEpochsFrom(this.epochCache, end, this.logger),
       appended: () => this.events.appended?.(this),
+      flushed: () => this.events.flushed?.(this),
+    });
+    this.truncation = new LogTruncation(this.name, directory, this.local, this.ends, this.writes, this.status, this.producerState, clock, this.logger, {
+      config: () => this.config,
+      epochCache: () => this.epochCache,
+      logStartOffset: () => this.logStartOffset,
+      setLogStartOffset: (offset) => {
+        this.logStartOffset = offset;
+      },
+      truncating: (end) => this.events.truncating?.(this, end),
+      highWatermarkAdvanced: () => this.events.highWatermarkAdvanced(this),
+      logStartOffsetChanged: () => this.events.logStartOffsetChanged(this),
       flushed: () => this.events.flushed?.(this),
     });
   }
@@ -610,71 +622,11 @@ export class PartitionLog {
    * the log end, which no batch has, are removed); at or below the log start the log is emptied
    * and starts afresh there (`truncateFullyAndStartAt(logStartOffset)`).
    *
-   * Waits for a flush (or another truncation) in progress and for snapshot writes, then in one
-   * synchronous step: refuses the appends queued for the next write (NOT_LEADER_OR_FOLLOWER;
-   * a leader becoming follower), deletes later segments, cuts the file, rebuilds the cut
-   * segment's offsets and index, pulls the written and flushed ends and the high watermark back
-   * to the new end, rebuilds producer state (newest snapshot at or below the new end, deleting
-   * later ones, plus replay) and removes leader epochs from the new end. Then it fsyncs the cut
-   * file and the folder, holding the flush slot (flushes wait). Resolves with the end it cut to.
-   *
-   * Readers: a slice of a deleted segment stays readable (it holds the descriptor); a slice of
-   * the cut segment that reached past the cut reads short (the Fetch writer then fails that
-   * response rather than frame it wrong) or, once new batches are appended, may end in bytes of
-   * them. Consumers never read above the high watermark, which a replica never holds above what
-   * its leader committed, and followers fetch only from leaders, which do not truncate: a cut
-   * under a reader is not expected, only made harmless.
+   * Resolves with the end it cut to; log-truncation.ts says how, and what readers of the cut see.
    */
   async truncateTo(offset: number): Promise<number> {
     this.checkOffsetArgument(offset, 'truncate to');
-    for (let busy = this.busyForTruncation(); busy !== undefined; busy = this.busyForTruncation()) await busy;
-    // From here to the fsync nothing awaits: no append, flush or read runs inside the cut.
-    this.writes.cancelPendingWrites(this.truncatingError());
-    const previousEnd = this.logEndOffset;
-    if (offset >= previousEnd) {
-      try {
-        this.epochCache.truncateFromEnd(previousEnd);
-      } catch (error) {
-        throw this.truncationFailure(error);
-      }
-      return previousEnd;
-    }
-    if (offset <= this.logStartOffset) {
-      await this.startAfresh(this.logStartOffset, offset);
-      return this.logEndOffset;
-    }
-    const index = this.local.segmentIndexFor(offset);
-    const segment = this.local.segments[index];
-    if (segment === undefined) throw new Error(`log ${this.name} has no segment`);
-    const holding = segment.findBatch(offset, segment.size);
-    const cutPosition = holding?.position ?? segment.size;
-    // Inside a gap the cleaner left (the batch found starts after `offset`), the log ends where the
-    // batch before it did: known once the segment is cut.
-    const inGap = holding !== undefined && holding.baseOffset > offset;
-    let newEnd = holding === undefined ? segment.nextOffset : Math.min(holding.baseOffset, offset);
-    if (newEnd <= this.logStartOffset) {
-      await this.startAfresh(this.logStartOffset, offset);
-      return this.logEndOffset;
-    }
-    // Before anything is cut: inside a gap the end is known only after the cut, but not below the segment's base.
-    this.events.truncating?.(this, inGap ? segment.baseOffset : newEnd);
-    let cut: SegmentCut;
-    try {
-      cut = this.local.truncateTo(index, cutPosition, this.config);
-      if (inGap && segment.nextOffset <= newEnd) newEnd = segment.nextOffset;
-      if (segment.nextOffset !== newEnd) throw new Error(`segment ${segment.baseOffset} ends at ${segment.nextOffset} after the cut, not ${newEnd}`);
-      this.ends.cutBackTo(newEnd, this.local.endMark());
-      this.producerState.rebuild(this.local, this.logStartOffset);
-      this.epochCache.truncateFromEnd(newEnd);
-    } catch (error) {
-      throw this.truncationFailure(error);
-    }
-    this.logger.info(
-      { requested: offset, logEndOffset: newEnd, previousLogEndOffset: previousEnd, segmentsDeleted: cut.removed.map((later) => later.baseOffset), bytesTruncated: cut.bytesCut },
-      'truncated the log (follower)',
-    );
-    await this.syncTruncation([...cut.toSync], this.local.endMark());
-    return newEnd;
+    return this.truncation.truncateTo(offset);
   }
 
   /**
@@ -685,78 +637,7 @@ export class PartitionLog {
    */
   async truncateFullyAndStartAt(offset: number): Promise<void> {
     this.checkOffsetArgument(offset, 'start afresh at');
-    for (let busy = this.busyForTruncation(); busy !== undefined; busy = this.busyForTruncation()) await busy;
-    this.writes.cancelPendingWrites(this.truncatingError());
-    await this.startAfresh(offset, offset);
-  }
-
-  /** What a truncation must wait for: a flush or truncation under way, or snapshot writes (which could land a snapshot it deleted). */
-  private busyForTruncation(): Promise<unknown> | undefined {
-    this.status.checkWritable();
-    const inFlight = this.writes.inFlight;
-    if (inFlight !== undefined) return inFlight.catch(() => undefined);
-    if (this.producerState.writingSnapshots) return this.whenSnapshotsWritten();
-    return undefined;
-  }
-
-  /** The synchronous part of `truncateFullyAndStartAt`, then its fsync (see there). */
-  private startAfresh(offset: number, requested: number): Promise<void> {
-    const previous = { logStartOffset: this.logStartOffset, logEndOffset: this.logEndOffset, segments: this.local.baseOffsets.slice() };
-    const highWatermark = this.highWatermark;
-    try {
-      this.events.truncating?.(this, offset);
-      const doomed = this.local.truncateFullyAndStartAt(offset, this.clock.now());
-      this.logStartOffset = offset;
-      this.ends.emptiedAt(this.local.endMark());
-      for (const segment of doomed) segment.delete();
-      this.producerState.clear();
-      this.epochCache.clear();
-    } catch (error) {
-      throw this.truncationFailure(error);
-    }
-    this.logger.info({ requested, logStartOffset: offset, previous }, 'emptied the log and started it afresh (follower)');
-    if (offset > highWatermark) this.events.highWatermarkAdvanced(this);
-    const run = (async () => {
-      try {
-        await fsyncDirectoryAsync(this.directory);
-      } catch (error) {
-        throw this.truncationFailure(error);
-      }
-      // Only once the deletions are durable: a start checkpoint past resurrected files would keep them.
-      this.events.logStartOffsetChanged(this);
-    })();
-    return this.writes.holdFlushSlot(run);
-  }
-
-  /** fsyncs a truncation (the cut file, files with unflushed batches, the folder), holding the flush slot; then the flushed end is `end`. */
-  private syncTruncation(segments: readonly LogSegment[], end: Mark): Promise<void> {
-    const run = (async () => {
-      try {
-        for (const segment of segments) await segment.flush();
-        await fsyncDirectoryAsync(this.directory);
-      } catch (error) {
-        throw this.truncationFailure(error);
-      }
-      if (end.offset > this.ends.flushed.offset) {
-        this.ends.flushedTo(end);
-        this.events.flushed?.(this);
-      }
-    })();
-    return this.writes.holdFlushSlot(run);
-  }
-
-  /** A truncation that failed halfway leaves the log in no known state: offline until restart and recovery. */
-  private truncationFailure(error: unknown): KafkaProtocolError {
-    if (this.status.state === 'deleted') return this.status.unavailableError();
-    if (error instanceof KafkaProtocolError && error === this.status.failure) return error;
-    const failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `truncating log ${this.name} failed; the log is offline until restart and recovery`, { cause: error });
-    this.status.failure = failure;
-    this.logger.error({ err: error }, 'truncation failed; taking the log offline');
-    return failure;
-  }
-
-  private truncatingError(): KafkaProtocolError {
-    return new KafkaProtocolError('NOT_LEADER_OR_FOLLOWER', `log ${this.name} is being truncated to follow a new leader; the batch was not written`);
+    await this.truncation.truncateFullyAndStartAt(offset);
   }
 
   private checkOffsetArgument(offset: number, what: string): void {
