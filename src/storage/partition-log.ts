@@ -39,9 +39,9 @@ import { PARTITION_LEADER_EPOCH_OFFSET, setBaseOffset, TIMESTAMP_TYPE_FLAG } fro
 import { readFully } from './batch-scan.js';
 import { checkFollowerBatches } from './follower-batches.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
-import { assignEpoch, checkLeaderEpoch, forgetEpochsFrom, moveEpochsToStart, writeDeferredEpochs } from './log-epochs.js';
+import { assignEpoch, checkLeaderEpoch, forgetEpochsFrom, writeDeferredEpochs } from './log-epochs.js';
 import { LocalLog } from './local-log.js';
-import { deletesByRetention, isCompacted, largestBatchBytes, type LogConfig } from './log-config.js';
+import { isCompacted, largestBatchBytes, type LogConfig } from './log-config.js';
 import { loadSegments } from './log-loader.js';
 import { SegmentSlice } from './log-slice.js';
 import { firstRecordAtOrAfter } from './record-timestamps.js';
@@ -52,6 +52,7 @@ import { LogStatus } from './log-status.js';
 import { LogEnds } from './log-ends.js';
 import { WritePipeline } from './write-pipeline.js';
 import { LogTruncation } from './log-truncation.js';
+import { LogStartMover } from './log-start.js';
 import type { CleanedGroup } from './cleaner/clean-pass.js';
 import { cleanableView, swapCleanedSegment, type CleanableView } from './cleaner/cleanable-log.js';
 
@@ -116,6 +117,7 @@ export class PartitionLog {
   private readonly producers: ProducerStateTable;
   private readonly writes: WritePipeline;
   private readonly truncation: LogTruncation;
+  private readonly logStart: LogStartMover;
 
   private constructor(
     readonly topic: string,
@@ -139,18 +141,21 @@ export class PartitionLog {
       appended: () => this.events.appended?.(this),
       flushed: () => this.events.flushed?.(this),
     });
-    this.truncation = new LogTruncation(this.name, directory, this.local, this.ends, this.writes, this.status, this.producerState, clock, this.logger, {
+    // Bound once, shared by the parts that move the log start or cut the log back.
+    const hooks = {
       config: () => this.config,
       epochCache: () => this.epochCache,
       logStartOffset: () => this.logStartOffset,
-      setLogStartOffset: (offset) => {
+      setLogStartOffset: (offset: number) => {
         this.logStartOffset = offset;
       },
-      truncating: (end) => this.events.truncating?.(this, end),
+      truncating: (end: number) => this.events.truncating?.(this, end),
       highWatermarkAdvanced: () => this.events.highWatermarkAdvanced(this),
       logStartOffsetChanged: () => this.events.logStartOffsetChanged(this),
       flushed: () => this.events.flushed?.(this),
-    });
+    };
+    this.truncation = new LogTruncation(this.name, directory, this.local, this.ends, this.writes, this.status, this.producerState, clock, this.logger, hooks);
+    this.logStart = new LogStartMover(this.name, this.local, this.ends, this.producerState, this.logger, hooks);
   }
 
   /** Opens (or creates) the log in `directory`, recovering it first after an unclean stop. */
@@ -426,40 +431,7 @@ export class PartitionLog {
    */
   applyRetention(now: number): number {
     if (this.status.state !== 'open') return 0;
-    // A compact-only log keeps its old segments: the cleaner, not age or size, decides what goes.
-    const { retentionMs, retentionBytes } = deletesByRetention(this.config) ? this.config : { retentionMs: -1, retentionBytes: -1 };
-    let remainingBytes = this.sizeInBytes;
-    let deletable = 0;
-    for (let index = 0; index < this.local.segments.length - 1; index += 1) {
-      const segment = this.local.segments[index];
-      if (segment === undefined || segment.nextOffset > this.highWatermark) break;
-      // Timestamps are exact int64 (a producer's may be far in the future: such a segment never expires by time).
-      const newest = segment.maxTimestamp >= 0n ? segment.maxTimestamp : BigInt(Math.trunc(segment.lastWrittenAt));
-      const expired = retentionMs >= 0 && BigInt(now) - newest > BigInt(retentionMs);
-      const oversized = retentionBytes >= 0 && remainingBytes - segment.size >= retentionBytes;
-      if (!expired && !oversized) break;
-      remainingBytes -= segment.size;
-      deletable += 1;
-    }
-    if (deletable === 0) return 0;
-    const previousStart = this.logStartOffset;
-    this.logStartOffset = this.local.segments[deletable]?.baseOffset ?? previousStart;
-    // The new start is made durable before any file goes, so a crash cannot resurrect them.
-    try {
-      this.events.logStartOffsetChanged(this);
-    } catch (error) {
-      // Not recorded (a full disk): nothing is deleted, the next retention pass tries again.
-      this.logStartOffset = previousStart;
-      this.logger.warn({ err: error, segments: deletable }, 'could not record the new log start; retention deletes nothing until it can');
-      return 0;
-    }
-    const removed = this.local.deleteOldest(deletable);
-    // Producers whose batches are all gone are unknown again (any sequence is accepted), as in Kafka.
-    this.producers.removeBefore(this.logStartOffset);
-    this.producerState.deleteSnapshots((offset) => offset < this.logStartOffset);
-    moveEpochsToStart(this.epochCache, this.logStartOffset, this.logger);
-    this.logger.info({ segments: removed.map((s) => s.baseOffset), logStartOffset: this.logStartOffset }, 'retention deleted segments');
-    return deletable;
+    return this.logStart.applyRetention(now);
   }
 
   // ---- compaction: what the cleaner may read, and swapping its output in ----------------
@@ -527,33 +499,7 @@ export class PartitionLog {
   incrementLogStartOffset(offset: number): boolean {
     this.status.checkWritable();
     this.checkOffsetArgument(offset, 'move the log start to');
-    if (offset <= this.logStartOffset) return false;
-    if (offset > this.highWatermark) {
-      throw new KafkaProtocolError('OFFSET_OUT_OF_RANGE', `cannot move the start of log ${this.name} to ${offset}: it is past the high watermark ${this.highWatermark}`, {
-        details: { offset, highWatermark: this.highWatermark, logStartOffset: this.logStartOffset },
-      });
-    }
-    const previousStart = this.logStartOffset;
-    this.logStartOffset = offset;
-    try {
-      this.events.logStartOffsetChanged(this);
-    } catch (error) {
-      this.logStartOffset = previousStart;
-      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not record the new start ${offset} of log ${this.name}; nothing was deleted — retry once the disk has room`, {
-        cause: error,
-        details: { offset, logStartOffset: previousStart },
-      });
-    }
-    let covered = 0;
-    const segments = this.local.segments;
-    while (covered < segments.length - 1 && (segments[covered + 1]?.baseOffset ?? Infinity) <= offset) covered += 1;
-    // Readers holding a segment keep its descriptor until they release it (as for retention).
-    const removed = this.local.deleteOldest(covered);
-    this.producers.removeBefore(offset);
-    if (removed.length > 0) this.producerState.deleteSnapshots((snapshot) => snapshot < this.local.firstSegment().baseOffset);
-    moveEpochsToStart(this.epochCache, offset, this.logger);
-    this.logger.info({ logStartOffset: offset, previousLogStartOffset: previousStart, segmentsDeleted: removed.map((segment) => segment.baseOffset) }, 'moved the log start');
-    return true;
+    return this.logStart.increment(offset);
   }
 
   // ---- replication: follower appends and truncation --------------------------------------
