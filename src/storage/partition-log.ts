@@ -36,7 +36,6 @@ import { TributaryError } from '../common/errors.js';
 import { KafkaProtocolError } from '../protocol/kafka-errors.js';
 import { validateProducerBatch } from '../protocol/batch-validation.js';
 import { PARTITION_LEADER_EPOCH_OFFSET, setBaseOffset, TIMESTAMP_TYPE_FLAG } from '../protocol/record-batch.js';
-import { readFully } from './batch-scan.js';
 import { checkFollowerBatches } from './follower-batches.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
 import { assignEpoch, checkLeaderEpoch, forgetEpochsFrom, writeDeferredEpochs } from './log-epochs.js';
@@ -44,7 +43,7 @@ import { LocalLog } from './local-log.js';
 import { isCompacted, largestBatchBytes, type LogConfig } from './log-config.js';
 import { loadSegments } from './log-loader.js';
 import { SegmentSlice } from './log-slice.js';
-import { firstRecordAtOrAfter } from './record-timestamps.js';
+import { recordAtOrAfterTime } from './record-timestamps.js';
 import type { AppendOptions, AppendResult, FollowerAppendResult, HighWatermarkMode, ReadOptions, ReadResult, TimestampLookup } from './partition-log-types.js';
 import type { ProducerBatch, ProducerEntry, ProducerStateTable } from './producer-state.js';
 import { ProducerStateManager } from './producer-state-manager.js';
@@ -398,30 +397,7 @@ export class PartitionLog {
   /** The first record with timestamp ≥ `timestamp` below the high watermark, if any (ListOffsets). */
   async offsetForTimestamp(timestamp: bigint): Promise<TimestampLookup | undefined> {
     this.status.checkReadable();
-    const hw = this.ends.highWatermark;
-    // A copy: retention may drop segments from the list while this waits on a read.
-    for (const segment of [...this.local.segments]) {
-      if (segment.baseOffset >= hw.offset) break;
-      if (segment.isClosed || segment.maxTimestamp < timestamp) continue;
-      const end = segment === hw.segment ? hw.position : segment.size;
-      const batch = segment.findBatchByTime(timestamp, end);
-      if (batch === undefined) continue;
-      const bytes = Buffer.allocUnsafe(batch.size);
-      // Held across the read, so the descriptor cannot be closed (and its number reused) under it.
-      segment.retain();
-      let read: number;
-      try {
-        read = await readFully(segment.fd, bytes, batch.size, batch.position);
-      } finally {
-        segment.release();
-      }
-      this.status.checkReadable();
-      if (read < batch.size) continue;
-      // Resolved to the exact record, decompressing the batch if it is compressed.
-      const record = firstRecordAtOrAfter(bytes, timestamp);
-      if (record !== undefined) return record;
-    }
-    return undefined;
+    return recordAtOrAfterTime(this.local.segments, this.ends.highWatermark, timestamp, () => this.status.checkReadable());
   }
 
   /**
