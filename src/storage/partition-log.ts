@@ -27,7 +27,9 @@
  *
  * This file is the log's public face (Kafka's UnifiedLog). The segment list is local-log.ts,
  * loading and recovery log-loader.ts, producer snapshots producer-state-manager.ts, the
- * cleaner's view and swap cleaner/cleanable-log.ts.
+ * cleaner's view and swap cleaner/cleanable-log.ts, the three ends log-ends.ts, writing and
+ * flushing write-pipeline.ts, truncation log-truncation.ts, moving the log start log-start.ts,
+ * whether it serves log-status.ts, and the types it takes and returns partition-log-types.ts.
  */
 import { rmSync } from 'node:fs';
 import type { Clock } from '../common/clock.js';
