@@ -27,7 +27,9 @@
  *
  * This file is the log's public face (Kafka's UnifiedLog). The segment list is local-log.ts,
  * loading and recovery log-loader.ts, producer snapshots producer-state-manager.ts, the
- * cleaner's view and swap cleaner/cleanable-log.ts.
+ * cleaner's view and swap cleaner/cleanable-log.ts, the three ends log-ends.ts, writing and
+ * flushing write-pipeline.ts, truncation log-truncation.ts, moving the log start log-start.ts,
+ * whether it serves log-status.ts, and the types it takes and returns partition-log-types.ts.
  */
 import { rmSync } from 'node:fs';
 import type { Clock } from '../common/clock.js';
@@ -36,81 +38,37 @@ import { TributaryError } from '../common/errors.js';
 import { KafkaProtocolError } from '../protocol/kafka-errors.js';
 import { validateProducerBatch } from '../protocol/batch-validation.js';
 import { PARTITION_LEADER_EPOCH_OFFSET, setBaseOffset, TIMESTAMP_TYPE_FLAG } from '../protocol/record-batch.js';
-import { readFully } from './batch-scan.js';
-import { fsyncDirectoryAsync } from './durable-files.js';
 import { checkFollowerBatches } from './follower-batches.js';
 import { LeaderEpochCache } from './leader-epoch-cache.js';
-import { assignEpoch, checkLeaderEpoch, forgetEpochsFrom, moveEpochsToStart, writeDeferredEpochs } from './log-epochs.js';
-import { LocalLog, type Mark, type SegmentCut } from './local-log.js';
-import { deletesByRetention, isCompacted, largestBatchBytes, type LogConfig } from './log-config.js';
+import { assignEpoch, checkLeaderEpoch, forgetEpochsFrom, writeDeferredEpochs } from './log-epochs.js';
+import { LocalLog } from './local-log.js';
+import { isCompacted, largestBatchBytes, type LogConfig } from './log-config.js';
 import { loadSegments } from './log-loader.js';
-import { SegmentSlice, type LogSlice } from './log-slice.js';
-import { firstRecordAtOrAfter, type RecordTime } from './record-timestamps.js';
+import { SegmentSlice } from './log-slice.js';
+import { recordAtOrAfterTime } from './record-timestamps.js';
+import type { AppendOptions, AppendResult, FollowerAppendResult, HighWatermarkMode, ReadOptions, ReadResult, TimestampLookup } from './partition-log-types.js';
 import type { ProducerBatch, ProducerEntry, ProducerStateTable } from './producer-state.js';
 import { ProducerStateManager } from './producer-state-manager.js';
-import type { LogSegment } from './segment.js';
+import { LogStatus } from './log-status.js';
+import { LogEnds } from './log-ends.js';
+import { WritePipeline } from './write-pipeline.js';
+import { LogTruncation } from './log-truncation.js';
+import { LogStartMover } from './log-start.js';
 import type { CleanedGroup } from './cleaner/clean-pass.js';
 import { cleanableView, swapCleanedSegment, type CleanableView } from './cleaner/cleanable-log.js';
 
 export type { LogSlice } from './log-slice.js';
 export type { CleanableView } from './cleaner/cleanable-log.js';
 
-export interface AppendResult {
-  readonly baseOffset: number;
-  readonly lastOffset: number;
-  readonly logStartOffset: number;
-  /** The broker's append time on a LogAppendTime topic, −1 otherwise. */
-  readonly logAppendTime: bigint;
-  /**
-   * The batch repeats one of its producer's last five (same epoch and sequences): nothing was
-   * appended, and the offsets and append time are the original's.
-   */
-  readonly duplicate: boolean;
-}
-
-export interface AppendOptions {
-  /** acks=−1: resolve only once the batch is fsynced. */
-  readonly waitForFlush?: boolean;
-  /** The request may carry zstd (Produce v7+). */
-  readonly allowZstd?: boolean;
-  /**
-   * A replicated partition's leader epoch: written into the batch's PartitionLeaderEpoch (outside
-   * the CRC), and recorded in the leader-epoch cache when newer than its latest. Absent: the batch
-   * is stored as the producer sent it, as for a partition that is not replicated.
-   */
-  readonly leaderEpoch?: number;
-}
-
-export interface ReadOptions {
-  /**
-   * How far a read may go: the high watermark (consumers; the default) or the written end (a
-   * follower's fetch: batches in the file, fsynced or not).
-   */
-  readonly upTo?: 'highWatermark' | 'written';
-}
-
-/**
- * Who moves the high watermark: the log itself as it flushes ('flushed', a partition that is
- * not replicated) or only the replica manager, through `updateHighWatermark` ('replicated').
- */
-export type HighWatermarkMode = 'flushed' | 'replicated';
-
-/** The offsets of the batches a follower appended. */
-export interface FollowerAppendResult {
-  readonly batches: number;
-  readonly firstOffset: number;
-  readonly lastOffset: number;
-}
-
-export interface ReadResult {
-  readonly slice: LogSlice | undefined;
-  readonly highWatermark: number;
-  readonly logStartOffset: number;
-  readonly logEndOffset: number;
-}
-
-/** A record found by timestamp; the timestamp is exact (int64). */
-export type TimestampLookup = RecordTime;
+export type {
+  AppendOptions,
+  AppendResult,
+  FollowerAppendResult,
+  HighWatermarkMode,
+  ReadOptions,
+  ReadResult,
+  TimestampLookup,
+} from './partition-log-types.js';
 
 /** What the log tells its manager so checkpoints stay current. */
 export interface LogEvents {
@@ -148,38 +106,19 @@ export interface LoadOptions {
 
 export const DEFAULT_PRODUCER_ID_EXPIRATION_MS = 86_400_000;
 
-/** Truncations remembered for `truncatedAway` (a waiter older than these is told its batch may be gone). */
-const CUTS_REMEMBERED = 64;
-
-/**
- * open: serving. closing: a clean stop is flushing it (no new appends). closed: stopped, files
- * kept. deleted: its topic is gone; queued appends were refused and its files are being removed.
- */
-type LogState = 'open' | 'closing' | 'closed' | 'deleted';
-
 export class PartitionLog {
   private readonly local: LocalLog;
-  private highWatermarkMark!: Mark;
-  private flushedMark!: Mark;
-  /** The end of the batches in the file; queued batches lie past it until `writePendingNow`. */
-  private writtenMark!: Mark;
-  private highWatermarkPolicy: HighWatermarkMode = 'flushed';
+  private readonly ends: LogEnds;
   private epochCache!: LeaderEpochCache;
-  /**
-   * Truncations so far, and where the recent ones cut: an acks=−1 append waiting for its flush
-   * learns that its batch was cut away instead of waiting for offsets that now hold other data.
-   */
-  private truncations = 0;
-  private readonly cuts: { readonly generation: number; readonly end: number }[] = [];
-  private flushing: Promise<void> | undefined;
-  private writeGroup: { promise: Promise<void>; resolve: () => void; reject: (error: unknown) => void } | undefined;
-  private failure: Error | undefined;
-  private state: LogState = 'open';
+  private readonly status: LogStatus;
   logStartOffset = 0;
   config: LogConfig;
   private readonly producerState: ProducerStateManager;
   /** The producer state's table (`producerState.producers`), which every append checks and records. */
   private readonly producers: ProducerStateTable;
+  private readonly writes: WritePipeline;
+  private readonly truncation: LogTruncation;
+  private readonly logStart: LogStartMover;
 
   private constructor(
     readonly topic: string,
@@ -192,9 +131,32 @@ export class PartitionLog {
     producerIdExpirationMs: number,
   ) {
     this.config = config;
+    this.status = new LogStatus(`${topic}-${partition}`);
     this.local = new LocalLog(directory, `${topic}-${partition}`, logger);
-    this.producerState = new ProducerStateManager(`${topic}-${partition}`, directory, producerIdExpirationMs, clock, logger, () => this.state === 'deleted');
+    this.ends = new LogEnds(this.local, () => this.events.highWatermarkAdvanced(this));
+    this.producerState = new ProducerStateManager(`${topic}-${partition}`, directory, producerIdExpirationMs, clock, logger, () => this.status.state === 'deleted');
     this.producers = this.producerState.producers;
+    this.writes = new WritePipeline(this.name, this.local, this.ends, this.status, this.producers, this.logger, {
+      visibleOnAppend: () => this.config.visibleOnAppend,
+      forgetEpochsFrom: (end) => forgetEpochsFrom(this.epochCache, end, this.logger),
+      appended: () => this.events.appended?.(this),
+      flushed: () => this.events.flushed?.(this),
+    });
+    // Bound once, shared by the parts that move the log start or cut the log back.
+    const hooks = {
+      config: () => this.config,
+      epochCache: () => this.epochCache,
+      logStartOffset: () => this.logStartOffset,
+      setLogStartOffset: (offset: number) => {
+        this.logStartOffset = offset;
+      },
+      truncating: (end: number) => this.events.truncating?.(this, end),
+      highWatermarkAdvanced: () => this.events.highWatermarkAdvanced(this),
+      logStartOffsetChanged: () => this.events.logStartOffsetChanged(this),
+      flushed: () => this.events.flushed?.(this),
+    };
+    this.truncation = new LogTruncation(this.name, directory, this.local, this.ends, this.writes, this.status, this.producerState, clock, this.logger, hooks);
+    this.logStart = new LogStartMover(this.name, this.local, this.ends, this.producerState, this.logger, hooks);
   }
 
   /** Opens (or creates) the log in `directory`, recovering it first after an unclean stop. */
@@ -206,9 +168,7 @@ export class PartitionLog {
     );
     try {
       log.logStartOffset = await loadSegments(log.local, options, log.config, log.clock, log.logger);
-      log.flushedMark = log.local.endMark();
-      log.writtenMark = log.flushedMark;
-      log.highWatermarkMark = log.flushedMark;
+      log.ends.startAt(log.local.endMark());
       log.producerState.load(log.local, log.logStartOffset);
       // Epochs past what recovery kept (assigned just before a crash, or on becoming leader with
       // nothing appended since) and before the log start are gone with their batches.
@@ -232,22 +192,22 @@ export class PartitionLog {
   }
 
   get highWatermark(): number {
-    return this.highWatermarkMark.offset;
+    return this.ends.highWatermark.offset;
   }
 
   /** Everything before this offset is fsynced. */
   get recoveryPoint(): number {
-    return this.flushedMark.offset;
+    return this.ends.flushed.offset;
   }
 
   /** The same as `recoveryPoint`: one past the last fsynced batch. */
   get flushedEndOffset(): number {
-    return this.flushedMark.offset;
+    return this.ends.flushed.offset;
   }
 
   /** One past the last batch in the file; batches queued for the next write are not counted. */
   get writtenEndOffset(): number {
-    return this.writtenMark.offset;
+    return this.ends.written.offset;
   }
 
   get leaderEpochCache(): LeaderEpochCache {
@@ -255,7 +215,7 @@ export class PartitionLog {
   }
 
   get highWatermarkMode(): HighWatermarkMode {
-    return this.highWatermarkPolicy;
+    return this.ends.mode;
   }
 
   get sizeInBytes(): number {
@@ -284,7 +244,7 @@ export class PartitionLog {
    * is refused with NOT_LEADER_OR_FOLLOWER: a newer leader has written to this log since.
    */
   async append(batch: Buffer, { waitForFlush = false, allowZstd = true, leaderEpoch }: AppendOptions = {}): Promise<AppendResult> {
-    this.checkWritable();
+    this.status.checkWritable();
     if (leaderEpoch !== undefined) checkLeaderEpoch(this.epochCache, leaderEpoch, this.name);
     const now = this.clock.now();
     const config = this.config;
@@ -313,18 +273,18 @@ export class PartitionLog {
       else writeDeferredEpochs(this.epochCache, this.name);
       batch.writeInt32BE(leaderEpoch, PARTITION_LEADER_EPOCH_OFFSET);
     }
-    const generation = this.truncations;
+    const generation = this.ends.generation;
     setBaseOffset(batch, BigInt(baseOffset));
     // The batch's MaxTimestamp as stored: the validator sets it to the records' maximum (or the append time).
     segment.append(batch, { baseOffset, lastOffset, maxTimestamp: validated.maxTimestamp }, this.config.indexIntervalBytes, now);
     // Undone by writePendingNow/cancelPendingWrites if the batch never reaches the file.
     this.producers.record(validated.header, { firstOffset: baseOffset, maxTimestamp: validated.maxTimestamp, logAppendTime: validated.logAppendTime, appendedAt: now });
-    const written = this.scheduleWrite();
+    const written = this.writes.scheduleWrite();
     this.local.noteAppended(segment, validated.recordCount, now);
     if (this.local.unflushedRecords >= this.config.flushMessages) void this.flush().catch(() => {});
     await written;
     const result = { baseOffset, lastOffset, logStartOffset: this.logStartOffset, logAppendTime: validated.logAppendTime, duplicate: false };
-    if (waitForFlush) await this.flushUpTo(lastOffset + 1, generation);
+    if (waitForFlush) await this.writes.flushUpTo(lastOffset + 1, generation);
     return result;
   }
 
@@ -334,9 +294,10 @@ export class PartitionLog {
    * fails, the original is gone (and forgotten by the producer state) and this answer fails with it.
    */
   private async answerDuplicate(original: ProducerBatch, waitForFlush: boolean): Promise<AppendResult> {
-    const generation = this.truncations;
-    if (this.writeGroup !== undefined) await this.writeGroup.promise;
-    if (waitForFlush) await this.flushUpTo(original.lastOffset + 1, generation);
+    const generation = this.ends.generation;
+    const pending = this.writes.pendingWrite;
+    if (pending !== undefined) await pending;
+    if (waitForFlush) await this.writes.flushUpTo(original.lastOffset + 1, generation);
     return {
       baseOffset: original.firstOffset,
       lastOffset: original.lastOffset,
@@ -346,61 +307,9 @@ export class PartitionLog {
     };
   }
 
-  /**
-   * The batches appended in one turn of the event loop are written together, in one system call,
-   * just after it; each append resolves once its bytes are in the file (the page cache).
-   */
-  private scheduleWrite(): Promise<void> {
-    if (this.writeGroup === undefined) {
-      let resolve: () => void = () => {};
-      let reject: (error: unknown) => void = () => {};
-      const promise = new Promise<void>((onResolve, onReject) => {
-        resolve = onResolve;
-        reject = onReject;
-      });
-      this.writeGroup = { promise, resolve, reject };
-      setImmediate(() => {
-        try {
-          this.writePendingNow();
-        } catch {
-          // The group's promise carries the error to every append in it.
-        }
-      });
-    }
-    return this.writeGroup.promise;
-  }
-
-  /** Writes the queued batches now; settles the waiting appends. */
-  private writePendingNow(): void {
-    const group = this.writeGroup;
-    this.writeGroup = undefined;
-    if (this.state === 'closed' || this.state === 'deleted') {
-      // Closing cancelled the queued batches; a write now could only hit a file the log let go.
-      group?.reject(this.unavailableError());
-      return;
-    }
-    try {
-      this.local.activeSegment.writePending();
-    } catch (error) {
-      // The segment cut its file and offsets back; the producer state and the epochs follow.
-      this.producers.forgetFrom(this.logEndOffset);
-      forgetEpochsFrom(this.epochCache, this.logEndOffset, this.logger);
-      const failure = this.writeFailure(error);
-      group?.reject(failure);
-      throw failure;
-    }
-    this.producers.settleBelow(this.logEndOffset);
-    const written = this.local.endMark();
-    const advanced = written.offset > this.writtenMark.offset;
-    this.writtenMark = written;
-    if (this.config.visibleOnAppend) this.advanceHighWatermarkByPolicy(written);
-    group?.resolve();
-    if (advanced) this.events.appended?.(this);
-  }
-
   /** Whether the flush policy wants a flush now: enough records waiting, or the oldest waiting long enough. */
   flushDue(now: number): boolean {
-    if (this.state !== 'open') return false;
+    if (this.status.state !== 'open') return false;
     return this.local.flushDue(now, this.config);
   }
 
@@ -411,94 +320,12 @@ export class PartitionLog {
 
   /** fsyncs everything appended so far, then exposes it. Concurrent calls share the work. */
   flush(): Promise<void> {
-    if (this.state === 'closed' || this.state === 'deleted') return Promise.reject(this.unavailableError());
-    if (this.flushing !== undefined) {
-      // One flush at a time; a caller arriving during one gets another that covers its data.
-      return this.flushing.then(() => (this.flushedMark.offset < this.logEndOffset ? this.flush() : undefined));
-    }
-    try {
-      this.writePendingNow();
-    } catch (error) {
-      // A write that took the log offline fails the flush. A full disk only refused the queued
-      // batches (their appends have the error): the batches already in the file still get their
-      // fsync, or acks=−1 appends written before them would be refused although they are stored.
-      if (this.failure !== undefined) return Promise.reject(error instanceof Error ? error : new Error(String(error)));
-    }
-    if (this.flushedMark.offset >= this.logEndOffset) return Promise.resolve();
-    const target = this.local.endMark();
-    const segments = this.local.takeUnflushed();
-    const run = (async () => {
-      try {
-        await this.local.flushSegments(segments);
-      } catch (error) {
-        // A write inside the segment's flush may have been undone: forget what never reached the file.
-        this.producers.forgetFrom(this.logEndOffset);
-        // A log deleted under its flush: its files are gone on purpose, nothing went wrong.
-        if (this.state === 'deleted') throw this.unavailableError();
-        // Never expose or acknowledge data whose fsync failed, and never retry the fsync blindly.
-        this.failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `fsync of log ${this.name} failed; the log is offline until restart and recovery`, { cause: error });
-        this.logger.error({ err: error }, 'fsync failed; taking the log offline');
-        throw this.failure;
-      }
-      this.flushedMark = target;
-      this.advanceHighWatermarkByPolicy(target);
-      this.events.flushed?.(this);
-    })();
-    this.flushing = run.finally(() => {
-      this.flushing = undefined;
-    });
-    return this.flushing;
-  }
-
-  private advanceHighWatermark(mark: Mark): boolean {
-    if (mark.offset <= this.highWatermarkMark.offset) return false;
-    this.highWatermarkMark = mark;
-    this.events.highWatermarkAdvanced(this);
-    return true;
-  }
-
-  /** A flush or a write moved an end: the high watermark follows in 'flushed' mode only. */
-  private advanceHighWatermarkByPolicy(mark: Mark): void {
-    if (this.highWatermarkPolicy === 'flushed') this.advanceHighWatermark(mark);
-  }
-
-  /**
-   * Waits until everything before `offset` is fsynced. The batch was numbered at truncation
-   * `generation`; if a truncation since cut it away, its offsets may now hold other batches, so
-   * the wait fails (NOT_LEADER_OR_FOLLOWER: the log became a follower's) instead of answering for them.
-   */
-  private async flushUpTo(offset: number, generation: number): Promise<void> {
-    for (;;) {
-      if (this.truncatedAway(generation, offset - 1)) {
-        throw new KafkaProtocolError('NOT_LEADER_OR_FOLLOWER', `the records up to offset ${offset - 1} of log ${this.name} were truncated (a leader change) before they were flushed`, {
-          details: { offset: offset - 1 },
-        });
-      }
-      if (this.flushedMark.offset >= offset) return;
-      this.checkWritable();
-      await this.flush();
-    }
-  }
-
-  /** Whether a truncation since `generation` removed the offset `lastOffset` (unsure = yes). */
-  private truncatedAway(generation: number, lastOffset: number): boolean {
-    if (generation === this.truncations) return false;
-    const oldest = this.cuts[0];
-    if (oldest === undefined || oldest.generation > generation + 1) return true;
-    return this.cuts.some((cut) => cut.generation > generation && cut.end <= lastOffset);
-  }
-
-  private recordCut(end: number): void {
-    this.truncations += 1;
-    this.cuts.push({ generation: this.truncations, end });
-    if (this.cuts.length > CUTS_REMEMBERED) this.cuts.shift();
+    return this.writes.flush();
   }
 
   /** Chooses who moves the high watermark (see HighWatermarkMode); back to 'flushed', it catches up at once. */
   setHighWatermarkMode(mode: HighWatermarkMode): void {
-    if (mode === this.highWatermarkPolicy) return;
-    this.highWatermarkPolicy = mode;
-    if (mode === 'flushed') this.advanceHighWatermark(this.config.visibleOnAppend ? this.writtenMark : this.flushedMark);
+    this.ends.setMode(mode, this.config.visibleOnAppend);
   }
 
   /**
@@ -508,10 +335,8 @@ export class PartitionLog {
    * highWatermarkAdvanced when it did. Never moves it back.
    */
   updateHighWatermark(offset: number): boolean {
-    if (this.state === 'closed' || this.state === 'deleted') return false;
-    const target = Math.min(offset, this.writtenMark.offset);
-    if (target <= this.highWatermarkMark.offset) return false;
-    return this.advanceHighWatermark(this.markAt(target));
+    if (this.status.stopped) return false;
+    return this.ends.update(offset);
   }
 
   /**
@@ -521,13 +346,8 @@ export class PartitionLog {
    * the new high watermark; fires highWatermarkAdvanced if it moved forward.
    */
   resetHighWatermark(offset: number): number {
-    this.checkReadable();
-    const target = Math.max(this.logStartOffset, Math.min(offset, this.writtenMark.offset));
-    const mark = this.markAt(target);
-    const before = this.highWatermarkMark.offset;
-    this.highWatermarkMark = mark;
-    if (mark.offset > before) this.events.highWatermarkAdvanced(this);
-    return mark.offset;
+    this.status.checkReadable();
+    return this.ends.reset(offset, this.logStartOffset);
   }
 
   /**
@@ -543,7 +363,7 @@ export class PartitionLog {
    * ask for the same offset for ever. A follower gets them: they carry its log end forward.
    */
   async read(offset: number, maxBytes: number, options: ReadOptions = {}): Promise<ReadResult> {
-    this.checkReadable();
+    this.status.checkReadable();
     const bounds = { highWatermark: this.highWatermark, logStartOffset: this.logStartOffset, logEndOffset: this.logEndOffset };
     if (offset < this.logStartOffset || offset > this.logEndOffset) {
       throw new KafkaProtocolError(
@@ -553,7 +373,7 @@ export class PartitionLog {
       );
     }
     // A follower reads what is in the file; a consumer what is visible.
-    const end = options.upTo === 'written' ? this.writtenMark : this.highWatermarkMark;
+    const end = options.upTo === 'written' ? this.ends.written : this.ends.highWatermark;
     if (offset >= end.offset) return { slice: undefined, ...bounds };
     let from = offset;
     for (let index = this.local.segmentIndexFor(offset); index < this.local.segments.length; index += 1) {
@@ -578,31 +398,8 @@ export class PartitionLog {
 
   /** The first record with timestamp ≥ `timestamp` below the high watermark, if any (ListOffsets). */
   async offsetForTimestamp(timestamp: bigint): Promise<TimestampLookup | undefined> {
-    this.checkReadable();
-    const hw = this.highWatermarkMark;
-    // A copy: retention may drop segments from the list while this waits on a read.
-    for (const segment of [...this.local.segments]) {
-      if (segment.baseOffset >= hw.offset) break;
-      if (segment.isClosed || segment.maxTimestamp < timestamp) continue;
-      const end = segment === hw.segment ? hw.position : segment.size;
-      const batch = segment.findBatchByTime(timestamp, end);
-      if (batch === undefined) continue;
-      const bytes = Buffer.allocUnsafe(batch.size);
-      // Held across the read, so the descriptor cannot be closed (and its number reused) under it.
-      segment.retain();
-      let read: number;
-      try {
-        read = await readFully(segment.fd, bytes, batch.size, batch.position);
-      } finally {
-        segment.release();
-      }
-      this.checkReadable();
-      if (read < batch.size) continue;
-      // Resolved to the exact record, decompressing the batch if it is compressed.
-      const record = firstRecordAtOrAfter(bytes, timestamp);
-      if (record !== undefined) return record;
-    }
-    return undefined;
+    this.status.checkReadable();
+    return recordAtOrAfterTime(this.local.segments, this.ends.highWatermark, timestamp, () => this.status.checkReadable());
   }
 
   /**
@@ -611,41 +408,8 @@ export class PartitionLog {
    * with records above the high watermark. Returns how many were deleted.
    */
   applyRetention(now: number): number {
-    if (this.state !== 'open') return 0;
-    // A compact-only log keeps its old segments: the cleaner, not age or size, decides what goes.
-    const { retentionMs, retentionBytes } = deletesByRetention(this.config) ? this.config : { retentionMs: -1, retentionBytes: -1 };
-    let remainingBytes = this.sizeInBytes;
-    let deletable = 0;
-    for (let index = 0; index < this.local.segments.length - 1; index += 1) {
-      const segment = this.local.segments[index];
-      if (segment === undefined || segment.nextOffset > this.highWatermark) break;
-      // Timestamps are exact int64 (a producer's may be far in the future: such a segment never expires by time).
-      const newest = segment.maxTimestamp >= 0n ? segment.maxTimestamp : BigInt(Math.trunc(segment.lastWrittenAt));
-      const expired = retentionMs >= 0 && BigInt(now) - newest > BigInt(retentionMs);
-      const oversized = retentionBytes >= 0 && remainingBytes - segment.size >= retentionBytes;
-      if (!expired && !oversized) break;
-      remainingBytes -= segment.size;
-      deletable += 1;
-    }
-    if (deletable === 0) return 0;
-    const previousStart = this.logStartOffset;
-    this.logStartOffset = this.local.segments[deletable]?.baseOffset ?? previousStart;
-    // The new start is made durable before any file goes, so a crash cannot resurrect them.
-    try {
-      this.events.logStartOffsetChanged(this);
-    } catch (error) {
-      // Not recorded (a full disk): nothing is deleted, the next retention pass tries again.
-      this.logStartOffset = previousStart;
-      this.logger.warn({ err: error, segments: deletable }, 'could not record the new log start; retention deletes nothing until it can');
-      return 0;
-    }
-    const removed = this.local.deleteOldest(deletable);
-    // Producers whose batches are all gone are unknown again (any sequence is accepted), as in Kafka.
-    this.producers.removeBefore(this.logStartOffset);
-    this.producerState.deleteSnapshots((offset) => offset < this.logStartOffset);
-    moveEpochsToStart(this.epochCache, this.logStartOffset, this.logger);
-    this.logger.info({ segments: removed.map((s) => s.baseOffset), logStartOffset: this.logStartOffset }, 'retention deleted segments');
-    return deletable;
+    if (this.status.state !== 'open') return 0;
+    return this.logStart.applyRetention(now);
   }
 
   // ---- compaction: what the cleaner may read, and swapping its output in ----------------
@@ -661,7 +425,7 @@ export class PartitionLog {
       highWatermark: this.highWatermark,
       recoveryPoint: this.recoveryPoint,
       logStartOffset: this.logStartOffset,
-      generation: this.truncations,
+      generation: this.ends.generation,
       producers: this.producers.entries(),
     };
     return cleanableView(this.local, this.config, bounds, now);
@@ -669,8 +433,8 @@ export class PartitionLog {
 
   /** Why a pass that read the log at `generation` can no longer swap its output in, or undefined. */
   cleaningStale(generation: number): string | undefined {
-    if (this.state !== 'open') return `log ${this.name} is ${this.state}`;
-    if (this.truncations !== generation) return `log ${this.name} was truncated while it was cleaned`;
+    if (this.status.state !== 'open') return `log ${this.name} is ${this.status.state}`;
+    if (this.ends.generation !== generation) return `log ${this.name} was truncated while it was cleaned`;
     return undefined;
   }
 
@@ -711,35 +475,9 @@ export class PartitionLog {
    * checkpoint and the deletions leaves files the next load deletes (`loadSegments`).
    */
   incrementLogStartOffset(offset: number): boolean {
-    this.checkWritable();
+    this.status.checkWritable();
     this.checkOffsetArgument(offset, 'move the log start to');
-    if (offset <= this.logStartOffset) return false;
-    if (offset > this.highWatermark) {
-      throw new KafkaProtocolError('OFFSET_OUT_OF_RANGE', `cannot move the start of log ${this.name} to ${offset}: it is past the high watermark ${this.highWatermark}`, {
-        details: { offset, highWatermark: this.highWatermark, logStartOffset: this.logStartOffset },
-      });
-    }
-    const previousStart = this.logStartOffset;
-    this.logStartOffset = offset;
-    try {
-      this.events.logStartOffsetChanged(this);
-    } catch (error) {
-      this.logStartOffset = previousStart;
-      throw new KafkaProtocolError('KAFKA_STORAGE_ERROR', `could not record the new start ${offset} of log ${this.name}; nothing was deleted — retry once the disk has room`, {
-        cause: error,
-        details: { offset, logStartOffset: previousStart },
-      });
-    }
-    let covered = 0;
-    const segments = this.local.segments;
-    while (covered < segments.length - 1 && (segments[covered + 1]?.baseOffset ?? Infinity) <= offset) covered += 1;
-    // Readers holding a segment keep its descriptor until they release it (as for retention).
-    const removed = this.local.deleteOldest(covered);
-    this.producers.removeBefore(offset);
-    if (removed.length > 0) this.producerState.deleteSnapshots((snapshot) => snapshot < this.local.firstSegment().baseOffset);
-    moveEpochsToStart(this.epochCache, offset, this.logger);
-    this.logger.info({ logStartOffset: offset, previousLogStartOffset: previousStart, segmentsDeleted: removed.map((segment) => segment.baseOffset) }, 'moved the log start');
-    return true;
+    return this.logStart.increment(offset);
   }
 
   // ---- replication: follower appends and truncation --------------------------------------
@@ -769,7 +507,7 @@ export class PartitionLog {
    * and throws KAFKA_STORAGE_ERROR: the next fetch starts at the new log end.
    */
   async appendAsFollower(records: Buffer): Promise<FollowerAppendResult | undefined> {
-    this.checkWritable();
+    this.status.checkWritable();
     const batches = checkFollowerBatches(records, this, largestBatchBytes(this.config));
     const first = batches[0];
     const last = batches[batches.length - 1];
@@ -796,7 +534,7 @@ export class PartitionLog {
     } finally {
       // Written in this call, not after this turn: `records` is the caller's buffer, and the
       // bytes queued so far are valid whatever stopped the loop.
-      this.writePendingNow();
+      this.writes.writePendingNow();
     }
     return { batches: batches.length, firstOffset: first.baseOffset, lastOffset: last.lastOffset };
   }
@@ -808,75 +546,11 @@ export class PartitionLog {
    * the log end, which no batch has, are removed); at or below the log start the log is emptied
    * and starts afresh there (`truncateFullyAndStartAt(logStartOffset)`).
    *
-   * Waits for a flush (or another truncation) in progress and for snapshot writes, then in one
-   * synchronous step: refuses the appends queued for the next write (NOT_LEADER_OR_FOLLOWER;
-   * a leader becoming follower), deletes later segments, cuts the file, rebuilds the cut
-   * segment's offsets and index, pulls the written and flushed ends and the high watermark back
-   * to the new end, rebuilds producer state (newest snapshot at or below the new end, deleting
-   * later ones, plus replay) and removes leader epochs from the new end. Then it fsyncs the cut
-   * file and the folder, holding the flush slot (flushes wait). Resolves with the end it cut to.
-   *
-   * Readers: a slice of a deleted segment stays readable (it holds the descriptor); a slice of
-   * the cut segment that reached past the cut reads short (the Fetch writer then fails that
-   * response rather than frame it wrong) or, once new batches are appended, may end in bytes of
-   * them. Consumers never read above the high watermark, which a replica never holds above what
-   * its leader committed, and followers fetch only from leaders, which do not truncate: a cut
-   * under a reader is not expected, only made harmless.
+   * Resolves with the end it cut to; log-truncation.ts says how, and what readers of the cut see.
    */
   async truncateTo(offset: number): Promise<number> {
     this.checkOffsetArgument(offset, 'truncate to');
-    for (let busy = this.busyForTruncation(); busy !== undefined; busy = this.busyForTruncation()) await busy;
-    // From here to the fsync nothing awaits: no append, flush or read runs inside the cut.
-    this.cancelPendingWrites(this.truncatingError());
-    const previousEnd = this.logEndOffset;
-    if (offset >= previousEnd) {
-      try {
-        this.epochCache.truncateFromEnd(previousEnd);
-      } catch (error) {
-        throw this.truncationFailure(error);
-      }
-      return previousEnd;
-    }
-    if (offset <= this.logStartOffset) {
-      await this.startAfresh(this.logStartOffset, offset);
-      return this.logEndOffset;
-    }
-    const index = this.local.segmentIndexFor(offset);
-    const segment = this.local.segments[index];
-    if (segment === undefined) throw new Error(`log ${this.name} has no segment`);
-    const holding = segment.findBatch(offset, segment.size);
-    const cutPosition = holding?.position ?? segment.size;
-    // Inside a gap the cleaner left (the batch found starts after `offset`), the log ends where the
-    // batch before it did: known once the segment is cut.
-    const inGap = holding !== undefined && holding.baseOffset > offset;
-    let newEnd = holding === undefined ? segment.nextOffset : Math.min(holding.baseOffset, offset);
-    if (newEnd <= this.logStartOffset) {
-      await this.startAfresh(this.logStartOffset, offset);
-      return this.logEndOffset;
-    }
-    // Before anything is cut: inside a gap the end is known only after the cut, but not below the segment's base.
-    this.events.truncating?.(this, inGap ? segment.baseOffset : newEnd);
-    let cut: SegmentCut;
-    try {
-      cut = this.local.truncateTo(index, cutPosition, this.config);
-      if (inGap && segment.nextOffset <= newEnd) newEnd = segment.nextOffset;
-      if (segment.nextOffset !== newEnd) throw new Error(`segment ${segment.baseOffset} ends at ${segment.nextOffset} after the cut, not ${newEnd}`);
-      const end = this.local.endMark();
-      this.writtenMark = end;
-      if (this.flushedMark.offset >= newEnd) this.flushedMark = end;
-      if (this.highWatermarkMark.offset >= newEnd) this.highWatermarkMark = end;
-      this.recordCut(newEnd);
-      this.producerState.rebuild(this.local, this.logStartOffset);
-      this.epochCache.truncateFromEnd(newEnd);
-    } catch (error) {
-      throw this.truncationFailure(error);
-    }
-    this.logger.info(
-      { requested: offset, logEndOffset: newEnd, previousLogEndOffset: previousEnd, segmentsDeleted: cut.removed.map((later) => later.baseOffset), bytesTruncated: cut.bytesCut },
-      'truncated the log (follower)',
-    );
-    await this.syncTruncation([...cut.toSync], this.local.endMark());
-    return newEnd;
+    return this.truncation.truncateTo(offset);
   }
 
   /**
@@ -887,88 +561,7 @@ export class PartitionLog {
    */
   async truncateFullyAndStartAt(offset: number): Promise<void> {
     this.checkOffsetArgument(offset, 'start afresh at');
-    for (let busy = this.busyForTruncation(); busy !== undefined; busy = this.busyForTruncation()) await busy;
-    this.cancelPendingWrites(this.truncatingError());
-    await this.startAfresh(offset, offset);
-  }
-
-  /** What a truncation must wait for: a flush or truncation under way, or snapshot writes (which could land a snapshot it deleted). */
-  private busyForTruncation(): Promise<unknown> | undefined {
-    this.checkWritable();
-    if (this.flushing !== undefined) return this.flushing.catch(() => undefined);
-    if (this.producerState.writingSnapshots) return this.whenSnapshotsWritten();
-    return undefined;
-  }
-
-  /** The synchronous part of `truncateFullyAndStartAt`, then its fsync (see there). */
-  private startAfresh(offset: number, requested: number): Promise<void> {
-    const previous = { logStartOffset: this.logStartOffset, logEndOffset: this.logEndOffset, segments: this.local.baseOffsets.slice() };
-    const highWatermark = this.highWatermark;
-    try {
-      this.events.truncating?.(this, offset);
-      const doomed = this.local.truncateFullyAndStartAt(offset, this.clock.now());
-      this.logStartOffset = offset;
-      const start = this.local.endMark();
-      this.writtenMark = start;
-      this.flushedMark = start;
-      this.highWatermarkMark = start;
-      this.recordCut(-1);
-      for (const segment of doomed) segment.delete();
-      this.producerState.clear();
-      this.epochCache.clear();
-    } catch (error) {
-      throw this.truncationFailure(error);
-    }
-    this.logger.info({ requested, logStartOffset: offset, previous }, 'emptied the log and started it afresh (follower)');
-    if (offset > highWatermark) this.events.highWatermarkAdvanced(this);
-    const run = (async () => {
-      try {
-        await fsyncDirectoryAsync(this.directory);
-      } catch (error) {
-        throw this.truncationFailure(error);
-      }
-      // Only once the deletions are durable: a start checkpoint past resurrected files would keep them.
-      this.events.logStartOffsetChanged(this);
-    })();
-    this.flushing = run.finally(() => {
-      this.flushing = undefined;
-    });
-    return this.flushing;
-  }
-
-  /** fsyncs a truncation (the cut file, files with unflushed batches, the folder), holding the flush slot; then the flushed end is `end`. */
-  private syncTruncation(segments: readonly LogSegment[], end: Mark): Promise<void> {
-    const run = (async () => {
-      try {
-        for (const segment of segments) await segment.flush();
-        await fsyncDirectoryAsync(this.directory);
-      } catch (error) {
-        throw this.truncationFailure(error);
-      }
-      if (end.offset > this.flushedMark.offset) {
-        this.flushedMark = end;
-        this.advanceHighWatermarkByPolicy(end);
-        this.events.flushed?.(this);
-      }
-    })();
-    this.flushing = run.finally(() => {
-      this.flushing = undefined;
-    });
-    return this.flushing;
-  }
-
-  /** A truncation that failed halfway leaves the log in no known state: offline until restart and recovery. */
-  private truncationFailure(error: unknown): KafkaProtocolError {
-    if (this.state === 'deleted') return this.unavailableError();
-    if (error instanceof KafkaProtocolError && error === this.failure) return error;
-    const failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `truncating log ${this.name} failed; the log is offline until restart and recovery`, { cause: error });
-    this.failure = failure;
-    this.logger.error({ err: error }, 'truncation failed; taking the log offline');
-    return failure;
-  }
-
-  private truncatingError(): KafkaProtocolError {
-    return new KafkaProtocolError('NOT_LEADER_OR_FOLLOWER', `log ${this.name} is being truncated to follow a new leader; the batch was not written`);
+    await this.truncation.truncateFullyAndStartAt(offset);
   }
 
   private checkOffsetArgument(offset: number, what: string): void {
@@ -979,11 +572,11 @@ export class PartitionLog {
 
   /** Flushes and closes the files (a clean stop). New appends are refused from the start. */
   async close(): Promise<void> {
-    if (this.state !== 'open') return;
-    this.state = 'closing';
+    if (this.status.state !== 'open') return;
+    this.status.state = 'closing';
     const errors: unknown[] = [];
     try {
-      if (this.failure === undefined) {
+      if (this.status.failure === undefined) {
         await this.flush();
         // Everything is in the file: the next start loads this and replays nothing.
         if (this.logEndOffset > this.local.firstSegment().baseOffset) this.producerState.takeSnapshot(this.logEndOffset);
@@ -992,8 +585,8 @@ export class PartitionLog {
     } catch (error) {
       errors.push(error);
     }
-    this.state = 'closed';
-    this.cancelPendingWrites();
+    this.status.state = 'closed';
+    this.writes.cancelPendingWrites();
     for (const segment of this.local.segments) {
       try {
         segment.close();
@@ -1012,7 +605,7 @@ export class PartitionLog {
    */
   async deleteFiles(folder: string | undefined = this.directory): Promise<void> {
     this.beginDeletion();
-    await this.flushing?.catch(() => {});
+    await this.writes.inFlight?.catch(() => {});
     for (const segment of this.local.segments) segment.abandon();
     if (folder !== undefined) rmSync(folder, { recursive: true, force: true });
   }
@@ -1024,7 +617,7 @@ export class PartitionLog {
 
   /** Forgets producers idle for producer.id.expiration.ms; returns how many. */
   expireProducers(now: number): number {
-    if (this.state !== 'open') return 0;
+    if (this.status.state !== 'open') return 0;
     return this.producerState.expire(now);
   }
 
@@ -1035,63 +628,17 @@ export class PartitionLog {
 
   /** The synchronous first step of `deleteFiles`: from now on every append and read is refused. */
   beginDeletion(): void {
-    if (this.state === 'deleted') return;
-    this.state = 'deleted';
-    this.cancelPendingWrites();
-  }
-
-  /** Refuses the batches queued for the next write (the log is closing, deleted or truncated under them). */
-  private cancelPendingWrites(error: KafkaProtocolError = this.unavailableError()): void {
-    const group = this.writeGroup;
-    this.writeGroup = undefined;
-    // Only the active segment ever holds queued batches: a roll writes the old one's first.
-    this.local.segments[this.local.segments.length - 1]?.discardPending();
-    if (this.local.segments.length > 0) this.producers.forgetFrom(this.logEndOffset);
-    group?.reject(error);
-  }
-
-  private checkWritable(): void {
-    if (this.state === 'deleted') throw this.unavailableError();
-    if (this.failure !== undefined) throw this.failure;
-    if (this.state !== 'open') throw this.unavailableError();
-  }
-
-  private checkReadable(): void {
-    if (this.state === 'closed' || this.state === 'deleted') throw this.unavailableError();
-  }
-
-  /** What a request to a log that stopped serving gets: a deleted topic is unknown, a stopped broker not the leader. */
-  private unavailableError(): KafkaProtocolError {
-    if (this.state === 'deleted') {
-      return new KafkaProtocolError('UNKNOWN_TOPIC_OR_PARTITION', `partition ${this.name} was deleted with its topic`);
-    }
-    return new KafkaProtocolError('NOT_LEADER_OR_FOLLOWER', `log ${this.name} is closed`);
-  }
-
-  /** Maps a failed write (already undone by the segment) to the error the appends get. */
-  private writeFailure(error: unknown): KafkaProtocolError {
-    const code = (error as NodeJS.ErrnoException).code;
-    if (code === 'ENOSPC') {
-      // Disk full: refuse these batches, stay up, accept writes again once there is room.
-      return new KafkaProtocolError('KAFKA_STORAGE_ERROR', `no space left to append to log ${this.name}; the batches were not written — free disk space and retry`, { cause: error });
-    }
-    const failure = new KafkaProtocolError('KAFKA_STORAGE_ERROR', `write to log ${this.name} failed (${code ?? 'unknown'}); the log is offline until restart`, { cause: error });
-    this.failure = failure;
-    this.logger.error({ err: error }, 'write failed; taking the log offline');
-    return failure;
+    if (this.status.state === 'deleted') return;
+    this.status.state = 'deleted';
+    this.writes.cancelPendingWrites();
   }
 
   private maybeRoll(incomingBytes: number, incomingRecords: number, now: number): void {
     if (!this.local.shouldRoll(incomingBytes, incomingRecords, now, this.config)) return;
-    this.writePendingNow();
+    this.writes.writePendingNow();
     this.local.roll(now);
     // Every batch before the new segment is in the file: its producer state is the snapshot's.
     this.producerState.takeSnapshot(this.logEndOffset);
-  }
-
-  /** See LocalLog.markAt: the high watermark and the flushed end are tried first. */
-  private markAt(offset: number): Mark {
-    return this.local.markAt(offset, this.writtenMark, [this.highWatermarkMark, this.flushedMark]);
   }
 }
 

@@ -1,15 +1,54 @@
 /**
- * Exact record timestamps of a stored batch, for ListOffsets by time. The general decoder
+ * ListOffsets by time: the first record at or after a timestamp, found in a log's segments and
+ * resolved within its batch by exact record timestamps. The general decoder
  * (protocol/records.ts) gives timestamps as JS numbers, which cannot hold every int64; here the
  * base timestamp and each delta stay bigint, so a lookup near 2^63−1 compares and answers exactly.
  */
 import { decompress } from '../protocol/compression.js';
 import { KafkaProtocolError } from '../protocol/kafka-errors.js';
 import { COMPRESSION_MASK, RECORD_BATCH_OVERHEAD, TIMESTAMP_TYPE_FLAG, readBatchHeader } from '../protocol/record-batch.js';
+import { readFully } from './batch-scan.js';
+import type { Mark } from './local-log.js';
+import type { LogSegment } from './segment.js';
 
 export interface RecordTime {
   readonly offset: number;
   readonly timestamp: bigint;
+}
+
+/**
+ * The first record with timestamp ≥ `timestamp` in `segments` below `highWatermark`, if any.
+ * `checkReadable` throws once the log stopped serving; it is asked again after each read.
+ */
+export async function recordAtOrAfterTime(
+  segments: readonly LogSegment[],
+  highWatermark: Mark,
+  timestamp: bigint,
+  checkReadable: () => void,
+): Promise<RecordTime | undefined> {
+  // A copy: retention may drop segments from the list while this waits on a read.
+  for (const segment of [...segments]) {
+    if (segment.baseOffset >= highWatermark.offset) break;
+    if (segment.isClosed || segment.maxTimestamp < timestamp) continue;
+    const end = segment === highWatermark.segment ? highWatermark.position : segment.size;
+    const batch = segment.findBatchByTime(timestamp, end);
+    if (batch === undefined) continue;
+    const bytes = Buffer.allocUnsafe(batch.size);
+    // Held across the read, so the descriptor cannot be closed (and its number reused) under it.
+    segment.retain();
+    let read: number;
+    try {
+      read = await readFully(segment.fd, bytes, batch.size, batch.position);
+    } finally {
+      segment.release();
+    }
+    checkReadable();
+    if (read < batch.size) continue;
+    // Resolved to the exact record, decompressing the batch if it is compressed.
+    const record = firstRecordAtOrAfter(bytes, timestamp);
+    if (record !== undefined) return record;
+  }
+  return undefined;
 }
 
 /** The first record of the batch in `bytes` whose timestamp is ≥ `timestamp`, if any. */
