@@ -6,21 +6,13 @@
  * function runs there), so where a group was encoded never shows in a file.
  *
  * The worker starts on first use and lets the process exit whenever no request is in flight. Its
- * code is the worker module bundled into plain JavaScript by esbuild (packages stay imports),
- * written once under node_modules/.cache/tributary/: a thread that loaded TypeScript through tsx
- * would carry tsx's loader and its hooks thread, some 80 MB more memory. Where that file cannot
- * be written, the thread loads the TypeScript through tsx as bin/tributary.js does.
+ * code is the worker module bundled by esbuild (common/module-worker.ts).
  */
-import { createHash } from 'node:crypto';
-import { existsSync, mkdirSync, renameSync, writeFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
-import { Worker } from 'node:worker_threads';
-import { buildSync } from 'esbuild';
+import type { Worker } from 'node:worker_threads';
 import type { RowGroup } from 'hyparquet';
 import type { PageIndexes } from 'hyparquet-writer/src/types.js';
 import { TributaryError } from '../../common/errors.js';
+import { startModuleWorker } from '../../common/module-worker.js';
 import { encodeRowGroup, type EncodedRowGroup, type RowGroupInput } from './parquet-row-group.js';
 import type { EncodeRequest } from './parquet-encoder-worker.js';
 
@@ -74,9 +66,7 @@ class WorkerEncoder implements RowGroupEncoder {
 
   private start(): Worker {
     if (this.worker !== undefined) return this.worker;
-    const bundled = bundledWorker();
-    const options = { name: 'tributary-parquet-encoder', resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: this.heapMb } };
-    const worker = bundled === undefined ? new Worker(tsxBootstrap(), { ...options, eval: true }) : new Worker(bundled, options);
+    const worker = startModuleWorker(WORKER_SOURCE, { name: 'tributary-parquet-encoder', resourceLimits: { maxYoungGenerationSizeMb: 8, maxOldGenerationSizeMb: this.heapMb } });
     worker.unref();
     worker.on('message', (answer: Answer) => this.answered(answer));
     worker.on('error', (error) => this.failAll(error));
@@ -111,33 +101,6 @@ class WorkerEncoder implements RowGroupEncoder {
 }
 
 const WORKER_SOURCE = new URL('./parquet-encoder-worker.ts', import.meta.url);
-
-/** The worker module bundled to JavaScript, as a file under node_modules/.cache (undefined: could not). */
-function bundledWorker(): URL | undefined {
-  try {
-    const built = buildSync({ entryPoints: [fileURLToPath(WORKER_SOURCE)], bundle: true, platform: 'node', format: 'esm', target: 'node20', packages: 'external', write: false, logLevel: 'silent' });
-    const code = built.outputFiles[0]?.text;
-    if (code === undefined) return undefined;
-    // Beside the packages it imports, so they resolve as from the sources.
-    const cache = join(dirname(dirname(dirname(createRequire(import.meta.url).resolve('esbuild')))), '.cache', 'tributary');
-    const file = join(cache, `parquet-encoder-worker-${createHash('sha256').update(code).digest('hex').slice(0, 16)}.mjs`);
-    if (!existsSync(file)) {
-      mkdirSync(cache, { recursive: true });
-      const temporary = `${file}.${process.pid}.tmp`;
-      writeFileSync(temporary, code);
-      renameSync(temporary, file);
-    }
-    return pathToFileURL(file);
-  } catch {
-    return undefined;
-  }
-}
-
-/** Registers tsx's loader in the thread, then loads the worker module (TypeScript). */
-function tsxBootstrap(): string {
-  const tsx = pathToFileURL(join(dirname(createRequire(import.meta.url).resolve('tsx/package.json')), 'dist', 'esm', 'api', 'index.mjs')).href;
-  return `import(${JSON.stringify(tsx)}).then(({ register }) => { register(); return import(${JSON.stringify(WORKER_SOURCE.href)}); })`;
-}
 
 /** A row group closes after the row that reaches its size: the last row may pass it. */
 const ROW_SLACK_BYTES = 16 * 1024 * 1024;

@@ -19,9 +19,10 @@
  * (truncated, deleted) is dropped and the log tried again later. A truncation below the first
  * dirty offset lowers it (`truncating`).
  *
- * One pass runs at a time (Kafka's `log.cleaner.threads` is accepted; passes interleave with the
- * broker's work in slices on its event loop, so more "threads" would only contend for it).
- * Reads plus writes are throttled to `log.cleaner.io.max.bytes.per.second`.
+ * One pass runs at a time, on a thread of its own (clean-thread.ts), so cleaning takes a core
+ * rather than the event loop's time for requests; the key map lives there between passes. Kafka's
+ * `log.cleaner.threads` is accepted, but passes are serial. Reads plus writes are throttled to
+ * `log.cleaner.io.max.bytes.per.second`.
  */
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
@@ -30,8 +31,9 @@ import { systemClock, type Clock } from '../../common/clock.js';
 import { checkpointKey, readCheckpoint, writeCheckpoint, type OffsetCheckpoint } from '../checkpoint.js';
 import { isCompacted } from '../log-config.js';
 import type { CleanableView, PartitionLog } from '../partition-log.js';
-import { cleanLog, type PassResult } from './clean-pass.js';
-import { KeyOffsetMap, SLOT_BYTES } from './key-offset-map.js';
+import type { PassResult } from './clean-pass.js';
+import { CleanThread } from './clean-thread.js';
+import { SLOT_BYTES } from './key-offset-map.js';
 
 export const CLEANER_CHECKPOINT = 'cleaner-offset-checkpoint';
 
@@ -71,8 +73,6 @@ export interface CleanerOptions {
   readonly config: CleanerConfig;
   readonly logger: Logger;
   readonly clock?: Clock;
-  /** Longest run of a pass without yielding to the event loop (ms). */
-  readonly sliceMs?: number;
 }
 
 /** The result of one pass, for tests and the log. */
@@ -100,10 +100,10 @@ export class LogCleaner {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<unknown> | undefined;
   private stopped = false;
-  private map: KeyOffsetMap | undefined;
+  /** Where passes run: a thread of their own, off the broker's event loop. */
+  private readonly thread = new CleanThread();
   /** Passes run one after another (they share the key map), whoever asks. */
   private passes: Promise<unknown> = Promise.resolve();
-  private throttleWindow = { start: 0, bytes: 0 };
   /** Counters, as Kafka's cleaner metrics. */
   readonly metrics = { passes: 0, bytesRead: 0, bytesWritten: 0, recordsRemoved: 0, lastRunAt: 0, maxDirtyPercent: 0 };
 
@@ -138,6 +138,8 @@ export class LogCleaner {
     if (this.timer !== undefined) clearTimeout(this.timer);
     this.timer = undefined;
     await this.running?.catch(() => undefined);
+    await this.passes;
+    await this.thread.stop();
   }
 
   /** Cleans the dirtiest eligible log once; undefined when no log is eligible. */
@@ -228,49 +230,44 @@ export class LogCleaner {
     return { log, view, firstDirty, ratio };
   }
 
-  private keyMap(): KeyOffsetMap {
-    const { dedupeBufferSize, loadFactor, threads } = this.options.config;
-    this.map ??= new KeyOffsetMap(Math.floor(dedupeBufferSize / Math.max(threads, 1) / SLOT_BYTES), loadFactor);
-    return this.map;
-  }
-
   private async clean(candidate: Candidate, now: number): Promise<CleanedLog | undefined> {
     const { log, view, firstDirty } = candidate;
     const config = log.config;
     const key = keyOf(log);
     let recoveryPointWritten = false;
     let result: PassResult;
+    const { dedupeBufferSize, loadFactor, threads, maxIoBytesPerSecond, ioBufferSize } = this.options.config;
     try {
-      result = await cleanLog(
-        {
+      result = await this.thread.run({
+        input: {
           directory: log.directory,
           segments: view.segments,
           firstDirty,
           firstUncleanable: view.firstUncleanable,
           producerLastOffsets: view.producerLastOffsets,
-          map: this.keyMap(),
           segmentBytes: config.segmentBytes,
           indexIntervalBytes: config.indexIntervalBytes,
           deleteRetentionMs: config.deleteRetentionMs,
           now,
-          readBufferBytes: Math.max(this.options.config.ioBufferSize, 64 * 1024),
-          throttle: (bytes) => this.throttle(bytes),
-          checkAborted: () => {
-            const stale = log.cleaningStale(view.generation);
-            if (stale !== undefined || this.stopped) throw new CleaningAborted(stale ?? 'the cleaner is stopping');
-          },
-          sliceMs: this.options.sliceMs ?? 5,
+          readBufferBytes: Math.max(ioBufferSize, 64 * 1024),
         },
-        async (group) => {
+        mapSlots: Math.floor(dedupeBufferSize / Math.max(threads, 1) / SLOT_BYTES),
+        loadFactor,
+        maxIoBytesPerSecond,
+        swap: (group) => {
           if (!recoveryPointWritten) {
             this.options.logs.writeRecoveryCheckpoint();
             recoveryPointWritten = true;
           }
           log.swapInCleaned(group, view.generation);
         },
-      );
+        shouldStop: () => log.cleaningStale(view.generation) ?? (this.stopped ? 'the cleaner is stopping' : undefined),
+      });
     } catch (error) {
-      if (error instanceof CleaningAborted || (error as { code?: string }).code === 'CLEANING_ABORTED') {
+      // A pass that failed while the log changed under it (a segment deleted by retention or a
+      // truncation mid-read) is dropped and tried again, not held against the partition.
+      const stale = log.cleaningStale(view.generation);
+      if ((error as { code?: string }).code === 'CLEANING_ABORTED' || stale !== undefined || this.stopped) {
         this.options.logger.info({ topic: log.topic, partition: log.partition, reason: (error as Error).message }, 'cleaning pass dropped: the log changed under it');
         return undefined;
       }
@@ -295,17 +292,6 @@ export class LogCleaner {
     return { ...result, topic: log.topic, partition: log.partition, dirtyRatio: candidate.ratio, firstDirtyOffset: firstDirty };
   }
 
-  /** Sleeps as long as reads plus writes run ahead of the configured rate. */
-  private async throttle(bytes: number): Promise<void> {
-    const rate = this.options.config.maxIoBytesPerSecond;
-    if (!Number.isFinite(rate)) return;
-    const now = performance.now();
-    if (now - this.throttleWindow.start > 1000) this.throttleWindow = { start: now, bytes: 0 };
-    this.throttleWindow.bytes += bytes;
-    const due = (this.throttleWindow.bytes / rate) * 1000 - (now - this.throttleWindow.start);
-    if (due > 0) await new Promise((resolve) => setTimeout(resolve, due));
-  }
-
   private readCheckpointOrEmpty(): OffsetCheckpoint {
     if (!existsSync(this.checkpointPath)) return new Map();
     try {
@@ -327,8 +313,6 @@ export class LogCleaner {
     }
   }
 }
-
-class CleaningAborted extends Error {}
 
 function keyOf(log: PartitionLog): string {
   return checkpointKey(log.topic, log.partition);

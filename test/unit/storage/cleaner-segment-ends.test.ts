@@ -51,7 +51,7 @@ async function readToEnd(log: PartitionLog, upTo: 'highWatermark' | 'written' = 
 
 function cleaner(dataDir: string, manager: () => LogManager, clock: ManualClock): LogCleaner {
   const logs = { dataDir, allLogs: () => manager().allLogs(), writeRecoveryCheckpoint: () => manager().writeRecoveryCheckpoint() };
-  return new LogCleaner({ logs, config: { ...DEFAULT_CLEANER_CONFIG, dedupeBufferSize: 1 << 20 }, logger: memoryLogger().logger, clock, sliceMs: 1 });
+  return new LogCleaner({ logs, config: { ...DEFAULT_CLEANER_CONFIG, dedupeBufferSize: 1 << 20 }, logger: memoryLogger().logger, clock });
 }
 
 /** Offsets 0–5 in six segments: a, b, then a again and b's tombstone, then c, d (the active segment). */

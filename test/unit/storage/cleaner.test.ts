@@ -47,7 +47,7 @@ async function readAll(log: PartitionLog): Promise<{ records: Written[]; end: nu
 
 function cleaner(dataDir: string, manager: () => LogManager, clock: ManualClock, dedupeBufferSize: number): LogCleaner {
   const logs = { dataDir, allLogs: () => manager().allLogs(), writeRecoveryCheckpoint: () => manager().writeRecoveryCheckpoint() };
-  return new LogCleaner({ logs, config: { ...DEFAULT_CLEANER_CONFIG, dedupeBufferSize }, logger: memoryLogger().logger, clock, sliceMs: 1 });
+  return new LogCleaner({ logs, config: { ...DEFAULT_CLEANER_CONFIG, dedupeBufferSize }, logger: memoryLogger().logger, clock });
 }
 
 /** Checks what a reader sees against the history, given how far the last pass may have cleaned. */

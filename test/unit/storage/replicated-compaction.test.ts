@@ -50,7 +50,7 @@ function keyed(key: string, value: string, timestamp: number): Buffer {
 
 function cleanerOf(dataDir: string, manager: LogManager, clock: ManualClock): LogCleaner {
   const logs = { dataDir, allLogs: () => manager.allLogs(), writeRecoveryCheckpoint: () => manager.writeRecoveryCheckpoint() };
-  return new LogCleaner({ logs, config: DEFAULT_CLEANER_CONFIG, logger: memoryLogger().logger, clock, sliceMs: 1 });
+  return new LogCleaner({ logs, config: DEFAULT_CLEANER_CONFIG, logger: memoryLogger().logger, clock });
 }
 
 /** Offsets of the records a consumer reads from the log start up to the high watermark. */
