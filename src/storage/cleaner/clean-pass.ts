@@ -210,6 +210,20 @@ async function cleanGroup(
   let maxTimestamp = -1n;
   let offsetOfMaxTimestamp = -1;
   let bytesSinceIndexEntry = 0;
+  // Kept batches are gathered and written in chunks: a write per batch cost a round trip each.
+  let pending: Buffer[] = [];
+  let pendingBytes = 0;
+  let inFile = 0;
+  const writePending = async (): Promise<void> => {
+    if (pendingBytes === 0 || file === undefined) return;
+    const chunk = pending.length === 1 ? (pending[0] as Buffer) : Buffer.concat(pending, pendingBytes);
+    await file.write(chunk, 0, chunk.length, inFile);
+    inFile += chunk.length;
+    counters.bytesWritten += chunk.length;
+    await input.throttle(chunk.length);
+    pending = [];
+    pendingBytes = 0;
+  };
   try {
     for (const segment of group) {
       for await (const batch of readSegment(input, segment, counters)) {
@@ -238,13 +252,14 @@ async function cleanGroup(
           bytesSinceIndexEntry = 0;
         }
         bytesSinceIndexEntry += bytes.length;
-        await file.write(bytes, 0, bytes.length, size);
+        pending.push(bytes);
+        pendingBytes += bytes.length;
         size += bytes.length;
-        counters.bytesWritten += bytes.length;
-        await input.throttle(bytes.length);
+        if (pendingBytes >= input.readBufferBytes) await writePending();
         await slicer.maybeYield();
       }
     }
+    await writePending();
     await file.sync();
     await file.close();
     file = undefined;

@@ -20,10 +20,12 @@ const md5 = await createMD5();
 export const DIGEST_BYTES = 16;
 export const SLOT_BYTES = DIGEST_BYTES + 8;
 const INITIAL_SLOTS = 1 << 12;
+const WORDS = DIGEST_BYTES / 4;
 
 export class KeyOffsetMap {
   private slots: number;
-  private digests: Buffer;
+  /** Each slot's digest as four 32-bit words: compared without a Buffer call per probe. */
+  private words: Uint32Array;
   private offsets: Float64Array;
   private entries = 0;
   /** Largest offset put so far; −1 when empty. */
@@ -41,7 +43,7 @@ export class KeyOffsetMap {
       throw new RangeError(`a key map of ${maxSlots} slots at load factor ${loadFactor} holds no key; raise log.cleaner.dedupe.buffer.size`);
     }
     this.slots = Math.min(INITIAL_SLOTS, maxSlots);
-    this.digests = Buffer.alloc(this.slots * DIGEST_BYTES);
+    this.words = new Uint32Array(this.slots * WORDS);
     this.offsets = new Float64Array(this.slots).fill(-1);
   }
 
@@ -66,29 +68,33 @@ export class KeyOffsetMap {
     return this.entries + count <= this.capacity;
   }
 
-  static digest(key: Buffer): Buffer {
+  /** The key's MD5: 16 bytes, the caller's to keep. */
+  static digest(key: Uint8Array): Uint8Array {
     md5.init();
     md5.update(key);
-    const digest = md5.digest('binary');
-    return Buffer.from(digest.buffer, digest.byteOffset, digest.byteLength);
+    return md5.digest('binary');
   }
 
   /** Records `offset` as the latest of the key with this digest; the caller checks `hasRoomFor` first. */
-  put(digest: Buffer, offset: number): void {
+  put(digest: Uint8Array, offset: number): void {
     if (this.entries + 1 > Math.min(Math.floor(this.slots * this.loadFactor), this.slots - 1) && this.slots < this.maxSlots) this.grow();
-    const slot = this.find(digest);
+    const w0 = wordAt(digest, 0);
+    const w1 = wordAt(digest, 4);
+    const w2 = wordAt(digest, 8);
+    const w3 = wordAt(digest, 12);
+    const slot = this.find(w0, w1, w2, w3);
     if (this.offsets[slot] === -1) {
       if (this.entries >= this.capacity) throw new RangeError('the key map is full');
       this.entries += 1;
-      digest.copy(this.digests, slot * DIGEST_BYTES, 0, DIGEST_BYTES);
+      this.store(slot, w0, w1, w2, w3);
     }
     this.offsets[slot] = offset;
     if (offset > this.latestOffset) this.latestOffset = offset;
   }
 
   /** The latest offset of the key with this digest, or −1 when the map does not hold it. */
-  get(digest: Buffer): number {
-    return this.offsets[this.find(digest)] ?? -1;
+  get(digest: Uint8Array): number {
+    return this.offsets[this.find(wordAt(digest, 0), wordAt(digest, 4), wordAt(digest, 8), wordAt(digest, 12))] ?? -1;
   }
 
   clear(): void {
@@ -97,29 +103,48 @@ export class KeyOffsetMap {
     this.latestOffset = -1;
   }
 
-  /** The digest's slot, or the empty slot where it would go. */
-  private find(digest: Buffer): number {
-    let slot = digest.readUInt32BE(0) % this.slots;
+  /** The digest's slot, or the empty slot where it would go (compared as four 32-bit words). */
+  private find(w0: number, w1: number, w2: number, w3: number): number {
+    const words = this.words;
+    let slot = w0 % this.slots;
     for (;;) {
       if (this.offsets[slot] === -1) return slot;
-      if (this.digests.compare(digest, 0, DIGEST_BYTES, slot * DIGEST_BYTES, slot * DIGEST_BYTES + DIGEST_BYTES) === 0) return slot;
+      const at = slot * WORDS;
+      if (words[at] === w0 && words[at + 1] === w1 && words[at + 2] === w2 && words[at + 3] === w3) return slot;
       slot = slot + 1 === this.slots ? 0 : slot + 1;
     }
   }
 
+  private store(slot: number, w0: number, w1: number, w2: number, w3: number): void {
+    const at = slot * WORDS;
+    this.words[at] = w0;
+    this.words[at + 1] = w1;
+    this.words[at + 2] = w2;
+    this.words[at + 3] = w3;
+  }
+
   private grow(): void {
-    const oldDigests = this.digests;
+    const oldWords = this.words;
     const oldOffsets = this.offsets;
     this.slots = Math.min(this.slots * 2, this.maxSlots);
-    this.digests = Buffer.alloc(this.slots * DIGEST_BYTES);
+    this.words = new Uint32Array(this.slots * WORDS);
     this.offsets = new Float64Array(this.slots).fill(-1);
     for (let slot = 0; slot < oldOffsets.length; slot += 1) {
       const offset = oldOffsets[slot] ?? -1;
       if (offset === -1) continue;
-      const digest = oldDigests.subarray(slot * DIGEST_BYTES, slot * DIGEST_BYTES + DIGEST_BYTES);
-      const target = this.find(digest);
-      digest.copy(this.digests, target * DIGEST_BYTES);
+      const at = slot * WORDS;
+      const w0 = oldWords[at] ?? 0;
+      const w1 = oldWords[at + 1] ?? 0;
+      const w2 = oldWords[at + 2] ?? 0;
+      const w3 = oldWords[at + 3] ?? 0;
+      const target = this.find(w0, w1, w2, w3);
+      this.store(target, w0, w1, w2, w3);
       this.offsets[target] = offset;
     }
   }
+}
+
+/** Bytes `at` to `at + 3` of a digest as a big-endian unsigned 32-bit word. */
+function wordAt(digest: Uint8Array, at: number): number {
+  return (((digest[at] ?? 0) << 24) | ((digest[at + 1] ?? 0) << 16) | ((digest[at + 2] ?? 0) << 8) | (digest[at + 3] ?? 0)) >>> 0;
 }
