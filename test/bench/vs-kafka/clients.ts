@@ -155,18 +155,22 @@ export function feedLines(count: number): (stdin: Writable) => Promise<void> {
   return async (stdin) => {
     for (let left = count; left > 0; left -= perChunk) {
       const part = left >= perChunk ? chunk : chunk.subarray(0, left * (VALUE_BYTES + 1));
-      if (!stdin.write(part)) {
-        await new Promise<void>((resolve, reject) => {
-          const onError = (error: Error): void => reject(error);
-          stdin.once('error', onError);
-          stdin.once('drain', () => {
-            stdin.off('error', onError);
-            resolve();
-          });
-        });
-      }
+      await writeOrDrain(stdin, part);
     }
   };
+}
+
+/** Writes `part`; when the stream's buffer is full, resolves once it drained (or rejects on its error). */
+export async function writeOrDrain(stdin: Writable, part: Buffer): Promise<void> {
+  if (stdin.write(part)) return;
+  await new Promise<void>((resolve, reject) => {
+    const onError = (error: Error): void => reject(error);
+    stdin.once('error', onError);
+    stdin.once('drain', () => {
+      stdin.off('error', onError);
+      resolve();
+    });
+  });
 }
 
 export function kcatProduceArgs(bootstrap: string, topic: string, partition: number | undefined, settings: Readonly<Record<string, string>> = {}): string[] {

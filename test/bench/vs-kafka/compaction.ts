@@ -39,7 +39,7 @@ import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { ServiceRun } from '../../services/run-dir.js';
 import { alterTopicConfigs, createTopic, expectStored, scanLog } from './admin.js';
-import { kcatConsume, kcatProduceArgs, producerPerformance, VALUE_BYTES, type ClientContext } from './clients.js';
+import { kcatConsume, kcatProduceArgs, producerPerformance, VALUE_BYTES, writeOrDrain, type ClientContext } from './clients.js';
 import { currentLoad } from './machine.js';
 import type { BenchOptions } from './options.js';
 import { expectSuccess, runProcess } from './process.js';
@@ -99,16 +99,7 @@ export function feedKeyedLines(count: number, keys: number, seed = 34): (stdin: 
     const flush = async (): Promise<void> => {
       const part = Buffer.from(chunk.subarray(0, at));
       at = 0;
-      if (!stdin.write(part)) {
-        await new Promise<void>((resolve, reject) => {
-          const onError = (error: Error): void => reject(error);
-          stdin.once('error', onError);
-          stdin.once('drain', () => {
-            stdin.off('error', onError);
-            resolve();
-          });
-        });
-      }
+      await writeOrDrain(stdin, part);
     };
     for (let i = 0; i < count; i += 1) {
       const key = next() % keys;
